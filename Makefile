@@ -1,0 +1,104 @@
+# quorum - pre-merge patch review for mailing lists.
+# GNU make; every library through pkg-config except notmuch (no .pc file).
+
+VERSION := 0.1.0
+
+PKGS := libgit2 gmime-3.0 libcurl libcjson sqlite3
+DEB_PKGS := build-essential pkg-config git libgit2-dev libgmime-3.0-dev \
+	libnotmuch-dev libcurl4-openssl-dev libcjson-dev libcmocka-dev \
+	libsqlite3-dev notmuch b4 python3 perl
+
+BUILD ?= build
+CC ?= cc
+OPT ?= -O2 -g
+SAN ?=
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+QCFLAGS := -std=gnu11 $(OPT) $(SAN) -Wall -Wextra -Werror -Wshadow \
+	-Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral \
+	-D_GNU_SOURCE -DQUORUM_VERSION='"$(VERSION)"' \
+	-I. $(PKG_CFLAGS) $(CFLAGS)
+QLDFLAGS := $(SAN) $(LDFLAGS)
+QLIBS := $(PKG_LIBS) -lnotmuch -lm -lpthread $(LIBS)
+
+LIB_SRC := $(sort $(wildcard mailparse/*.c review/*.c))
+BOT_SRC := $(sort $(wildcard bot/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/test-*.c))
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
+
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+BOT_OBJ := $(BOT_SRC:%.c=$(BUILD)/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
+LIBQ := $(BUILD)/libquorum.a
+
+# The binary the tests run; `make asan` points this at the sanitizer build.
+QUORUM_BIN ?= $(CURDIR)/$(BUILD)/quorum
+
+.PHONY: all check unit prove asan deps demo bench fuzz clean install format
+all: quorum
+
+quorum: $(BUILD)/quorum
+ifeq ($(BUILD),build)
+	@cp $(BUILD)/quorum quorum
+endif
+
+$(BUILD)/quorum: $(BOT_OBJ) $(LIBQ)
+	$(CC) $(QLDFLAGS) -o $@ $(BOT_OBJ) $(LIBQ) $(QLIBS)
+
+$(LIBQ): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(QCFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBQ)
+	@mkdir -p $(dir $@)
+	$(CC) $(QCFLAGS) $(CMOCKA_CFLAGS) -MMD -MP -o $@ $< $(LIBQ) \
+		$(QLDFLAGS) $(QLIBS) $(CMOCKA_LIBS)
+
+-include $(LIB_OBJ:.o=.d) $(BOT_OBJ:.o=.d) $(UNIT_BIN:=.d)
+
+# make check: cmocka unit tests, then prove over the shell tests.
+check: unit prove
+
+unit: $(UNIT_BIN) $(BUILD)/quorum
+	@QUORUM_BIN=$(QUORUM_BIN) sh tests/run-unit.sh $(UNIT_BIN)
+
+prove: $(BUILD)/quorum
+	@QUORUM_BIN=$(QUORUM_BIN) prove $(PROVE_OPTS) tests/t[0-9]*.sh
+
+# ASan+UBSan build of the whole suite, in its own build directory.
+asan:
+	$(MAKE) BUILD=build-asan CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \
+		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
+		QUORUM_BIN=$(CURDIR)/build-asan/quorum check
+
+deps:
+	@sh contrib/install-deps.sh $(DEB_PKGS)
+
+demo: deps
+	@$(MAKE) --no-print-directory quorum
+	@sh contrib/demo/run-demo.sh $(CURDIR)/quorum
+
+bench: quorum
+	@QUORUM_BIN=$(QUORUM_BIN) sh tests/bench/run.sh
+
+fuzz:
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+format:
+	clang-format -i $(LIB_SRC) $(BOT_SRC) $(UNIT_SRC) mailparse/*.h review/*.h bot/*.h
+
+install: quorum
+	install -D -m 0755 quorum $(DESTDIR)$(PREFIX)/bin/quorum
+	install -D -m 0644 contrib/quorum.1 $(DESTDIR)$(PREFIX)/share/man/man1/quorum.1
+
+PREFIX ?= /usr/local
+
+clean:
+	rm -rf build build-asan build-fuzz quorum

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * main.c - the quorum command table.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <git2.h>
+#include <gmime/gmime.h>
+
+#include "quorum.h"
+
+static const struct cmd *const commands[] = {
+	&cmd_review_def,
+	&cmd_parse_def,
+	&cmd_apply_def,
+};
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("quorum: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("quorum: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int usage_error(const struct cmd *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("quorum: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nusage: %s\n", c->usage);
+	return EXIT_USAGE;
+}
+
+int cmd_print_help(const struct cmd *c)
+{
+	printf("usage: %s\n\n%s\n", c->usage, c->help);
+	return 0;
+}
+
+static void print_main_help(FILE *fp)
+{
+	size_t i;
+
+	fprintf(fp,
+		"usage: quorum [--version] [--help] COMMAND [ARGS]\n"
+		"\n"
+		"quorum reviews patches posted to mailing lists before they are merged.\n"
+		"\n"
+		"Commands:\n");
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(fp, "  %-8s  %s\n", commands[i]->name,
+			commands[i]->summary);
+	fprintf(fp,
+		"\n"
+		"'quorum help COMMAND' (or 'quorum COMMAND --help') shows a command's\n"
+		"options. Exit codes: 0 reviewed and nothing at quorum, 1 findings at\n"
+		"quorum, 2 usage or input error, 3 environment error.\n"
+		"\n"
+		"Config: $QUORUM_CONFIG, else $XDG_CONFIG_HOME/quorum/config, then the\n"
+		"repository's .git/quorum.conf (git-config syntax).\n");
+}
+
+static const struct cmd *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i]->name, name))
+			return commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *c;
+	int ret;
+
+	if (argc < 2) {
+		print_main_help(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		print_main_help(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("quorum %s\n", QUORUM_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "help")) {
+		if (argc < 3) {
+			print_main_help(stdout);
+			return 0;
+		}
+		c = find_command(argv[2]);
+		if (!c) {
+			error("no such command '%s'; see 'quorum --help'",
+			      argv[2]);
+			return EXIT_USAGE;
+		}
+		return cmd_print_help(c);
+	}
+	if (argv[1][0] == '-') {
+		error("unknown option '%s'; see 'quorum --help'", argv[1]);
+		return EXIT_USAGE;
+	}
+	c = find_command(argv[1]);
+	if (!c) {
+		error("'%s' is not a quorum command; see 'quorum --help'",
+		      argv[1]);
+		return EXIT_USAGE;
+	}
+
+	git_libgit2_init();
+	g_mime_init();
+	ret = c->fn(argc - 1, argv + 1);
+	g_mime_shutdown();
+	git_libgit2_shutdown();
+	fflush(stdout);
+	if (ferror(stdout)) {
+		error("could not write to standard output");
+		return EXIT_ENV;
+	}
+	return ret;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * quorum.h - the quorum program's internals: command table, config,
+ * output helpers. Only bot/ prints, exits, reads config or the environment.
+ */
+#ifndef QUORUM_BOT_H
+#define QUORUM_BOT_H
+
+#include <stdbool.h>
+
+#include "mailparse/mailparse.h"
+#include "review/review.h"
+
+/* Exit codes: the command contract (DESIGN.md). */
+enum {
+	EXIT_CLEAN = 0, /* reviewed, nothing at quorum */
+	EXIT_FINDINGS = 1, /* findings at quorum */
+	EXIT_USAGE = 2, /* usage or input error */
+	EXIT_ENV = 3, /* repo, network, budget */
+};
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *usage; /* one line: "quorum review [-C repo] ..." */
+	const char *summary; /* one line for `quorum --help` */
+	const char *help; /* full text for `quorum help NAME` */
+};
+
+extern const struct cmd cmd_review_def;
+extern const struct cmd cmd_parse_def;
+extern const struct cmd cmd_apply_def;
+
+/* Print "quorum: <msg>" to stderr; returns -1. */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "quorum: warning: <msg>" to stderr. */
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print the usage line of c and a hint; returns EXIT_USAGE. */
+int usage_error(const struct cmd *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Print the full help of c to stdout; returns 0. */
+int cmd_print_help(const struct cmd *c);
+
+/*
+ * Config: git-config syntax, read with libgit2 from $QUORUM_CONFIG, else
+ * $XDG_CONFIG_HOME/quorum/config (or ~/.config/quorum/config), then the
+ * repo's .git/quorum.conf (which wins).
+ */
+struct qconfig;
+
+/* repo may be NULL. Returns 0, or -1 with a one-line reason in err. */
+int qconfig_load(struct qconfig **out, const char *repo, struct errmsg *err);
+void qconfig_free(struct qconfig *cfg);
+/* Value of "section.name" or "section.sub.name", or NULL. Owned by cfg. */
+const char *qconfig_get(struct qconfig *cfg, const char *key);
+/* Integer value, or def when absent; -1 with err when malformed. */
+int qconfig_get_int(struct qconfig *cfg, const char *key, int def, int *out,
+		    struct errmsg *err);
+/* The files that were read, for `quorum review -v`. */
+const char *qconfig_sources(struct qconfig *cfg);
+
+/* Read all of path ("-" for stdin) with a size cap. 0 or -1 with err. */
+int read_file_capped(const char *path, size_t cap, struct sb *out,
+		     struct errmsg *err);
+
+#endif

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * mailparse.h - list mail -> patches -> series.
+ *
+ * Reads the mail a patch list really carries (git send-email, b4, web
+ * mailers; inline or attached diffs; `git show` output; AUTOSEL-style
+ * mails with a review after `---`) into plain structs that own their
+ * memory. No GMime object ever leaves this module.
+ *
+ * Errors: functions return 0 (or a count) on success, or a negative
+ * enum mp_status; they fill a caller-provided struct errmsg (may be NULL)
+ * with one sentence a person can act on.
+ */
+#ifndef QUORUM_MAILPARSE_H
+#define QUORUM_MAILPARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sb.h"
+
+enum mp_status {
+	MP_OK = 0,
+	MP_ERR_NOMEM = -1,
+	MP_ERR_IO = -2, /* cannot read a file */
+	MP_ERR_TOO_BIG = -3, /* over one of struct mp_limits */
+	MP_ERR_EMPTY = -4, /* no bytes, or no message at all */
+	MP_ERR_NOT_MAIL = -5, /* binary or not RFC 822 at all */
+	MP_ERR_NOT_PATCH = -6, /* a message, but no diff in it */
+	MP_ERR_MALFORMED = -7, /* a diff that cannot be read */
+};
+
+/* Caps on what one message may make us allocate. */
+struct mp_limits {
+	size_t max_message; /* bytes of one raw message */
+	size_t max_headers; /* header fields in one message */
+	size_t max_mime_depth; /* nesting of multiparts */
+	size_t max_attachments; /* MIME parts in one message */
+	size_t max_diff; /* bytes of the diff of one patch */
+};
+
+#define MP_LIMITS_INIT                                                        \
+	{ (size_t)64 << 20, 1000, 16, 64, (size_t)32 << 20 }
+
+struct mp_trailer {
+	char *key; /* as written, e.g. "Signed-off-by" */
+	char *value; /* trimmed */
+};
+
+/* What a subject line says, e.g. "[PATCH net-next v3 02/10] foo: bar". */
+struct mp_subject {
+	char *title; /* the clean title: "foo: bar" */
+	int version; /* 1 when not given */
+	int index; /* 2; 0 when not numbered */
+	int total; /* 10; 0 when not numbered */
+	bool has_patch_tag; /* [PATCH ...] or [RFC ...] present */
+	bool rfc;
+	bool resend;
+	bool reply; /* started with Re:/Aw:/Fwd: etc. */
+	char **tags; /* other bracketed words: "net-next", "bpf", "AUTOSEL" */
+	size_t ntags;
+};
+
+enum mp_kind {
+	MP_KIND_PATCH, /* carries a diff */
+	MP_KIND_COVER, /* n = 0 of a series, or a cover with no diff */
+	MP_KIND_REPLY, /* a reply in a thread, no diff */
+	MP_KIND_PULL, /* git request-pull output */
+	MP_KIND_OTHER, /* anything else */
+};
+
+/* Repairs made (or refused) while reading a message. */
+enum mp_repair {
+	MP_REPAIRED_CRLF = 1 << 0,
+	MP_REPAIRED_FLOWED = 1 << 1,
+	MP_CHARSET_GUESSED = 1 << 2, /* undeclared 8-bit bytes decoded by guess */
+	MP_DIFF_FROM_ATTACHMENT = 1 << 3,
+	MP_FROM_GIT_SHOW = 1 << 4, /* `commit <sha>` header, not mail */
+	MP_FLOWED_UNSAFE = 1 << 5, /* format=flowed diff left as is */
+};
+
+/*
+ * One message, understood. Every string is NUL-terminated UTF-8 owned by
+ * the struct, or NULL when absent. Free with mp_patch_free().
+ */
+struct mp_patch {
+	enum mp_kind kind;
+	char *message_id; /* without <>; synthesised "quorum-<hash>@local" if none */
+	char *in_reply_to; /* without <> */
+	char **references; /* without <>, oldest first */
+	size_t nreferences;
+	char *from; /* decoded "Name <addr>" of the mail */
+	char *author_name; /* from the in-body From: when present, else mail */
+	char *author_email;
+	char *date; /* the Date header as written (RFC 2822) */
+	int64_t timestamp; /* seconds since the epoch; 0 when unknown */
+	int tz_offset; /* minutes east of UTC */
+	char *subject_raw; /* decoded, unfolded */
+	struct mp_subject subject;
+	char *commit_message; /* title, blank line, body up to `---`, trailers included */
+	char *notes; /* text after `---` before the diff (diffstat, AUTOSEL review) */
+	struct mp_trailer *trailers; /* trailers of the commit message */
+	size_t ntrailers;
+	struct mp_trailer *followups; /* trailers sent later as replies in the thread */
+	size_t nfollowups;
+	char *diff; /* the unified diff, from the first `diff --git` or `--- ` */
+	size_t diff_len;
+	char **files; /* paths touched (post-image name; pre-image for deletions) */
+	size_t nfiles;
+	char *base_commit; /* `base-commit:` */
+	char *change_id; /* `change-id:` */
+	char **prereq_patch_ids; /* `prerequisite-patch-id:` */
+	size_t nprereq_patch_ids;
+	char **prereq_message_ids; /* `prerequisite-message-id:`, without <> */
+	size_t nprereq_message_ids;
+	char *commit_id; /* from a `From <sha> <date>` line or `commit <sha>` */
+	char *list_id; /* List-Id, when present */
+	bool auto_submitted; /* Auto-Submitted other than "no", or Precedence: bulk/junk/list-auto */
+	unsigned repairs; /* enum mp_repair bits */
+};
+
+/*
+ * Parse one raw message (RFC 822 bytes, or `git show` / `git log -p`
+ * output) into *out. Messages with no diff still parse (kind COVER, REPLY,
+ * PULL or OTHER); the caller decides whether that is an error. A mail
+ * that is not text at all returns MP_ERR_NOT_MAIL.
+ * lim may be NULL for MP_LIMITS_INIT. Caller frees *out with mp_patch_free().
+ */
+int mp_patch_parse(struct mp_patch **out, const char *raw, size_t len,
+		   const struct mp_limits *lim, struct errmsg *err);
+
+void mp_patch_free(struct mp_patch *p);
+
+/* Parse a subject line into s (caller releases with mp_subject_release()). */
+void mp_subject_parse(struct mp_subject *s, const char *subject);
+void mp_subject_release(struct mp_subject *s);
+
+/*
+ * Split the trailers off the last paragraph of a commit message.
+ * Returns the number found (>= 0) and appends them to *arr / *n.
+ */
+size_t mp_trailers_parse(const char *message, struct mp_trailer **arr,
+			 size_t *n);
+
+/* Value of the first trailer named key (case-insensitive), or NULL. */
+const char *mp_trailer_get(const struct mp_trailer *arr, size_t n,
+			   const char *key);
+
+/*
+ * Streaming reader over an mbox (mboxo or mboxrd: `>From ` unescaped),
+ * a single message file with no From_ line, or a maildir directory.
+ * Memory stays bounded by the largest message, not the file size.
+ */
+struct mp_mbox;
+
+/* Open path ("-" is standard input). Caller frees with mp_mbox_free(). */
+int mp_mbox_open(struct mp_mbox **out, const char *path,
+		 const struct mp_limits *lim, struct errmsg *err);
+/* Read from an open stream the caller keeps owning. */
+int mp_mbox_open_fp(struct mp_mbox **out, FILE *fp, const char *name,
+		    const struct mp_limits *lim, struct errmsg *err);
+/*
+ * Read the next message into msg (reset first). Returns 1 when a message
+ * was read, 0 at the end, or a negative mp_status; MP_ERR_TOO_BIG skips
+ * the oversized message (the next call goes on with the one after it).
+ * *where (may be NULL) is set to a description such as "FILE message 3".
+ */
+int mp_mbox_next(struct mp_mbox *mb, struct sb *msg, const char **where);
+void mp_mbox_free(struct mp_mbox *mb);
+
+/* A series: a cover letter (maybe absent) and patches 1..total. */
+struct mp_series {
+	struct mp_patch *cover; /* NULL when there is none */
+	struct mp_patch **patches; /* ordered by index; NULL holes for missing */
+	size_t npatches; /* length of patches[] (== total for numbered series) */
+	int version;
+	int total; /* m of n/m; 1 for a single unnumbered patch */
+	bool complete; /* every index 1..total present */
+	int *missing; /* indexes not present */
+	size_t nmissing;
+	bool superseded; /* a newer version of this series is in the same set */
+	struct mp_trailer *followups; /* trailers sent to the cover letter */
+	size_t nfollowups;
+};
+
+/* What reading some mail produced: series, plus the mails we could not use. */
+struct mp_error_entry {
+	char *where; /* "FILE message N" or the message-id */
+	char *message; /* one sentence */
+};
+
+struct mp_set {
+	struct mp_series **series; /* oldest first; newest version last */
+	size_t nseries;
+	struct mp_patch **others; /* replies, pull requests, non-patches kept */
+	size_t nothers;
+	struct mp_error_entry *errors;
+	size_t nerrors;
+};
+
+/* Series assembly: add messages, then finish. */
+struct mp_collector;
+
+struct mp_collector *mp_collector_new(void);
+/* Takes ownership of p in every case. */
+void mp_collector_add(struct mp_collector *c, struct mp_patch *p);
+/* Record a message that could not be used. */
+void mp_collector_error(struct mp_collector *c, const char *where,
+			const char *message);
+/*
+ * Group what was added into series (by thread, then by sender + version +
+ * total), attach follow-up trailers, mark superseded versions. Frees c.
+ * Caller frees the result with mp_set_free().
+ */
+struct mp_set *mp_collector_finish(struct mp_collector *c);
+
+void mp_set_free(struct mp_set *set);
+
+/*
+ * Convenience: read every message of path (mbox, single message, maildir
+ * or "-") and assemble series. Unreadable or over-cap messages are listed
+ * in (*out)->errors, not fatal. Returns 0, or a negative mp_status when
+ * the file itself cannot be read.
+ */
+int mp_read_path(struct mp_set **out, const char *path,
+		 const struct mp_limits *lim, struct errmsg *err);
+
+/* Add every message of path to an existing collector (for several FILEs). */
+int mp_collect_path(struct mp_collector *c, const char *path,
+		    const struct mp_limits *lim, struct errmsg *err);
+
+#endif
