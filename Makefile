@@ -34,6 +34,15 @@ BOT_OBJ := $(BOT_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 LIBQ := $(BUILD)/libquorum.a
 
+# Quiet by default; `make V=1` shows the commands.
+ifeq ($(V),1)
+Q :=
+QP := @true
+else
+Q := @
+QP := @printf '  %-6s %s\n'
+endif
+
 # The binary the tests run; `make asan` points this at the sanitizer build.
 QUORUM_BIN ?= $(CURDIR)/$(BUILD)/quorum
 
@@ -46,19 +55,23 @@ ifeq ($(BUILD),build)
 endif
 
 $(BUILD)/quorum: $(BOT_OBJ) $(LIBQ)
-	$(CC) $(QLDFLAGS) -o $@ $(BOT_OBJ) $(LIBQ) $(QLIBS)
+	$(QP) LINK $@
+	$(Q)$(CC) $(QLDFLAGS) -o $@ $(BOT_OBJ) $(LIBQ) $(QLIBS)
 
 $(LIBQ): $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(QP) AR $@
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(QCFLAGS) -MMD -MP -c -o $@ $<
+	$(QP) CC $@
+	$(Q)$(CC) $(QCFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBQ)
 	@mkdir -p $(dir $@)
-	$(CC) $(QCFLAGS) $(CMOCKA_CFLAGS) -MMD -MP -o $@ $< $(LIBQ) \
+	$(QP) CCLD $@
+	$(Q)$(CC) $(QCFLAGS) $(CMOCKA_CFLAGS) -MMD -MP -o $@ $< $(LIBQ) \
 		$(QLDFLAGS) $(QLIBS) $(CMOCKA_LIBS)
 
 -include $(LIB_OBJ:.o=.d) $(BOT_OBJ:.o=.d) $(UNIT_BIN:=.d)

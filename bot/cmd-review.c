@@ -1,31 +1,198 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Placeholder until cmd-review lands (same session). */
+/*
+ * cmd-review.c - `quorum review`: read a series, apply it in memory,
+ * ask the voters, print the report.
+ */
 #include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "quorum.h"
 
 static int cmd_review(int argc, char **argv);
 
 const struct cmd cmd_review_def = {
-	"review", cmd_review,
-	"quorum review [-C repo] [--base REV] [FILE|-]",
+	"review",
+	cmd_review,
+	"quorum review [-C REPO] [--base REV] [--quorum N] [FILE|-]",
 	"review a patch series from an mbox file or standard input",
-	"",
+	"Reads a patch series (an mbox from git format-patch or b4 am, a single\n"
+	"patch mail, or `git show` output) from FILE or standard input, applies\n"
+	"it in memory to the repository (nothing in your working tree, index or\n"
+	"branches changes), asks the voters to flag likely defects, and prints\n"
+	"the findings that enough voters agree on.\n"
+	"\n"
+	"Options:\n"
+	"  -C REPO        the repository to apply to (default: the current\n"
+	"                 directory; outside a repository the diff is reviewed\n"
+	"                 alone)\n"
+	"  --base REV     apply on REV (default: the series' base-commit when the\n"
+	"                 repository has it, else HEAD)\n"
+	"  --quorum N     distinct voters a finding needs (default: review.quorum\n"
+	"                 from the config, else a majority of the voters)\n"
+	"  -h, --help     this text\n"
+	"\n"
+	"Voters: with no LLM configured, the offline voters vote alone (today:\n"
+	"rules, C heuristics over the added lines).\n"
+	"\n"
+	"Exit status: 0 reviewed and nothing at quorum, 1 findings at quorum,\n"
+	"2 usage or input error (including a series that does not apply),\n"
+	"3 environment error (repository, config).",
 };
+
+static bool in_git_repo(const char *dir)
+{
+	struct rv_repo *repo = NULL;
+	int r = rv_repo_open(&repo, dir, NULL);
+
+	rv_repo_free(repo);
+	return r == 0;
+}
+
+/* Say why the mail holds no series, in one line. */
+static int explain_no_series(const char *path, const struct mp_set *set)
+{
+	const char *name = strcmp(path, "-") ? path : "standard input";
+
+	if (set->nerrors)
+		error("%s: %s", set->errors[0].where ? set->errors[0].where : name,
+		      set->errors[0].message);
+	else if (set->nothers)
+		error("%s holds mail but no patch (no diff found); nothing to review",
+		      name);
+	else
+		error("%s is empty; expected an mbox or a patch mail", name);
+	return EXIT_USAGE;
+}
 
 static int cmd_review(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option longopts[] = {
+		{ "base", required_argument, NULL, 'b' },
+		{ "quorum", required_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	struct rv_review_opts opts = RV_REVIEW_OPTS_INIT;
+	const char *repo_path = NULL, *path = "-";
+	struct qconfig *cfg = NULL;
+	struct rv_repo *repo = NULL;
+	struct mp_set *set = NULL;
+	struct errmsg err = { "" };
+	int c, ret = EXIT_USAGE, quorum = 0, reviewed = 0;
+	bool any_findings = false;
+	size_t i;
+	char *end;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+hC:", opts, NULL)) != -1) {
-		if (c == 'h')
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+hC:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'C':
+			repo_path = optarg;
+			break;
+		case 'b':
+			opts.apply.base = optarg;
+			break;
+		case 'q':
+			quorum = (int)strtol(optarg, &end, 10);
+			if (*end || quorum < 1 || quorum > 100)
+				return usage_error(&cmd_review_def,
+						   "--quorum wants a number from 1 to 100, not '%s'",
+						   optarg);
+			break;
+		case 'h':
 			return cmd_print_help(&cmd_review_def);
-		return usage_error(&cmd_review_def, "unknown option '%s'",
-				   argv[optind - 1]);
+		default:
+			return usage_error(&cmd_review_def,
+					   "unknown or incomplete option '%s'",
+					   argv[optind - 1]);
+		}
 	}
-	return EXIT_USAGE;
+	if (argc - optind > 1)
+		return usage_error(&cmd_review_def,
+				   "review takes one FILE (or - for standard input)");
+	if (optind < argc)
+		path = argv[optind];
+	if (!strcmp(path, "-") && isatty(STDIN_FILENO))
+		return usage_error(&cmd_review_def,
+				   "no FILE given and standard input is a terminal");
+
+	if (repo_path) {
+		if (rv_repo_open(&repo, repo_path, &err) < 0) {
+			error("%s", err.msg);
+			return EXIT_ENV;
+		}
+	} else if (in_git_repo(".")) {
+		if (rv_repo_open(&repo, ".", &err) < 0) {
+			error("%s", err.msg);
+			return EXIT_ENV;
+		}
+	}
+
+	if (qconfig_load(&cfg, repo_path ? repo_path : (repo ? "." : NULL),
+			 &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (!quorum && qconfig_get_int(cfg, "review.quorum", 0, &quorum,
+				       &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	opts.quorum = quorum;
+
+	if (mp_read_path(&set, path, NULL, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (!set->nseries) {
+		ret = explain_no_series(path, set);
+		goto out;
+	}
+	if (!repo)
+		warning("not in a git repository; reviewing the diff alone "
+			"(use -C REPO to apply it)");
+
+	ret = EXIT_CLEAN;
+	for (i = 0; i < set->nseries; i++) {
+		struct rv_review *r = NULL;
+		struct sb report = SB_INIT;
+		int rr;
+
+		if (set->series[i]->superseded)
+			continue;
+		rr = rv_review_series(&r, repo, set->series[i], &opts, &err);
+		if (rr < 0 && !r) {
+			error("%s", err.msg);
+			ret = rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
+			goto out;
+		}
+		rv_report_text(r, &report);
+		if (reviewed++)
+			fputs("\n", stdout);
+		fputs(sb_str(&report), stdout);
+		sb_release(&report);
+		if (rr == RV_ERR_APPLY) {
+			error("%s", err.msg);
+			ret = EXIT_USAGE;
+		} else if (r->findings.n) {
+			any_findings = true;
+		}
+		rv_review_free(r);
+		if (ret == EXIT_USAGE)
+			goto out;
+	}
+	if (any_findings)
+		ret = EXIT_FINDINGS;
+out:
+	mp_set_free(set);
+	rv_repo_free(repo);
+	qconfig_free(cfg);
+	return ret;
 }

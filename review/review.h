@@ -223,6 +223,7 @@ struct rv_review {
 	int quorum;
 	struct rv_findings findings; /* at quorum, ranked */
 	struct rv_findings minority; /* below quorum */
+	size_t dropped; /* findings outside the patch's lines (invented) */
 };
 
 /*

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * report.c - the review as text a maintainer reads in a terminal.
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include "review.h"
+
+#define WRAP 78
+
+static const char *const base_sources[] = {
+	[RV_BASE_OPTION] = "--base",
+	[RV_BASE_SERIES] = "base-commit of the series",
+	[RV_BASE_BRANCH] = "the list's branch",
+	[RV_BASE_HEAD] = "HEAD",
+};
+
+/* Append text wrapped at WRAP columns, each line starting with indent. */
+static void add_wrapped(struct sb *out, const char *text, const char *indent)
+{
+	size_t col = 0, ind = strlen(indent);
+	const char *p = text;
+
+	while (*p) {
+		const char *w;
+		size_t n;
+
+		if (*p == '\n') {
+			/* Keep the author's paragraph breaks. */
+			if (col)
+				sb_addch(out, '\n');
+			col = 0;
+			if (p[1] == '\n') {
+				sb_addch(out, '\n');
+				p++;
+			}
+			p++;
+			continue;
+		}
+		if (isspace((unsigned char)*p)) {
+			p++;
+			continue;
+		}
+		w = p;
+		while (*p && !isspace((unsigned char)*p))
+			p++;
+		n = (size_t)(p - w);
+		if (col && col + 1 + n > WRAP) {
+			sb_addch(out, '\n');
+			col = 0;
+		}
+		if (!col) {
+			sb_adds(out, indent);
+			col = ind;
+		} else {
+			sb_addch(out, ' ');
+			col++;
+		}
+		sb_add(out, w, n);
+		col += n;
+	}
+	if (col)
+		sb_addch(out, '\n');
+}
+
+static const char *patch_title(const struct mp_patch *p)
+{
+	if (p && p->subject.title && *p->subject.title)
+		return p->subject.title;
+	if (p && p->subject_raw)
+		return p->subject_raw;
+	return "(no subject)";
+}
+
+/* "2/3" for patch k of the series. */
+static void add_patch_number(struct sb *out, const struct mp_series *s,
+			     size_t k)
+{
+	const struct mp_patch *p = s->patches[k];
+	int n = p && p->subject.index ? p->subject.index : (int)k + 1;
+	int total = s->total > 0 ? s->total : (int)s->npatches;
+
+	sb_addf(out, "%d/%d", n, total);
+}
+
+static const char *series_title(const struct mp_series *s)
+{
+	size_t k;
+
+	if (s->cover)
+		return patch_title(s->cover);
+	for (k = 0; k < s->npatches; k++)
+		if (s->patches[k])
+			return patch_title(s->patches[k]);
+	return "(empty series)";
+}
+
+static void add_apply(struct sb *out, const struct rv_review *r)
+{
+	const struct mp_series *s = r->series;
+	const struct rv_apply_result *a = r->apply;
+	size_t k, slot = 0;
+
+	if (!a) {
+		sb_adds(out, "base: none (no repository; the diff was reviewed alone)\n");
+		return;
+	}
+	sb_addf(out, "base: %.12s (%s)\n", a->base_id,
+		(unsigned)a->base_source < ARRAY_SIZE(base_sources) ?
+			base_sources[a->base_source] :
+			"?");
+	if (a->base_note)
+		sb_addf(out, "      %s\n", a->base_note);
+	for (k = 0; k < s->npatches; k++) {
+		const struct rv_patch_result *pr;
+
+		sb_adds(out, "  ");
+		add_patch_number(out, s, k);
+		if (!s->patches[k]) {
+			sb_adds(out, "  missing  (not in the mail)\n");
+			continue;
+		}
+		if (slot >= a->npatches) {
+			sb_addf(out, "  skipped  %s\n", patch_title(s->patches[k]));
+			continue;
+		}
+		pr = &a->patches[slot++];
+		if (pr->applied)
+			sb_addf(out, "  applied%s %s\n",
+				pr->three_way ? " (3-way)" : "",
+				patch_title(s->patches[k]));
+		else if (pr->error)
+			sb_addf(out, "  FAILED   %s\n           %s\n",
+				patch_title(s->patches[k]), pr->error);
+		else
+			sb_addf(out, "  skipped  %s (an earlier patch failed)\n",
+				patch_title(s->patches[k]));
+	}
+}
+
+static void add_quote(struct sb *out, const char *quote)
+{
+	const char *p = quote, *nl;
+
+	while (p && *p) {
+		nl = strchr(p, '\n');
+		sb_adds(out, "    > +");
+		sb_add(out, p, nl ? (size_t)(nl - p) : strlen(p));
+		sb_addch(out, '\n');
+		p = nl ? nl + 1 : NULL;
+	}
+}
+
+static void add_finding(struct sb *out, const struct rv_review *r,
+			const struct rv_finding *f, size_t n)
+{
+	const struct mp_series *s = r->series;
+	size_t i;
+
+	sb_addf(out, "[%zu] %s: %s\n", n, rv_severity_name(f->severity),
+		f->title ? f->title : "(untitled)");
+	sb_addf(out, "    %s:%d", f->file ? f->file : "?", f->line_start);
+	if (f->line_end > f->line_start)
+		sb_addf(out, "-%d", f->line_end);
+	if (f->function)
+		sb_addf(out, " in %s()", f->function);
+	if (f->patch >= 0 && (size_t)f->patch < s->npatches) {
+		sb_adds(out, ", patch ");
+		add_patch_number(out, s, (size_t)f->patch);
+	}
+	sb_addf(out, ", %s\n", f->category ? f->category : "general");
+	if (f->quote && *f->quote)
+		add_quote(out, f->quote);
+	if (f->explanation && *f->explanation)
+		add_wrapped(out, f->explanation, "    ");
+	sb_addf(out, "    votes: %zu/%zu (", f->nvoters, r->nvoters);
+	for (i = 0; i < f->nvoters; i++)
+		sb_addf(out, "%s%s", i ? ", " : "", f->voters[i]);
+	sb_adds(out, ")\n\n");
+}
+
+int rv_report_text(const struct rv_review *r, struct sb *out)
+{
+	const struct mp_series *s = r->series;
+	size_t i;
+
+	sb_addf(out, "quorum review: %s\n", series_title(s));
+	sb_addf(out, "series: v%d, %d patch%s", s->version ? s->version : 1,
+		s->total > 0 ? s->total : (int)s->npatches,
+		(s->total > 0 ? s->total : (int)s->npatches) == 1 ? "" : "es");
+	if (!s->complete && s->nmissing) {
+		sb_adds(out, ", incomplete: missing");
+		for (i = 0; i < s->nmissing; i++)
+			sb_addf(out, " %d", s->missing[i]);
+	}
+	sb_addch(out, '\n');
+	add_apply(out, r);
+	if (r->apply && r->apply->failed >= 0) {
+		sb_adds(out, "\nNot reviewed: the series does not apply.\n");
+		return 0;
+	}
+	sb_adds(out, "voters: ");
+	for (i = 0; i < r->nvoters; i++)
+		sb_addf(out, "%s%s", i ? ", " : "", r->voters[i]);
+	sb_addf(out, " (a finding needs %d)\n\n", r->quorum);
+
+	if (!r->findings.n)
+		sb_adds(out, "No findings at quorum.\n");
+	else
+		sb_addf(out, "%zu finding%s at quorum:\n\n", r->findings.n,
+			r->findings.n == 1 ? "" : "s");
+	for (i = 0; i < r->findings.n; i++)
+		add_finding(out, r, &r->findings.items[i], i + 1);
+	if (r->minority.n)
+		sb_addf(out, "%zu more below quorum (not shown).\n",
+			r->minority.n);
+	if (r->dropped)
+		sb_addf(out, "%zu finding%s dropped: not on lines the patch has.\n",
+			r->dropped, r->dropped == 1 ? "" : "s");
+	sb_adds(out, "cost: $0.00 (offline voters only)\n");
+	return 0;
+}
