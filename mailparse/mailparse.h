@@ -206,6 +206,15 @@ struct mp_collector;
 struct mp_collector *mp_collector_new(void);
 /* Takes ownership of p in every case. */
 void mp_collector_add(struct mp_collector *c, struct mp_patch *p);
+/*
+ * Keep each patch's diff, commit message and notes (the default: true)?
+ * With false the collector drops them as soon as a message is added and
+ * keeps only metadata (ids, subject, author, files, trailers, base-commit),
+ * so reading a huge mbox stays within bounded memory (`quorum parse`).
+ * Follow-up trailers of replies are still collected. Cannot fail.
+ * (Owner of the result: nothing is returned. Added by the series work.)
+ */
+void mp_collector_set_keep_bodies(struct mp_collector *c, bool keep);
 /* Record a message that could not be used. */
 void mp_collector_error(struct mp_collector *c, const char *where,
 			const char *message);
@@ -227,7 +236,12 @@ void mp_set_free(struct mp_set *set);
 int mp_read_path(struct mp_set **out, const char *path,
 		 const struct mp_limits *lim, struct errmsg *err);
 
-/* Add every message of path to an existing collector (for several FILEs). */
+/*
+ * Add every message of path to an existing collector (for several FILEs).
+ * Returns the number of messages read (> 0), MP_ERR_IO when path cannot
+ * be opened or read, or MP_ERR_EMPTY when it holds no message at all; a
+ * message that cannot be parsed or is over a cap becomes an errors entry.
+ */
 int mp_collect_path(struct mp_collector *c, const char *path,
 		    const struct mp_limits *lim, struct errmsg *err);
 
