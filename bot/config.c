@@ -41,9 +41,17 @@ static int add_file(struct qconfig *q, const char *path, git_config_level_t lvl,
 				  "config %s is larger than %d bytes; is it the right file?",
 				  path, CONFIG_MAX_BYTES);
 	if (git_config_add_file_ondisk(q->cfg, path, lvl, NULL, 0) < 0) {
+		static const char prefix[] = "failed to parse config file: ";
+		const char *msg;
+
 		ge = git_error_last();
-		return errmsg_set(err, -1, "bad config %s: %s", path,
-				  ge ? ge->message : "cannot parse");
+		msg = ge && ge->message ? ge->message : "cannot parse it";
+		if (!strncmp(msg, prefix, sizeof(prefix) - 1))
+			msg += sizeof(prefix) - 1;
+		/* libgit2 names the file and line: "... (in FILE:LINE)". */
+		if (strstr(msg, path))
+			return errmsg_set(err, -1, "bad config: %s", msg);
+		return errmsg_set(err, -1, "bad config %s: %s", path, msg);
 	}
 	if (q->sources.len)
 		sb_adds(&q->sources, ", ");

@@ -45,11 +45,12 @@ int usage_error(const struct cmd *c, const char *fmt, ...)
 {
 	va_list ap;
 
+	/* One line: what was wrong, and the usage to fix it. */
 	fputs("quorum: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nusage: %s\n", c->usage);
+	fprintf(stderr, " (usage: %s)\n", c->usage);
 	return EXIT_USAGE;
 }
 

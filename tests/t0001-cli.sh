@@ -25,6 +25,7 @@ is "$rc" 2 "unknown global option exits 2"
 run "$QUORUM" review --bogus
 is "$rc" 2 "unknown review option exits 2"
 like "$TMP/err" 'usage: quorum review' "unknown option shows usage"
+is "$(lines "$TMP/err")" 1 "unknown option: one-line error"
 
 run "$QUORUM" help review
 is "$rc" 0 "help review exits 0"
