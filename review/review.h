@@ -69,10 +69,52 @@ struct rv_diff {
 	size_t nfiles;
 };
 
+/* Caps on what rv_diff_parse() accepts; beyond them it is RV_ERR_INPUT. */
+#define RV_DIFF_MAX_BYTES ((size_t)256 << 20)
+#define RV_DIFF_MAX_FILES 10000 /* files per diff */
+#define RV_DIFF_MAX_HUNKS 10000 /* hunks per file */
+#define RV_DIFF_MAX_LINE (1 << 20) /* bytes per line */
+#define RV_DIFF_MAX_PATH 4096 /* bytes per path */
+
 /* Parse a unified diff (git or plain) into *out; rv_diff_free() frees it. */
 int rv_diff_parse(struct rv_diff **out, const char *diff, size_t len,
 		  struct errmsg *err);
 void rv_diff_free(struct rv_diff *d);
+/*
+ * rv_diff_parse() details (owner: rules/diff work):
+ * - git diffs (`diff --git`, mode, rename/copy, binary headers) and plain
+ *   unified diffs (`--- x` / `+++ y`); "a/" "b/" prefixes are stripped,
+ *   as are two different top directories over the same rest
+ *   (linux-orig/x, linux/x); other paths are kept as given (-p0).
+ *   Quoted paths are unquoted; /dev/null becomes a NULL path.
+ * - CRLF line ends are accepted; `\ No newline at end of file` is skipped;
+ *   an empty line inside a hunk is an empty context line.
+ * - Text before the first file header and between files is ignored, and
+ *   a "-- " signature line after a hunk ends the diff.
+ * - Returns 0 (*out may have no files when the text holds no diff),
+ *   RV_ERR_INPUT with a sentence naming the file and hunk when a hunk has
+ *   more or fewer lines than its header declares, a hunk header is
+ *   malformed, a line holds a NUL byte, or a cap above is exceeded;
+ *   RV_ERR_INTERNAL when diff is NULL with len > 0. *out is NULL on error.
+ */
+
+/*
+ * The file whose post-image path (else pre-image path) is path, or NULL.
+ * The result points into d.
+ */
+const struct rv_file *rv_diff_find_file(const struct rv_diff *d,
+					const char *path);
+
+/*
+ * The name of the C function that encloses line idx of h, found from the
+ * hunk's section text and the function headers and column-0 closing
+ * braces among the hunk's own post-image lines (cheap; no repository).
+ * Writes the NUL-terminated name into buf and returns its length, or
+ * returns 0 with buf = "" when unknown or when it does not fit in bufsz.
+ * (owner: rules/diff work; never fails otherwise)
+ */
+size_t rv_hunk_function(const struct rv_hunk *h, size_t idx, char *buf,
+			size_t bufsz);
 
 /* ---- repository and apply ------------------------------------------- */
 
