@@ -1,13 +1,392 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* STUB: replaced by the mailparse mbox/series work. */
+/*
+ * cmd-parse.c - `quorum parse [--json] FILE...`: show how mail was
+ * understood: which series, which versions, which patches are missing,
+ * who sent follow-up trailers. The JSON is a stable interface, documented
+ * in contrib/parse-json.md.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <glib.h>
+
 #include "quorum.h"
+
+static int cmd_parse(int argc, char **argv);
+
+const struct cmd cmd_parse_def = {
+	"parse",
+	cmd_parse,
+	"quorum parse [--json] FILE...",
+	"show how mail was understood: series, versions, gaps",
+	"Reads every message of each FILE (an mbox, mboxrd or mboxo; a single\n"
+	"mail or `git show` output; a maildir with cur/ and new/; or - for\n"
+	"standard input), groups the patches into series by thread (then by\n"
+	"sender, version and total where threading is broken) and prints, for\n"
+	"each series: version, total, complete or the missing numbers, the cover\n"
+	"letter's subject and message-id, and for each patch its number, title,\n"
+	"message-id, author, files touched, trailers, follow-up trailers sent\n"
+	"as replies, and base-commit. An older version that a newer one in the\n"
+	"same input replaces is marked superseded. Replies and pull requests\n"
+	"are counted, not shown; mails that could not be read are listed as\n"
+	"errors and do not stop the run.\n"
+	"\n"
+	"Options:\n"
+	"  --json         print JSON instead (schema: contrib/parse-json.md)\n"
+	"  -h, --help     this text\n"
+	"\n"
+	"Exit status: 0 when at least one series was found; 2 on a usage error,\n"
+	"a FILE that cannot be read or is empty, or mail with no patch at all.",
+};
+
+/* Text for a terminal: control bytes from mail become '?'. */
+static void put_clean(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	for (; *p; p++)
+		putchar((*p < 0x20 && *p != '\t') || *p == 0x7f ? '?' : *p);
+}
+
+static char *author_of(const struct mp_patch *p)
+{
+	if (p->author_name && p->author_email)
+		return g_strdup_printf("%s <%s>", p->author_name,
+				       p->author_email);
+	if (p->author_email)
+		return g_strdup(p->author_email);
+	return g_strdup(p->from ? p->from : "");
+}
+
+static const char *title_of(const struct mp_patch *p)
+{
+	if (p->subject.title && *p->subject.title)
+		return p->subject.title;
+	return p->subject_raw ? p->subject_raw : "";
+}
+
+static const char *kind_name(enum mp_kind k)
+{
+	switch (k) {
+	case MP_KIND_PATCH:
+		return "patch";
+	case MP_KIND_COVER:
+		return "cover";
+	case MP_KIND_REPLY:
+		return "reply";
+	case MP_KIND_PULL:
+		return "pull";
+	default:
+		return "other";
+	}
+}
+
+/* ---- JSON ---- */
+
+/* Add s (NULL: null) as valid UTF-8. */
+static void json_str(cJSON *obj, const char *key, const char *s)
+{
+	char *valid;
+
+	if (!s) {
+		cJSON_AddNullToObject(obj, key);
+		return;
+	}
+	if (g_utf8_validate(s, -1, NULL)) {
+		cJSON_AddStringToObject(obj, key, s);
+		return;
+	}
+	valid = g_utf8_make_valid(s, -1);
+	cJSON_AddStringToObject(obj, key, valid);
+	g_free(valid);
+}
+
+static cJSON *json_trailers(const struct mp_trailer *t, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		json_str(o, "key", t[i].key ? t[i].key : "");
+		json_str(o, "value", t[i].value ? t[i].value : "");
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+static cJSON *json_patch(const struct mp_patch *p, int index)
+{
+	cJSON *o = cJSON_CreateObject(), *files = cJSON_CreateArray();
+	char *author = author_of(p);
+	size_t i;
+
+	cJSON_AddNumberToObject(o, "index", index);
+	json_str(o, "title", title_of(p));
+	json_str(o, "message_id", p->message_id);
+	json_str(o, "from", author);
+	json_str(o, "sender", p->from);
+	json_str(o, "subject", p->subject_raw);
+	json_str(o, "date", p->date);
+	for (i = 0; i < p->nfiles; i++) {
+		char *v = g_utf8_make_valid(p->files[i] ? p->files[i] : "", -1);
+
+		cJSON_AddItemToArray(files, cJSON_CreateString(v));
+		g_free(v);
+	}
+	cJSON_AddItemToObject(o, "files", files);
+	cJSON_AddItemToObject(o, "trailers",
+			      json_trailers(p->trailers, p->ntrailers));
+	cJSON_AddItemToObject(o, "followups",
+			      json_trailers(p->followups, p->nfollowups));
+	json_str(o, "base_commit", p->base_commit);
+	json_str(o, "change_id", p->change_id);
+	g_free(author);
+	return o;
+}
+
+static cJSON *json_series(const struct mp_series *s)
+{
+	cJSON *o = cJSON_CreateObject(), *missing = cJSON_CreateArray();
+	cJSON *patches = cJSON_CreateArray();
+	size_t i;
+
+	cJSON_AddNumberToObject(o, "version", s->version);
+	cJSON_AddNumberToObject(o, "total", s->total);
+	cJSON_AddBoolToObject(o, "complete", s->complete);
+	for (i = 0; i < s->nmissing; i++)
+		cJSON_AddItemToArray(missing,
+				     cJSON_CreateNumber(s->missing[i]));
+	cJSON_AddItemToObject(o, "missing", missing);
+	cJSON_AddBoolToObject(o, "superseded", s->superseded);
+	if (s->cover) {
+		cJSON *c = cJSON_CreateObject();
+		char *author = author_of(s->cover);
+
+		json_str(c, "message_id", s->cover->message_id);
+		json_str(c, "subject", s->cover->subject_raw);
+		json_str(c, "from", author);
+		g_free(author);
+		cJSON_AddItemToObject(o, "cover", c);
+	} else {
+		cJSON_AddNullToObject(o, "cover");
+	}
+	cJSON_AddItemToObject(o, "followups",
+			      json_trailers(s->followups, s->nfollowups));
+	for (i = 0; i < s->npatches; i++)
+		if (s->patches[i])
+			cJSON_AddItemToArray(
+				patches, json_patch(s->patches[i], (int)i + 1));
+	cJSON_AddItemToObject(o, "patches", patches);
+	return o;
+}
+
+static int print_json(const struct mp_set *set)
+{
+	cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+	cJSON *others = cJSON_CreateArray(), *errors = cJSON_CreateArray();
+	char *text;
+	size_t i;
+
+	for (i = 0; i < set->nseries; i++)
+		cJSON_AddItemToArray(arr, json_series(set->series[i]));
+	cJSON_AddItemToObject(root, "series", arr);
+	for (i = 0; i < set->nothers; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		json_str(o, "message_id", set->others[i]->message_id);
+		json_str(o, "subject", set->others[i]->subject_raw);
+		json_str(o, "kind", kind_name(set->others[i]->kind));
+		cJSON_AddItemToArray(others, o);
+	}
+	cJSON_AddItemToObject(root, "others", others);
+	for (i = 0; i < set->nerrors; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		json_str(o, "where", set->errors[i].where);
+		json_str(o, "message", set->errors[i].message);
+		cJSON_AddItemToArray(errors, o);
+	}
+	cJSON_AddItemToObject(root, "errors", errors);
+	text = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!text)
+		return error("out of memory while writing JSON");
+	fputs(text, stdout);
+	fputc('\n', stdout);
+	free(text);
+	return 0;
+}
+
+/* ---- text ---- */
+
+static void print_trailers(const struct mp_trailer *t, size_t n,
+			   const char *indent, const char *mark)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		fputs(indent, stdout);
+		fputs(mark, stdout);
+		put_clean(t[i].key);
+		fputs(": ", stdout);
+		put_clean(t[i].value);
+		putchar('\n');
+	}
+}
+
+static void print_text(const struct mp_set *set)
+{
+	size_t i, j;
+
+	for (i = 0; i < set->nseries; i++) {
+		const struct mp_series *s = set->series[i];
+
+		if (i)
+			putchar('\n');
+		printf("series %zu: v%d, %d patch%s, ", i + 1, s->version,
+		       s->total, s->total == 1 ? "" : "es");
+		if (s->complete) {
+			fputs("complete", stdout);
+		} else {
+			fputs("incomplete, missing ", stdout);
+			for (j = 0; j < s->nmissing; j++)
+				printf("%s%d", j ? ", " : "", s->missing[j]);
+		}
+		if (s->superseded)
+			fputs(" (superseded by a newer version)", stdout);
+		putchar('\n');
+		if (s->cover) {
+			fputs("  cover: ", stdout);
+			put_clean(s->cover->subject_raw);
+			fputs("\n         <", stdout);
+			put_clean(s->cover->message_id);
+			fputs(">\n", stdout);
+			print_trailers(s->followups, s->nfollowups,
+				       "         ", "+ ");
+		} else {
+			fputs("  cover: none\n", stdout);
+		}
+		for (j = 0; j < s->npatches; j++) {
+			const struct mp_patch *p = s->patches[j];
+			char *author;
+			size_t f;
+
+			printf("  [%zu/%d] ", j + 1, s->total);
+			if (!p) {
+				fputs("(missing)\n", stdout);
+				continue;
+			}
+			put_clean(title_of(p));
+			fputs("\n        message-id: <", stdout);
+			put_clean(p->message_id);
+			fputs(">\n        author: ", stdout);
+			author = author_of(p);
+			put_clean(author);
+			g_free(author);
+			fputs("\n        files:", stdout);
+			for (f = 0; f < p->nfiles; f++) {
+				fputs(f ? ", " : " ", stdout);
+				put_clean(p->files[f]);
+			}
+			if (!p->nfiles)
+				fputs(" (none)", stdout);
+			putchar('\n');
+			if (p->base_commit) {
+				fputs("        base-commit: ", stdout);
+				put_clean(p->base_commit);
+				putchar('\n');
+			}
+			print_trailers(p->trailers, p->ntrailers, "        ",
+				       "");
+			print_trailers(p->followups, p->nfollowups,
+				       "        ", "+ ");
+		}
+	}
+	if (set->nothers)
+		printf("%s%zu other message%s (replies, pull requests, "
+		       "mail with no patch)\n",
+		       set->nseries ? "\n" : "", set->nothers,
+		       set->nothers == 1 ? "" : "s");
+	for (i = 0; i < set->nerrors; i++) {
+		fputs(i ? "  " : "errors:\n  ", stdout);
+		put_clean(set->errors[i].where);
+		fputs(": ", stdout);
+		put_clean(set->errors[i].message);
+		putchar('\n');
+	}
+}
 
 static int cmd_parse(int argc, char **argv)
 {
-	return EXIT_USAGE;
-}
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct mp_collector *c = NULL;
+	struct mp_set *set = NULL;
+	bool json = false;
+	int opt, i, ret;
 
-const struct cmd cmd_parse_def = {
-	"parse", cmd_parse, "quorum parse [--json] FILE...",
-	"show how mail was understood: series, versions, gaps", "",
-};
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			return cmd_print_help(&cmd_parse_def);
+		default:
+			return usage_error(&cmd_parse_def,
+					   "unknown option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error(&cmd_parse_def,
+				   "no FILE given (use - for standard input)");
+
+	c = mp_collector_new();
+	/* metadata only: memory stays flat whatever the mbox size */
+	mp_collector_set_keep_bodies(c, false);
+	for (i = optind; i < argc; i++) {
+		struct errmsg err = { "" };
+
+		if (mp_collect_path(c, argv[i], NULL, &err) < 0) {
+			error("%s", err.msg);
+			mp_set_free(mp_collector_finish(c));
+			return EXIT_USAGE;
+		}
+	}
+	set = mp_collector_finish(c);
+	if (json) {
+		if (print_json(set) < 0) {
+			ret = EXIT_ENV;
+			goto out;
+		}
+	} else {
+		print_text(set);
+	}
+	ret = EXIT_CLEAN;
+	if (!set->nseries) {
+		if (set->nothers)
+			error("no patch found: the mail holds %zu message%s "
+			      "but none carries a diff",
+			      set->nothers, set->nothers == 1 ? "" : "s");
+		else
+			error("no patch found: no message could be read "
+			      "(first problem: %s: %s)",
+			      set->nerrors ? set->errors[0].where : "input",
+			      set->nerrors ? set->errors[0].message :
+					     "unknown");
+		ret = EXIT_USAGE;
+	}
+out:
+	mp_set_free(set);
+	return ret;
+}
