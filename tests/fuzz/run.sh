@@ -1,0 +1,111 @@
+#!/bin/sh
+# tests/fuzz/run.sh [SECONDS]: build the libFuzzer targets (tests/fuzz/fuzz-*.c)
+# with clang, ASan and UBSan into build-fuzz/, generate seed inputs from a git
+# repository made here (git format-patch series, mboxrd, CRLF, replies), and
+# run each target for SECONDS (default 300). Crashes, leaks and sanitizer
+# reports land in build-fuzz/artifacts/; the script then exits 1. Keep each
+# crash input in tests/fuzz/regress/ (t1190 replays them in make check).
+set -u
+secs=${1:-300}
+[ -n "$secs" ] || secs=300
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=$top/build-fuzz
+shared=${QUORUM_SHARED:-$top/../shared}
+cd "$top" || exit 1
+
+command -v clang >/dev/null || { echo "fuzz: clang is not installed"; exit 3; }
+san="-fsanitize=address,undefined -fno-sanitize-recover=all"
+make --no-print-directory BUILD=build-fuzz CC=clang \
+	OPT="-O1 -g -fno-omit-frame-pointer" \
+	SAN="$san -fsanitize=fuzzer-no-link" build-fuzz/libquorum.a || exit 1
+pkgs="libgit2 gmime-3.0 libcurl libcjson sqlite3"
+for src in tests/fuzz/fuzz-*.c; do
+	name=$(basename "$src" .c)
+	# shellcheck disable=SC2046
+	clang -std=gnu11 -O1 -g -fno-omit-frame-pointer $san -fsanitize=fuzzer \
+		-D_GNU_SOURCE -I. $(pkg-config --cflags $pkgs) \
+		-o "$out/$name" "$src" "$out/libquorum.a" \
+		$(pkg-config --libs $pkgs) -lnotmuch -lm -lpthread || exit 1
+done
+
+# Seeds: real git format-patch output, made here, never copied from elsewhere.
+seeds=$out/seeds
+rm -rf "$seeds" "$out/repo"
+mkdir -p "$seeds/message" "$seeds/mbox" "$out/artifacts"
+(
+	export GIT_CONFIG_NOSYSTEM=1 HOME="$out" GIT_AUTHOR_NAME="A U Thor" \
+		GIT_AUTHOR_EMAIL=a@example.org GIT_COMMITTER_NAME="C O Mitter" \
+		GIT_COMMITTER_EMAIL=c@example.org
+	r=$out/repo
+	git init -q "$r" && cd "$r" || exit 1
+	printf 'int main(void)\n{\n\treturn 0;\n}\n' >main.c
+	git add main.c && git commit -q -m initial
+	for i in 1 2 3; do
+		printf '/* change %d */\n' "$i" >>main.c
+		printf 'line %d\n' "$i" >"file$i.txt"
+		git add . && git commit -q -m "main: change $i
+
+From upstream commit 1234 (a body line that is not a From_ line).
+
+Fixes: 0123456789ab (\"initial\")
+Reviewed-by: R <r@example.org>
+Signed-off-by: A U Thor <a@example.org>"
+	done
+	git format-patch -q --cover-letter --thread=shallow -o "$seeds/message" \
+		--base=HEAD~3 HEAD~3
+	git format-patch -q --stdout --cover-letter --thread=deep -v2 \
+		--subject-prefix="PATCH net-next" HEAD~3 >"$seeds/mbox/deep.mbox"
+	git format-patch -q --stdout HEAD~3 >"$seeds/mbox/plain.mbox"
+	sed 's/$/\r/' "$seeds/mbox/plain.mbox" >"$seeds/mbox/crlf.mbox"
+	sed 's/^From upstream/>From upstream/' "$seeds/mbox/plain.mbox" \
+		>"$seeds/mbox/mboxrd.mbox"
+	git show HEAD >"$seeds/message/git-show.txt"
+	m=$(ls "$seeds/message"/0001-* | head -1)
+	{
+		cat "$seeds/mbox/deep.mbox"
+		echo "From reviewer Mon Sep 17 00:00:00 2001"
+		echo "From: R <r@example.org>"
+		echo "Subject: Re: [PATCH net-next v2 1/3] main: change 1"
+		echo "In-Reply-To: <x@example.org>"
+		echo "Message-Id: <reply@example.org>"
+		echo
+		echo "> quoted"
+		echo "Acked-by: R <r@example.org>"
+	} >"$seeds/mbox/thread.mbox"
+	cp "$m" "$seeds/mbox/single.patch"
+	{
+		sed -n '1,/^$/p' "$m" | grep -v '^Content-Transfer'
+		echo
+		sed '1,/^$/d' "$m" | base64
+	} >"$seeds/message/base64.eml"
+) >/dev/null 2>&1 || { echo "fuzz: could not build the seed repository"; exit 1; }
+cp "$seeds"/mbox/* "$seeds/message/"
+cp "$seeds"/message/* "$seeds/mbox/" 2>/dev/null
+[ -d tests/fuzz/regress ] && cp tests/fuzz/regress/* "$seeds/mbox/" 2>/dev/null
+[ -d tests/fuzz/regress ] && cp tests/fuzz/regress/* "$seeds/message/" 2>/dev/null
+
+# Real list mail from ../shared, read in place (never copied into the tree).
+extra=
+[ -d "$shared/corpora/b4-samples" ] && extra="$shared/corpora/b4-samples"
+[ -d "$shared/seeds" ] && extra="$extra $shared/seeds"
+
+status=0
+for t in message mbox; do
+	mkdir -p "$out/corpus-$t"
+	echo "fuzz: fuzz-$t for $secs s"
+	# shellcheck disable=SC2086
+	"$out/fuzz-$t" -max_total_time="$secs" -max_len=65536 -timeout=20 \
+		-rss_limit_mb=2048 -print_final_stats=1 \
+		-artifact_prefix="$out/artifacts/fuzz-$t-" \
+		"$out/corpus-$t" "$seeds/$t" $extra >"$out/fuzz-$t.log" 2>&1
+	rc=$?
+	grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ +DONE)' \
+		"$out/fuzz-$t.log" | sed "s/^/fuzz-$t: /"
+	if [ $rc -ne 0 ]; then
+		echo "fuzz: fuzz-$t failed (exit $rc); see $out/fuzz-$t.log:"
+		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' \
+			"$out/fuzz-$t.log" | head -10
+		status=1
+	fi
+done
+exit $status
