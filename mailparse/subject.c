@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * subject.c - the grammar of patch subjects:
+ *   (Re:|Aw:|Fwd:...)* ([word word...])* title
+ * where the bracket words are PATCH, RFC, RESEND, vN, PATCHvN, n/m and
+ * any other word, kept as a tag (net-next, bpf, AUTOSEL, 5.10).
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mailparse.h"
+#include "mp-internal.h"
+
+/* More tags than this are kept out; no real subject comes close. */
+#define MAX_TAGS 32
+
+static const char *skip_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+		p++;
+	return p;
+}
+
+/* "Re:", "RE:", "Aw:", "Fwd:", "Fw:", "Sv:", "Re[2]:", "Re: " ... */
+static const char *skip_reply(const char *p)
+{
+	static const char *const pre[] = {"re", "aw",	"fwd", "fw",
+					  "sv", "antw", "wg",  "vs"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(pre); i++) {
+		size_t n = strlen(pre[i]);
+		const char *q = p + n;
+
+		if (strncasecmp(p, pre[i], n))
+			continue;
+		if (*q == '[') {
+			/* Re[2]: */
+			const char *c = q + 1;
+
+			while (isdigit((unsigned char)*c))
+				c++;
+			if (*c != ']')
+				continue;
+			q = c + 1;
+		}
+		if (*q == ':')
+			return q + 1;
+	}
+	return NULL;
+}
+
+/* Parse a number of 1..6 digits; -1 otherwise. */
+static int small_number(const char *s, size_t n)
+{
+	int v = 0;
+
+	if (n == 0 || n > 6)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+/* "vN" / "VN" -> N, else -1. */
+static int version_word(const char *w, size_t n)
+{
+	if (n >= 2 && (w[0] == 'v' || w[0] == 'V'))
+		return small_number(w + 1, n - 1);
+	return -1;
+}
+
+static void add_tag(struct mp_subject *s, const char *w, size_t n)
+{
+	if (s->ntags >= MAX_TAGS)
+		return;
+	s->tags = xrealloc(s->tags, (s->ntags + 1) * sizeof(char *));
+	s->tags[s->ntags++] = mp_strdup_utf8(w, n);
+}
+
+static bool word_is(const char *w, size_t n, const char *kw)
+{
+	return n == strlen(kw) && !strncasecmp(w, kw, n);
+}
+
+/* One word inside brackets. */
+static void bracket_word(struct mp_subject *s, const char *w, size_t n)
+{
+	const char *slash = memchr(w, '/', n);
+	int v;
+
+	if (word_is(w, n, "PATCH")) {
+		s->has_patch_tag = true;
+		return;
+	}
+	if (word_is(w, n, "RFC")) {
+		s->has_patch_tag = true;
+		s->rfc = true;
+		return;
+	}
+	if (word_is(w, n, "RESEND")) {
+		s->resend = true;
+		return;
+	}
+	if (n > 5 && !strncasecmp(w, "PATCH", 5)) {
+		v = version_word(w + 5, n - 5);
+		if (v > 0) {
+			s->has_patch_tag = true;
+			s->version = v;
+			return;
+		}
+	}
+	if (n > 3 && !strncasecmp(w, "RFC", 3)) {
+		v = version_word(w + 3, n - 3);
+		if (v > 0) {
+			s->has_patch_tag = true;
+			s->rfc = true;
+			s->version = v;
+			return;
+		}
+	}
+	v = version_word(w, n);
+	if (v > 0) {
+		s->version = v;
+		return;
+	}
+	if (slash) {
+		int a = small_number(w, (size_t)(slash - w));
+		int b = small_number(slash + 1, n - (size_t)(slash - w) - 1);
+
+		if (a >= 0 && b > 0 && a <= b) {
+			s->index = a;
+			s->total = b;
+			return;
+		}
+	}
+	add_tag(s, w, n);
+}
+
+/* Read "[...]" at p; returns the position after ']' or NULL. */
+static const char *bracket_group(struct mp_subject *s, const char *p)
+{
+	const char *close = strchr(p, ']');
+	const char *q = p + 1;
+
+	if (!close)
+		return NULL;
+	if (close - q >= 8 && !strncasecmp(q, "GIT PULL", 8) &&
+	    (q[8] == ']' || q[8] == ' ' || q[8] == ',')) {
+		/* "[GIT PULL]" names one thing, keep it whole */
+		add_tag(s, q, 8);
+		q += 8;
+	}
+	while (q < close) {
+		const char *w;
+
+		while (q < close && (*q == ' ' || *q == '\t' || *q == ','))
+			q++;
+		w = q;
+		while (q < close && *q != ' ' && *q != '\t' && *q != ',')
+			q++;
+		if (q > w)
+			bracket_word(s, w, (size_t)(q - w));
+	}
+	return close + 1;
+}
+
+void mp_subject_parse(struct mp_subject *s, const char *subject)
+{
+	const char *p = subject ? subject : "";
+	struct sb title = SB_INIT;
+	bool space = false;
+
+	memset(s, 0, sizeof(*s));
+	s->version = 1;
+	for (;;) {
+		const char *q;
+
+		p = skip_ws(p);
+		q = skip_reply(p);
+		if (q) {
+			s->reply = true;
+			p = q;
+			continue;
+		}
+		if (*p == '[') {
+			q = bracket_group(s, p);
+			if (q) {
+				p = q;
+				continue;
+			}
+		}
+		break;
+	}
+	/* the title, with runs of whitespace (folding) made one space */
+	for (; *p; p++) {
+		if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') {
+			space = title.len > 0;
+			continue;
+		}
+		if (space)
+			sb_addch(&title, ' ');
+		space = false;
+		sb_addch(&title, *p);
+	}
+	s->title = mp_strdup_utf8(sb_str(&title), title.len);
+	sb_release(&title);
+}
+
+void mp_subject_release(struct mp_subject *s)
+{
+	if (!s)
+		return;
+	free(s->title);
+	for (size_t i = 0; i < s->ntags; i++)
+		free(s->tags[i]);
+	free(s->tags);
+	memset(s, 0, sizeof(*s));
+	s->version = 1;
+}
