@@ -204,7 +204,12 @@ static int apply_binary(struct pctx *c, const struct ap_file *f,
 				  "%s is a binary change without its data (the patch was made without --binary)",
 				  f->new_path ? f->new_path : f->old_path);
 	if (git_diff_from_buffer(&diff, f->text, f->text_len) < 0) {
-		ret = rv__git_error(err, RV_ERR_INPUT, "corrupt binary patch");
+		const git_error *ge = git_error_last();
+
+		ret = errmsg_set(err, RV_ERR_INPUT,
+				 "corrupt binary patch of %.200s (%s)",
+				 f->new_path ? f->new_path : f->old_path,
+				 ge && ge->message ? ge->message : "unreadable");
 		goto out;
 	}
 	if (git_treebuilder_new(&tb, c->repo->git, NULL) < 0 ||
@@ -243,6 +248,12 @@ static int apply_binary(struct pctx *c, const struct ap_file *f,
 		goto out;
 	}
 	git_oid_cpy(post, &e->id);
+	/* Like git apply: a full post-image id on the index line must match. */
+	if (strlen(f->new_idx) == GIT_OID_HEXSZ &&
+	    strcmp(git_oid_tostr_s(post), f->new_idx))
+		ret = errmsg_set(err, RV_ERR_INPUT,
+				 "corrupt binary patch of %.200s: the result is not blob %.12s named on its index line",
+				 f->new_path, f->new_idx);
 out:
 	git_index_free(idx);
 	git_tree_free(mini);

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test-apply.c - review/apply against real git: every fixture is a repo
+ * made with git init + commits at test time, every expected tree id is
+ * what git itself (git am, git am -3, or the commit) has.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "review/review.h"
+
+static char tmp[256];
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...)
+{
+	char path[512], cmd[1200];
+	va_list ap;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/script.sh", tmp);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fprintf(fp, "set -e\ncd '%s'\n", tmp);
+	va_start(ap, fmt);
+	vfprintf(fp, fmt, ap);
+	va_end(ap);
+	fclose(fp);
+	snprintf(cmd, sizeof(cmd), "sh %s >%s/sh.log 2>&1", path, tmp);
+	if (system(cmd) != 0) {
+		snprintf(cmd, sizeof(cmd), "cat %s/sh.log >&2", tmp);
+		(void)!system(cmd);
+		fail_msg("fixture script failed");
+	}
+}
+
+/* stdout of a shell command run in tmp, trailing newline removed. */
+static char *capture(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *capture(const char *fmt, ...)
+{
+	char cmd[2048];
+	struct sb out = SB_INIT;
+	va_list ap;
+	FILE *fp;
+	int n, c;
+
+	n = snprintf(cmd, sizeof(cmd), "cd '%s' && ", tmp);
+	va_start(ap, fmt);
+	vsnprintf(cmd + n, sizeof(cmd) - (size_t)n, fmt, ap);
+	va_end(ap);
+	fp = popen(cmd, "r");
+	assert_non_null(fp);
+	while ((c = fgetc(fp)) != EOF)
+		sb_addch(&out, c);
+	pclose(fp);
+	sb_rtrim(&out);
+	return sb_detach(&out, NULL);
+}
+
+static char *slurp(const char *name)
+{
+	char path[512];
+	struct sb out = SB_INIT;
+	FILE *fp;
+	int c;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, name);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	while ((c = fgetc(fp)) != EOF)
+		sb_addch(&out, c);
+	fclose(fp);
+	return sb_detach(&out, NULL);
+}
+
+/*
+ * A patch from a `git format-patch` file (or a bare diff): the title from
+ * Subject:, the diff from the first "diff --git", base-commit: and
+ * prerequisite-patch-id: lines. Just enough of mailparse for these tests.
+ */
+static struct mp_patch *patch_from(const char *name, int index, int total)
+{
+	struct mp_patch *p = calloc(1, sizeof(*p));
+	char *raw = slurp(name), *d, *l;
+
+	p->kind = MP_KIND_PATCH;
+	p->subject.index = index;
+	p->subject.total = total;
+	l = strstr(raw, "Subject: ");
+	if (l) {
+		char *e = strchr(l, '\n'), *t = strstr(l, "] ");
+
+		t = t && t < e ? t + 2 : l + 9;
+		p->subject.title = strndup(t, (size_t)(e - t));
+	} else {
+		p->subject.title = strdup("bare diff");
+	}
+	p->commit_message = strdup(p->subject.title);
+	p->author_name = strdup("A U Thor");
+	p->author_email = strdup("author@example.org");
+	p->timestamp = 1700000000;
+	p->message_id = strdup("test@example.org");
+	d = strstr(raw, "diff --git ");
+	if (!d)
+		d = raw;
+	p->diff = strdup(d);
+	p->diff_len = strlen(d);
+	l = strstr(raw, "\nbase-commit: ");
+	if (l)
+		p->base_commit = strndup(l + 14, 40);
+	for (l = raw; (l = strstr(l, "\nprerequisite-patch-id: ")); l++) {
+		p->prereq_patch_ids = realloc(p->prereq_patch_ids,
+					      (p->nprereq_patch_ids + 1) *
+						      sizeof(char *));
+		p->prereq_patch_ids[p->nprereq_patch_ids++] =
+			strndup(l + 24, 40);
+	}
+	free(raw);
+	return p;
+}
+
+static void patch_free(struct mp_patch *p)
+{
+	size_t i;
+
+	free(p->subject.title);
+	free(p->commit_message);
+	free(p->author_name);
+	free(p->author_email);
+	free(p->message_id);
+	free(p->diff);
+	free(p->base_commit);
+	for (i = 0; i < p->nprereq_patch_ids; i++)
+		free(p->prereq_patch_ids[i]);
+	free(p->prereq_patch_ids);
+	free(p);
+}
+
+/* A series of the files NAME-1 .. NAME-n made by the fixture. */
+static struct mp_series *series_of(const char *const *names, size_t n)
+{
+	struct mp_series *s = calloc(1, sizeof(*s));
+	size_t i;
+
+	s->patches = calloc(n, sizeof(*s->patches));
+	for (i = 0; i < n; i++)
+		s->patches[i] = patch_from(names[i], n > 1 ? (int)i + 1 : 0,
+					   n > 1 ? (int)n : 0);
+	s->npatches = n;
+	s->total = (int)n;
+	s->version = 1;
+	s->complete = true;
+	return s;
+}
+
+static void series_free(struct mp_series *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->npatches; i++)
+		patch_free(s->patches[i]);
+	free(s->patches);
+	free(s);
+}
+
+struct run {
+	struct rv_repo *repo;
+	struct rv_apply_result *res;
+	struct errmsg err;
+	int ret;
+};
+
+static void apply(struct run *r, const char *repo, const char *const *names,
+		  size_t n, const struct rv_apply_opts *opts)
+{
+	struct mp_series *s = series_of(names, n);
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, repo);
+	memset(r, 0, sizeof(*r));
+	assert_int_equal(rv_repo_open(&r->repo, path, &r->err), 0);
+	r->ret = rv_apply_series(&r->res, r->repo, s, opts, &r->err);
+	series_free(s);
+}
+
+static void run_release(struct run *r)
+{
+	rv_apply_result_free(r->res);
+	rv_repo_free(r->repo);
+}
+
+static const char *last_tree(const struct run *r)
+{
+	assert_non_null(r->res);
+	assert_true(r->res->npatches > 0);
+	return r->res->patches[r->res->npatches - 1].tree_id;
+}
+
+/* The state a user could see change: refs, index checksum, status. */
+static char *repo_state(const char *repo)
+{
+	return capture("cd %s && git for-each-ref && sha1sum .git/index && "
+		       "git status --porcelain && ls .git",
+		       repo);
+}
+
+static int setup(void **state)
+{
+	char cmd[600];
+
+	snprintf(tmp, sizeof(tmp), "%s/quorum-apply.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmp))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s/home", tmp);
+	setenv("HOME", cmd, 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	setenv("GIT_AUTHOR_NAME", "A U Thor", 1);
+	setenv("GIT_AUTHOR_EMAIL", "author@example.org", 1);
+	setenv("GIT_COMMITTER_NAME", "C O Mitter", 1);
+	setenv("GIT_COMMITTER_EMAIL", "committer@example.org", 1);
+	setenv("GIT_AUTHOR_DATE", "1700000000 +0000", 1);
+	setenv("GIT_COMMITTER_DATE", "1700000000 +0000", 1);
+	setenv("LC_ALL", "C", 1);
+	sh("mkdir -p home && git config --global init.defaultBranch main\n");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A repo "NAME" with a 60-line C file and a few more. */
+static void base_repo(const char *name)
+{
+	sh("rm -rf %1$s && git init -q %1$s && cd %1$s\n"
+	   "i=1; while [ $i -le 60 ]; do echo \"int line$i(void) { return $i; }\"; i=$((i+1)); done >main.c\n"
+	   "mkdir -p lib docs && printf 'one\\ntwo\\nthree\\n' >lib/util.c\n"
+	   "printf '#!/bin/sh\\necho hi\\n' >run.sh\n"
+	   "printf 'no newline at end' >docs/eof.txt\n"
+	   "printf 'a\\nb\\nc\\nd\\ne\\nf\\ng\\nh\\n' >docs/old-name.txt\n"
+	   "head -c 3000 /dev/zero | tr '\\0' 'x' >blob.bin; printf '\\0\\1\\2' >>blob.bin\n"
+	   "git add . && git commit -q -m base\n",
+	   name);
+}
+
+static void test_simple_series_matches_git(void **state)
+{
+	static const char *const names[] = { "s1/0001-first.patch",
+					     "s1/0002-second.patch" };
+	struct run r;
+	char *want;
+
+	base_repo("r1");
+	sh("cd r1 && sed -i 's/return 10;/return 100;/' main.c && git commit -qam first\n"
+	   "sed -i 's/return 50;/return 500;/; 3a\\\nint added(void);' main.c && git commit -qam second\n"
+	   "git format-patch -q -o ../s1 HEAD~2 && git reset -q --hard HEAD~2\n");
+	apply(&r, "r1", names, 2, NULL);
+	assert_int_equal(r.ret, 0);
+	assert_int_equal(r.res->npatches, 2);
+	assert_int_equal(r.res->failed, -1);
+	assert_true(r.res->patches[0].applied && r.res->patches[1].applied);
+	assert_int_equal(r.res->base_source, RV_BASE_HEAD);
+	want = capture("cd r1 && git rev-parse 'HEAD@{1}^{tree}'");
+	assert_string_equal(last_tree(&r), want);
+	free(want);
+	want = capture("cd r1 && git rev-parse 'HEAD@{1}~1^{tree}'");
+	assert_string_equal(r.res->patches[0].tree_id, want);
+	free(want);
+	/* The commits exist for this process: patch 2's parent is patch 1. */
+	assert_int_equal(strlen(r.res->patches[1].commit_id), 40);
+	run_release(&r);
+}
+
+static void test_renames_modes_binary_match_git_am(void **state)
+{
+	static const char *const names[] = { "s2/0001-rename.patch",
+					     "s2/0002-mode.patch",
+					     "s2/0003-binary.patch",
+					     "s2/0004-delete-and-add.patch",
+					     "s2/0005-eof.patch" };
+	struct run r;
+	char *want, *got_am;
+
+	base_repo("r2");
+	sh("cd r2\n"
+	   "git mv docs/old-name.txt docs/new-name.txt && sed -i 's/^d$/D/' docs/new-name.txt && git commit -qm rename\n"
+	   "chmod +x lib/util.c && git commit -qam mode\n"
+	   "printf '\\3\\4' >>blob.bin && head -c 2000 /dev/urandom >new.bin && git add . && git commit -qm binary\n"
+	   "git rm -q run.sh && printf 'fresh\\n' >lib/fresh.c && mkdir -p a/b && : >a/b/empty && git add . && git commit -qm delete-and-add\n"
+	   "printf 'no newline at end, changed' >docs/eof.txt && git commit -qam eof\n"
+	   "git format-patch -q --binary -o ../s2 HEAD~5 && git tag tip && git reset -q --hard HEAD~5\n"
+	   "git worktree add -q ../r2-am HEAD 2>/dev/null && cd ../r2-am && git am -q ../s2/*.patch\n");
+	apply(&r, "r2", names, 5, NULL);
+	if (r.ret)
+		fail_msg("%s", r.err.msg);
+	want = capture("cd r2 && git rev-parse 'tip^{tree}'");
+	got_am = capture("cd r2-am && git rev-parse 'HEAD^{tree}'");
+	assert_string_equal(want, got_am);
+	assert_string_equal(last_tree(&r), want);
+	free(want);
+	free(got_am);
+	run_release(&r);
+}
+
+static void test_failure_names_patch_file_hunk_and_line(void **state)
+{
+	static const char *const names[] = { "s3/0001-one.patch",
+					     "s3/0002-foo-bar.patch" };
+	struct run r;
+	char *before, *after;
+
+	base_repo("r3");
+	sh("cd r3 && sed -i 's/return 5;/return 55;/' main.c && git commit -qam one\n"
+	   "sed -i 's/return 41;/if (!dev) return 41;/' main.c && git commit -qam 'foo: bar'\n"
+	   "git format-patch -q -o ../s3 HEAD~2 && git reset -q --hard HEAD~2\n"
+	   "sed -i 's/return 40;/return -40;/' main.c && git commit -qam drift\n");
+	before = repo_state("r3");
+	apply(&r, "r3", names, 2, &(struct rv_apply_opts){
+		.version = RV_APPLY_OPTS_VERSION, .three_way = false });
+	assert_int_equal(r.ret, RV_ERR_APPLY);
+	assert_int_equal(r.res->failed, 1);
+	assert_true(r.res->patches[0].applied);
+	assert_false(r.res->patches[1].applied);
+	assert_string_equal(r.res->patches[1].tree_id, "");
+	assert_string_equal(
+		r.res->patches[1].error,
+		"patch 2/2 \"foo: bar\" does not apply: main.c hunk 1 "
+		"(@@ -38,7 +38,7 @@) expected \"int line40(void) { return 40; }\" "
+		"at line 40, the base has \"int line40(void) { return -40; }\"");
+	assert_string_equal(r.err.msg, r.res->patches[1].error);
+	after = repo_state("r3");
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+	run_release(&r);
+}
+
+static void test_three_way_matches_git_am_3(void **state)
+{
+	static const char *const names[] = { "s4/0001-change.patch" };
+	struct run r;
+	char *want;
+
+	base_repo("r4");
+	sh("cd r4 && git branch old && sed -i 's/return 20;/return 2000;/' main.c && git commit -qam change\n"
+	   "git format-patch -q -o ../s4 HEAD~1 && git reset -q --hard HEAD~1\n"
+	   "sed -i 's/return 22;/return 22222;/' main.c && git commit -qam nearby\n"
+	   "git worktree add -q ../r4-am HEAD 2>/dev/null && cd ../r4-am\n"
+	   "if git am -q ../s4/*.patch 2>/dev/null; then echo plain am should fail; exit 1; fi\n"
+	   "git am --abort && git am -q -3 ../s4/*.patch\n");
+	want = capture("cd r4-am && git rev-parse 'HEAD^{tree}'");
+
+	/* Without the fallback it fails, naming the line. */
+	apply(&r, "r4", names, 1, &(struct rv_apply_opts){
+		.version = RV_APPLY_OPTS_VERSION, .three_way = false });
+	assert_int_equal(r.ret, RV_ERR_APPLY);
+	assert_non_null(strstr(r.res->patches[0].error, "the base has \"int line22(void) { return 22222; }\""));
+	run_release(&r);
+
+	apply(&r, "r4", names, 1, NULL);
+	assert_int_equal(r.ret, 0);
+	assert_true(r.res->patches[0].three_way);
+	assert_string_equal(last_tree(&r), want);
+	free(want);
+	run_release(&r);
+}
+
+static void test_three_way_conflict_names_path(void **state)
+{
+	static const char *const names[] = { "s5/0001-change.patch" };
+	struct run r;
+
+	base_repo("r5");
+	sh("cd r5 && sed -i 's/return 20;/return 2000;/' main.c && git commit -qam change\n"
+	   "git format-patch -q -o ../s5 HEAD~1 && git reset -q --hard HEAD~1\n"
+	   "sed -i 's/return 20;/return 3000;/' main.c && git commit -qam clash\n");
+	apply(&r, "r5", names, 1, NULL);
+	assert_int_equal(r.ret, RV_ERR_APPLY);
+	assert_non_null(strstr(r.res->patches[0].error, "conflict in main.c"));
+	run_release(&r);
+}
+
+/* Write a hostile diff to NAME and expect it refused with code. */
+static void expect_refused(const char *repo, const char *name, int code,
+			   const char *reason)
+{
+	static const char *names[1];
+	struct run r;
+	char dir[300], *before, *after;
+
+	names[0] = name;
+	snprintf(dir, sizeof(dir), "%s", repo);
+	before = repo_state(dir);
+	apply(&r, repo, names, 1, NULL);
+	if (r.ret != code)
+		fail_msg("%s: got %d (%s), want %d", name, r.ret, r.err.msg,
+			 code);
+	assert_non_null(r.res);
+	assert_int_equal(r.res->failed, 0);
+	if (!strstr(r.res->patches[0].error, reason))
+		fail_msg("'%s' lacks '%s'", r.res->patches[0].error, reason);
+	assert_null(strchr(r.res->patches[0].error, '\n'));
+	after = repo_state(dir);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+	run_release(&r);
+}
+
+static void test_hostile_paths_refused(void **state)
+{
+	base_repo("r6");
+	sh("cd r6 && ln -s /tmp linkdir && git add linkdir && git commit -qm link\n"
+	   "cd .. && mkdir -p bad\n"
+	   "printf 'diff --git a/../evil b/../evil\\nnew file mode 100644\\n--- /dev/null\\n+++ b/../evil\\n@@ -0,0 +1 @@\\n+x\\n' >bad/traversal.patch\n"
+	   "printf 'diff --git a/.git/config b/.git/config\\n--- a/.git/config\\n+++ b/.git/config\\n@@ -1 +1 @@\\n-x\\n+y\\n' >bad/dotgit.patch\n"
+	   "printf 'diff --git a/sub/.GIT/hooks/x b/sub/.GIT/hooks/x\\nnew file mode 100755\\n--- /dev/null\\n+++ b/sub/.GIT/hooks/x\\n@@ -0,0 +1 @@\\n+x\\n' >bad/dotgit-case.patch\n"
+	   "printf 'diff --git a//etc/passwd b//etc/passwd\\n--- a//etc/passwd\\n+++ b//etc/passwd\\n@@ -1 +1 @@\\n-x\\n+y\\n' >bad/absolute.patch\n"
+	   "printf 'diff --git a/linkdir/x b/linkdir/x\\nnew file mode 100644\\n--- /dev/null\\n+++ b/linkdir/x\\n@@ -0,0 +1 @@\\n+x\\n' >bad/symlink.patch\n"
+	   "printf 'diff --git a/ok.c b/ok.c\\nrename from main.c\\nrename to \"..\\\\057x\"\\n' >bad/quoted.patch\n");
+	expect_refused("r6", "bad/traversal.patch", RV_ERR_UNSAFE,
+		       "writes outside the repository: ../evil");
+	expect_refused("r6", "bad/dotgit.patch", RV_ERR_UNSAFE,
+		       "into the .git directory: .git/config");
+	expect_refused("r6", "bad/dotgit-case.patch", RV_ERR_UNSAFE,
+		       ".git directory: sub/.GIT/hooks/x");
+	expect_refused("r6", "bad/absolute.patch", RV_ERR_UNSAFE,
+		       "absolute path /etc/passwd");
+	expect_refused("r6", "bad/symlink.patch", RV_ERR_UNSAFE,
+		       "through the symlink linkdir");
+	expect_refused("r6", "bad/quoted.patch", RV_ERR_UNSAFE,
+		       "outside the repository: ../x");
+}
+
+static void test_corrupt_input_refused(void **state)
+{
+	base_repo("r7");
+	sh("cd r7 && sed -i 's/return 10;/return 100;/' main.c && printf '\\5\\6' >>blob.bin && git commit -qam x\n"
+	   "git format-patch -q --binary -o ../c HEAD~1 && git reset -q --hard HEAD~1 && cd ../c\n"
+	   /* a hunk that claims more lines than it has */
+	   "sed 's/^@@ -7,7 +7,7 @@/@@ -7,9 +7,9 @@/' 0001-x.patch >short.patch\n"
+	   /* a stray line inside a hunk */
+	   "awk '/^ int line8/{print \"garbage line\"; next} {print}' 0001-x.patch >stray.patch\n"
+	   /* the binary data cut in the middle */
+	   "awk '/^(literal|delta)/{n=NR} n && NR==n+1 {print substr($0, 1, 12); exit} {print}' 0001-x.patch >trunc.patch\n"
+	   "printf 'From: x\\n\\njust words\\n' >nodiff.patch\n");
+	expect_refused("r7", "c/short.patch", RV_ERR_INPUT,
+		       "corrupt patch: main.c hunk 1");
+	expect_refused("r7", "c/stray.patch", RV_ERR_INPUT,
+		       "stray line at diff line");
+	expect_refused("r7", "c/trunc.patch", RV_ERR_INPUT,
+		       "blob.bin");
+	expect_refused("r7", "c/nodiff.patch", RV_ERR_INPUT, "no diff");
+}
+
+static void test_base_commit_and_fallback(void **state)
+{
+	static const char *const names[] = { "s8/0001-x.patch" };
+	struct run r;
+	char *base;
+
+	base_repo("r8");
+	sh("cd r8 && git commit -q --allow-empty -m second\n"
+	   "sed -i 's/return 3;/return 33;/' main.c && git commit -qam x\n"
+	   "git format-patch -q --base=HEAD~2 -o ../s8 HEAD~1 && git reset -q --hard HEAD~1\n");
+	base = capture("cd r8 && git rev-parse HEAD~1");
+	apply(&r, "r8", names, 1, NULL);
+	assert_int_equal(r.ret, 0);
+	assert_int_equal(r.res->base_source, RV_BASE_SERIES);
+	assert_string_equal(r.res->base_id, base);
+	free(base);
+	run_release(&r);
+
+	/* A base-commit the repo lacks: said so, HEAD used. */
+	sh("sed -i 's/^base-commit: .*/base-commit: 1234567890123456789012345678901234567890/' s8/0001-x.patch\n");
+	apply(&r, "r8", names, 1, NULL);
+	assert_int_equal(r.ret, 0);
+	assert_int_equal(r.res->base_source, RV_BASE_HEAD);
+	assert_non_null(strstr(r.res->base_note, "base-commit 1234567890123456789012345678901234567890 is not in the repository"));
+	assert_non_null(strstr(r.res->base_note, "used HEAD"));
+	run_release(&r);
+
+	/* --base that does not exist is a repo error, nothing to fall to. */
+	apply(&r, "r8", names, 1, &(struct rv_apply_opts){
+		.version = RV_APPLY_OPTS_VERSION, .base = "no-such-rev" });
+	assert_int_equal(r.ret, RV_ERR_REPO);
+	assert_null(r.res);
+	assert_non_null(strstr(r.err.msg, "no-such-rev"));
+	run_release(&r);
+}
+
+static void test_store_refs_only_when_asked(void **state)
+{
+	static const char *const names[] = { "s9/0001-x.patch" };
+	struct run r;
+	char *refs, *head;
+
+	base_repo("r9");
+	sh("cd r9 && sed -i 's/return 3;/return 33;/' main.c && git commit -qam x\n"
+	   "git format-patch -q -o ../s9 HEAD~1 && git reset -q --hard HEAD~1\n");
+	head = capture("cd r9 && git rev-parse HEAD");
+	apply(&r, "r9", names, 1, NULL);
+	assert_int_equal(r.ret, 0);
+	refs = capture("cd r9 && git for-each-ref refs/quorum | wc -l && "
+		       "git cat-file -e %s 2>/dev/null || echo absent",
+		       r.res->patches[0].commit_id);
+	assert_string_equal(refs, "0\nabsent");
+	free(refs);
+	run_release(&r);
+
+	apply(&r, "r9", names, 1, &(struct rv_apply_opts){
+		.version = RV_APPLY_OPTS_VERSION, .three_way = true,
+		.store_refs = true });
+	assert_int_equal(r.ret, 0);
+	refs = capture("cd r9 && git for-each-ref --format='%%(refname) %%(objectname)' refs/quorum && git log --format=%%s -1 $(git for-each-ref --format='%%(refname)' refs/quorum) && git rev-parse HEAD && git fsck --no-progress 2>&1 | grep -c . || true");
+	{
+		char want[400];
+
+		snprintf(want, sizeof(want), "%s %s\nx\n%s\n0",
+			 "refs/quorum/a1c0eae3cc7e2ec42a8a", r.res->patches[0].commit_id, head);
+		/* The ref name is a hash of the message-id: check its shape. */
+		assert_int_equal(strncmp(refs, "refs/quorum/", 12), 0);
+		assert_non_null(strstr(refs, r.res->patches[0].commit_id));
+		assert_non_null(strstr(refs, "\nx\n"));
+		assert_non_null(strstr(refs, head));
+		(void)want;
+	}
+	free(refs);
+	free(head);
+	run_release(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_simple_series_matches_git),
+		cmocka_unit_test(test_renames_modes_binary_match_git_am),
+		cmocka_unit_test(test_failure_names_patch_file_hunk_and_line),
+		cmocka_unit_test(test_three_way_matches_git_am_3),
+		cmocka_unit_test(test_three_way_conflict_names_path),
+		cmocka_unit_test(test_hostile_paths_refused),
+		cmocka_unit_test(test_corrupt_input_refused),
+		cmocka_unit_test(test_base_commit_and_fallback),
+		cmocka_unit_test(test_store_refs_only_when_asked),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
