@@ -16,6 +16,7 @@ static const struct cmd *const commands[] = {
 	&cmd_review_def,
 	&cmd_parse_def,
 	&cmd_apply_def,
+	&cmd_index_def,
 };
 
 int error(const char *fmt, ...)

@@ -183,6 +183,27 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 		    struct errmsg *err);
 void rv_apply_result_free(struct rv_apply_result *r);
 
+/*
+ * Added by apply (issue 5); owner of the results: the caller.
+ *
+ * Write the tree (hex id of a tree or commit, e.g. a patch's tree_id) to
+ * the directory dir, which must not exist yet; the repository itself is
+ * not touched. Entries that could escape dir (.., .git, '/') are refused.
+ * Returns 0, RV_ERR_REPO (dir exists or cannot be written; nothing is
+ * left behind), RV_ERR_UNSAFE, or RV_ERR_INTERNAL for a bad id.
+ */
+int rv_worktree_checkout(struct rv_repo *repo, const char *tree_or_commit,
+			 const char *dir, struct errmsg *err);
+/* Remove a directory made by rv_worktree_checkout(). 0 or -1 (errno). */
+int rv_worktree_remove(const char *dir);
+
+/*
+ * The stable patch-id of a diff, as `git patch-id --stable` prints it
+ * (and as format-patch writes prerequisite-patch-id:). out gets 40 hex
+ * digits. Returns 0, or RV_ERR_INPUT when the text has no diff.
+ */
+int rv_patch_id(const char *diff, size_t len, char out[RV_OID_HEXSZ + 1]);
+
 /* ---- findings and voters -------------------------------------------- */
 
 enum rv_severity {
@@ -229,6 +250,9 @@ struct rv_context {
 	struct rv_repo *repo; /* may be NULL (no repo) */
 	const char *pre_tree; /* hex ids, "" when not applied */
 	const char *post_tree;
+	/* Added by hist (issue 6): */
+	struct rv_history *history; /* the history index, NULL when none */
+	const char *workdir; /* the repo's work tree, NULL when none */
 };
 
 struct rv_voter {
@@ -251,11 +275,14 @@ struct rv_review_opts {
 	const struct rv_voter *const *voters; /* NULL: the default offline set */
 	size_t nvoters;
 	int quorum; /* distinct voters a finding needs; 0: majority */
+	/* Added by hist (issue 6); zero/NULL when unused: */
+	struct rv_history *history; /* borrowed; NULL: no history index */
+	const char *workdir; /* the repo's work tree (checkpatch), or NULL */
 };
 
 #define RV_REVIEW_OPTS_VERSION 1
 #define RV_REVIEW_OPTS_INIT                                                   \
-	{ RV_REVIEW_OPTS_VERSION, RV_APPLY_OPTS_INIT, NULL, 0, 0 }
+	{ RV_REVIEW_OPTS_VERSION, RV_APPLY_OPTS_INIT, NULL, 0, 0, NULL, NULL }
 
 struct rv_review {
 	const struct mp_series *series; /* borrowed */
@@ -266,6 +293,11 @@ struct rv_review {
 	struct rv_findings findings; /* at quorum, ranked */
 	struct rv_findings minority; /* below quorum */
 	size_t dropped; /* findings outside the patch's lines (invented) */
+	/* Added by hist (issue 6): per patch slot k of series->patches. */
+	double *risk; /* npatch_info entries; < 0 when not scored */
+	struct rv_similar_list *similar; /* top similar past fixes per patch */
+	size_t npatch_info; /* == series->npatches when filled, else 0 */
+	bool no_history; /* no history index: the report says so once */
 };
 
 /*
@@ -281,5 +313,167 @@ void rv_review_free(struct rv_review *r);
 
 /* Human-readable report (terminal text). */
 int rv_report_text(const struct rv_review *r, struct sb *out);
+
+/* ---- history index (review/history*.c, review/eval.c; owner: hist) ---
+ *
+ * The tree's own past bugs: every commit with a `Fixes:` trailer (or a
+ * `Revert "..."` with `This reverts commit X.`) names the commit that
+ * introduced a bug. The index lives in <git dir>/quorum/history.db
+ * (SQLite, WAL, FTS5) and is built and updated by rv_history_index().
+ */
+
+struct rv_history;
+
+/* A progress line for a terminal; bot/ decides whether to print it. */
+typedef void (*rv_progress_fn)(void *arg, const char *line);
+
+struct rv_index_opts {
+	unsigned version;
+	rv_progress_fn progress; /* may be NULL */
+	void *progress_arg;
+	bool rebuild; /* throw the index away and build it anew */
+};
+
+#define RV_INDEX_OPTS_VERSION 1
+#define RV_INDEX_OPTS_INIT { RV_INDEX_OPTS_VERSION, NULL, NULL, false }
+
+/* What an index run did; the Fixes: counts are for the whole index. */
+struct rv_index_stats {
+	size_t commits; /* non-merge commits read by this run */
+	size_t merges; /* merge commits skipped by this run */
+	size_t total_commits; /* non-merge commits in the index */
+	size_t fixes_trailers; /* Fixes: trailers naming a commit */
+	size_t resolved_id; /* ... resolved by their (abbreviated) id */
+	size_t resolved_subject; /* ... resolved by the quoted subject */
+	size_t unresolved; /* ... that name nothing we can find */
+	size_t ambiguous; /* ... ids that matched several objects */
+	size_t not_commit; /* Fixes: lines with no id and no subject */
+	size_t reverts; /* reverts whose reverted commit was found */
+	size_t pairs; /* fix/bug pairs in the index */
+	size_t hunks; /* hunks stored for lexical retrieval */
+	bool up_to_date; /* nothing new: the index was not written */
+	bool rebuilt; /* the db was missing, corrupt or old: made anew */
+	char rebuilt_reason[256]; /* why, when rebuilt */
+	double seconds;
+};
+
+/*
+ * Build or update the index of repo_path's history (HEAD). Only commits
+ * not read before are read. A corrupt or old db is removed and rebuilt
+ * (st->rebuilt and st->rebuilt_reason say so; the caller warns).
+ * Returns 0, RV_ERR_REPO (not a repository, no HEAD) or RV_ERR_INTERNAL
+ * (the db cannot be written), with err filled.
+ */
+int rv_history_index(const char *repo_path, const struct rv_index_opts *opts,
+		     struct rv_index_stats *st, struct errmsg *err);
+
+/*
+ * Open repo_path's index for reading. Returns 0 with *out set, or 0 with
+ * *out NULL when the repository has no index yet; RV_ERR_REPO when
+ * repo_path is not a repository; RV_ERR_INTERNAL when the index is
+ * unreadable (the message says to run `quorum index`). Caller frees *out
+ * with rv_history_free().
+ */
+int rv_history_open(struct rv_history **out, const char *repo_path,
+		    struct errmsg *err);
+void rv_history_free(struct rv_history *h);
+
+/* A line of the patch and the past line it resembles. */
+struct rv_similar_match {
+	char *file; /* the patch's file */
+	int new_no; /* the patch line's post-image number */
+	char *patch_line;
+	char *past_line;
+	bool fix_removed; /* the past line is one the fix removed */
+};
+
+/* A past bug/fix pair that resembles a patch. */
+struct rv_similar {
+	char bug_id[RV_OID_HEXSZ + 1];
+	char fix_id[RV_OID_HEXSZ + 1];
+	char *bug_subject;
+	char *fix_subject;
+	char *fix_explanation; /* first lines of the fix's message body */
+	const char *kind; /* "fixes" or "revert" (static) */
+	char *file; /* file of the past hunk */
+	char *function; /* function of the past hunk, or NULL */
+	double score; /* in [0,1], higher is closer */
+	bool same_file; /* the past hunk is in a file the patch touches */
+	bool same_function; /* ... and in a function the patch touches */
+	struct rv_similar_match *matches;
+	size_t nmatches;
+};
+
+struct rv_similar_list {
+	struct rv_similar *items; /* best first */
+	size_t n;
+};
+
+/*
+ * The k past bug/fix pairs whose buggy code most resembles what d adds.
+ * Fills out (caller releases with rv_similar_list_release()). Returns 0
+ * (maybe with no items) or RV_ERR_INTERNAL on a db error.
+ */
+int rv_history_similar(struct rv_history *h, const struct rv_diff *d,
+		       size_t k, struct rv_similar_list *out,
+		       struct errmsg *err);
+void rv_similar_list_release(struct rv_similar_list *l);
+
+/*
+ * The unified diff of commit rev against its first parent (diff), its
+ * message (message, may be NULL) and full id. RV_ERR_REPO when rev does
+ * not name a commit.
+ */
+int rv_history_commit_diff(struct rv_history *h, const char *rev,
+			   struct sb *diff, struct sb *message,
+			   char id[RV_OID_HEXSZ + 1], struct errmsg *err);
+
+/*
+ * Risk score in [0,1] of a patch (its diff, commit message and author
+ * address, both may be NULL), from weights fitted on this repo's history
+ * by rv_history_index(). why (may be NULL) gets one line on the largest
+ * factors. Returns 0, or RV_ERR_INTERNAL when the index has no model
+ * (*score is then -1).
+ */
+int rv_history_risk(struct rv_history *h, const struct rv_diff *d,
+		    const char *message, const char *author_email,
+		    double *score, struct sb *why, struct errmsg *err);
+
+/* Offline voters; each abstains (0, no findings) without what it needs. */
+extern const struct rv_voter rv_voter_history; /* needs ctx->history */
+extern const struct rv_voter rv_voter_risk; /* needs ctx->history */
+extern const struct rv_voter rv_voter_checkpatch; /* needs ctx->workdir */
+
+struct rv_eval_opts {
+	unsigned version;
+	int64_t since, until; /* commit times, seconds since the epoch */
+	rv_progress_fn progress;
+	void *progress_arg;
+};
+
+#define RV_EVAL_OPTS_VERSION 1
+#define RV_EVAL_OPTS_INIT { RV_EVAL_OPTS_VERSION, 0, 0, NULL, NULL }
+
+struct rv_eval_result {
+	size_t commits; /* non-merge commits replayed */
+	size_t positives; /* ... later named by a Fixes: (or reverted) */
+	size_t flagged; /* ... with a finding at quorum */
+	size_t flagged_positive;
+	double auc; /* of the risk score; -1 when undefined */
+	double baseline_auc; /* of lines changed; -1 when undefined */
+	double precision, recall; /* of findings at quorum; 0 when undefined */
+	double seconds;
+};
+
+/*
+ * Replay every non-merge commit of HEAD's history committed in
+ * [since, until] as a new patch, using only what the index holds from
+ * before that commit, and score the risk and the offline findings
+ * against later Fixes:. The index must be up to date (run
+ * rv_history_index() first). Returns 0, RV_ERR_REPO, or RV_ERR_INTERNAL
+ * (no index, db error).
+ */
+int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
+		    struct rv_eval_result *res, struct errmsg *err);
 
 #endif

@@ -1,0 +1,1324 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * history-index.c - `quorum index`: walk HEAD's history once, oldest
+ * first, and store every fix/bug pair with the hunks of both, plus the
+ * cheap per-commit facts the risk model learns from.
+ *
+ * Only fix commits and the commits they name are diffed with content;
+ * every other commit costs a tree diff without content and a few object
+ * header reads, which is what keeps a full index of a 7,000-commit tree
+ * to a few seconds.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "history-int.h"
+#include "history-parse.h"
+
+/* ---- a small string map --------------------------------------------- */
+
+struct smap_ent {
+	char *key;
+	uint64_t hash;
+	int64_t a, b, c;
+};
+
+struct smap {
+	struct smap_ent *e;
+	size_t n, cap;
+};
+
+static void smap_release(struct smap *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->cap; i++)
+		free(m->e[i].key);
+	free(m->e);
+	memset(m, 0, sizeof(*m));
+}
+
+static struct smap_ent *smap_slot(struct smap_ent *e, size_t cap,
+				  const char *key, uint64_t h)
+{
+	size_t i = (size_t)h & (cap - 1);
+
+	while (e[i].key && (e[i].hash != h || strcmp(e[i].key, key)))
+		i = (i + 1) & (cap - 1);
+	return &e[i];
+}
+
+/* The entry for key; created (zeroed) when create, else NULL if absent. */
+static struct smap_ent *smap_get(struct smap *m, const char *key, bool create)
+{
+	uint64_t h = hist_hash(key, strlen(key));
+	struct smap_ent *s;
+
+	if (!m->cap) {
+		if (!create)
+			return NULL;
+		m->cap = 64;
+		m->e = xcalloc(m->cap, sizeof(*m->e));
+	}
+	s = smap_slot(m->e, m->cap, key, h);
+	if (s->key || !create)
+		return s->key ? s : NULL;
+	if ((m->n + 1) * 2 > m->cap) {
+		struct smap_ent *ne = xcalloc(m->cap * 2, sizeof(*ne));
+		size_t i;
+
+		for (i = 0; i < m->cap; i++)
+			if (m->e[i].key)
+				*smap_slot(ne, m->cap * 2, m->e[i].key,
+					   m->e[i].hash) = m->e[i];
+		free(m->e);
+		m->e = ne;
+		m->cap *= 2;
+		s = smap_slot(m->e, m->cap, key, h);
+	}
+	s->key = xstrdup_or_null(key);
+	s->hash = h;
+	m->n++;
+	return s;
+}
+
+/* ---- the run -------------------------------------------------------- */
+
+struct indexer {
+	git_repository *repo;
+	git_odb *odb;
+	sqlite3 *db;
+	struct rv_index_stats *st;
+	const struct rv_index_opts *opts;
+	struct smap paths; /* a = commits, b = fixes, c = last time */
+	struct smap authors; /* a = commits */
+	struct smap subjects; /* a = seq of the latest commit so titled */
+	struct smap oids; /* hex id -> a = seq */
+	int64_t next_seq;
+	sqlite3_stmt *ins_commit, *ins_pair, *ins_hunk, *ins_fts, *ins_unres,
+		*ins_funcfix;
+	/* counts of this run, added to the stored ones at the end */
+	int64_t n_trailers, n_by_id, n_by_subject, n_unresolved, n_ambiguous,
+		n_not_commit, n_reverts;
+	struct errmsg *err;
+};
+
+static int prep(struct indexer *ix, sqlite3_stmt **st, const char *sql)
+{
+	if (sqlite3_prepare_v2(ix->db, sql, -1, st, NULL) != SQLITE_OK)
+		return errmsg_set(ix->err, RV_ERR_INTERNAL,
+				  "history index: %s", sqlite3_errmsg(ix->db));
+	return 0;
+}
+
+static int step_done(struct indexer *ix, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return errmsg_set(ix->err, RV_ERR_INTERNAL,
+				  "history index: cannot write: %s",
+				  sqlite3_errmsg(ix->db));
+	return 0;
+}
+
+static int load_state(struct indexer *ix)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = 0;
+
+	if ((ret = prep(ix, &st, "SELECT path, commits, fixes, last_time "
+				 "FROM paths")))
+		return ret;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct smap_ent *e = smap_get(
+			&ix->paths, (const char *)sqlite3_column_text(st, 0),
+			true);
+
+		e->a = sqlite3_column_int64(st, 1);
+		e->b = sqlite3_column_int64(st, 2);
+		e->c = sqlite3_column_int64(st, 3);
+	}
+	sqlite3_finalize(st);
+	if ((ret = prep(ix, &st, "SELECT email, commits FROM authors")))
+		return ret;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		smap_get(&ix->authors, (const char *)sqlite3_column_text(st, 0),
+			 true)
+			->a = sqlite3_column_int64(st, 1);
+	sqlite3_finalize(st);
+	if ((ret = prep(ix, &st, "SELECT seq, oid, subject FROM commits "
+				 "ORDER BY seq")))
+		return ret;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t seq = sqlite3_column_int64(st, 0);
+		const char *oid = (const char *)sqlite3_column_text(st, 1);
+		const char *subj = (const char *)sqlite3_column_text(st, 2);
+
+		if (oid)
+			smap_get(&ix->oids, oid, true)->a = seq;
+		if (subj)
+			smap_get(&ix->subjects, subj, true)->a = seq;
+		if (seq >= ix->next_seq)
+			ix->next_seq = seq + 1;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int save_state(struct indexer *ix)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int ret;
+
+	if ((ret = hist_exec(ix->db, "DELETE FROM paths; DELETE FROM authors;",
+			     ix->err)))
+		return ret;
+	if ((ret = prep(ix, &st, "INSERT INTO paths VALUES (?, ?, ?, ?)")))
+		return ret;
+	for (i = 0; i < ix->paths.cap && !ret; i++) {
+		struct smap_ent *e = &ix->paths.e[i];
+
+		if (!e->key)
+			continue;
+		sqlite3_bind_text(st, 1, e->key, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, e->a);
+		sqlite3_bind_int64(st, 3, e->b);
+		sqlite3_bind_int64(st, 4, e->c);
+		ret = step_done(ix, st);
+	}
+	sqlite3_finalize(st);
+	if (ret || (ret = prep(ix, &st, "INSERT INTO authors VALUES (?, ?)")))
+		return ret;
+	for (i = 0; i < ix->authors.cap && !ret; i++) {
+		struct smap_ent *e = &ix->authors.e[i];
+
+		if (!e->key)
+			continue;
+		sqlite3_bind_text(st, 1, e->key, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, e->a);
+		ret = step_done(ix, st);
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* ---- which files a commit touches, without reading them ------------ */
+
+struct tchange {
+	char *path;
+	git_oid old_id, new_id; /* zero when absent */
+	bool added, deleted;
+};
+
+struct tchanges {
+	struct tchange *v;
+	size_t n, alloc;
+};
+
+static void tchanges_release(struct tchanges *tc)
+{
+	size_t i;
+
+	for (i = 0; i < tc->n; i++)
+		free(tc->v[i].path);
+	free(tc->v);
+	memset(tc, 0, sizeof(*tc));
+}
+
+/* A cap on the files one commit may list (a hostile giant commit). */
+#define HIST_MAX_CHANGES 20000
+
+static void tchange_add(struct tchanges *tc, struct sb *prefix,
+			const char *name, const git_oid *o, const git_oid *n)
+{
+	struct tchange *c;
+
+	if (tc->n >= HIST_MAX_CHANGES)
+		return;
+	ALLOC_GROW(tc->v, tc->n + 1, tc->alloc);
+	c = &tc->v[tc->n++];
+	memset(c, 0, sizeof(*c));
+	c->path = xmalloc(prefix->len + strlen(name) + 1);
+	memcpy(c->path, sb_str(prefix), prefix->len);
+	strcpy(c->path + prefix->len, name);
+	if (o)
+		c->old_id = *o;
+	if (n)
+		c->new_id = *n;
+	c->added = !o;
+	c->deleted = !n;
+}
+
+static int tree_diff(git_repository *repo, const git_tree *a,
+		     const git_tree *b, struct sb *prefix,
+		     struct tchanges *tc, int depth);
+
+/* One side of an entry pair: recurse into trees, list blobs. */
+static int entry_diff(git_repository *repo, const git_tree_entry *ea,
+		      const git_tree_entry *eb, struct sb *prefix,
+		      struct tchanges *tc, int depth)
+{
+	bool ta = ea && git_tree_entry_type(ea) == GIT_OBJECT_TREE;
+	bool tb = eb && git_tree_entry_type(eb) == GIT_OBJECT_TREE;
+	const char *name = git_tree_entry_name(ea ? ea : eb);
+	git_tree *sa = NULL, *sb_ = NULL;
+	size_t plen = prefix->len;
+	int ret = 0;
+
+	if (ea && eb && git_oid_equal(git_tree_entry_id(ea),
+				      git_tree_entry_id(eb)) &&
+	    ta == tb)
+		return 0;
+	if (ta || tb) {
+		if ((ta && git_tree_lookup(&sa, repo, git_tree_entry_id(ea)) <
+				   0) ||
+		    (tb && git_tree_lookup(&sb_, repo, git_tree_entry_id(eb)) <
+				   0)) {
+			ret = -1;
+			goto out;
+		}
+		sb_adds(prefix, name);
+		sb_addch(prefix, '/');
+		ret = tree_diff(repo, sa, sb_, prefix, tc, depth + 1);
+		sb_setlen(prefix, plen);
+	}
+	/* The blob side(s) that are not trees. */
+	if (ea && !ta && eb && !tb)
+		tchange_add(tc, prefix, name, git_tree_entry_id(ea),
+			    git_tree_entry_id(eb));
+	else if (ea && !ta)
+		tchange_add(tc, prefix, name, git_tree_entry_id(ea), NULL);
+	else if (eb && !tb)
+		tchange_add(tc, prefix, name, NULL, git_tree_entry_id(eb));
+out:
+	git_tree_free(sa);
+	git_tree_free(sb_);
+	return ret;
+}
+
+/*
+ * The blobs that differ between trees a and b (either may be NULL),
+ * descending only into subtrees whose ids differ: no blob is read.
+ */
+static int tree_diff(git_repository *repo, const git_tree *a,
+		     const git_tree *b, struct sb *prefix,
+		     struct tchanges *tc, int depth)
+{
+	size_t i, n;
+	int ret = 0;
+
+	if (depth > 64)
+		return -1; /* a hostile tree nested without end */
+	n = b ? git_tree_entrycount(b) : 0;
+	for (i = 0; i < n && !ret; i++) {
+		const git_tree_entry *eb = git_tree_entry_byindex(b, i);
+		const git_tree_entry *ea =
+			a ? git_tree_entry_byname(a, git_tree_entry_name(eb)) :
+			    NULL;
+
+		ret = entry_diff(repo, ea, eb, prefix, tc, depth);
+	}
+	n = a ? git_tree_entrycount(a) : 0;
+	for (i = 0; i < n && !ret; i++) {
+		const git_tree_entry *ea = git_tree_entry_byindex(a, i);
+
+		if (b && git_tree_entry_byname(b, git_tree_entry_name(ea)))
+			continue;
+		ret = entry_diff(repo, ea, NULL, prefix, tc, depth);
+	}
+	return ret;
+}
+
+/* The files commit c changes against its first parent. */
+static int commit_changes(git_repository *repo, git_commit *c,
+			  struct tchanges *tc)
+{
+	git_commit *parent = NULL;
+	git_tree *tree = NULL, *ptree = NULL;
+	struct sb prefix = SB_INIT;
+	int ret = -1;
+
+	if (git_commit_tree(&tree, c) < 0)
+		goto out;
+	if (git_commit_parentcount(c) &&
+	    (git_commit_parent(&parent, c, 0) < 0 ||
+	     git_commit_tree(&ptree, parent) < 0))
+		goto out;
+	ret = tree_diff(repo, ptree, tree, &prefix, tc, 0);
+out:
+	sb_release(&prefix);
+	git_tree_free(tree);
+	git_tree_free(ptree);
+	git_commit_free(parent);
+	return ret;
+}
+
+static bool path_wanted(const char *path, char **paths, size_t npaths)
+{
+	size_t i;
+
+	for (i = 0; i < npaths; i++)
+		if (!strcmp(paths[i], path))
+			return true;
+	return false;
+}
+
+/* ---- hunks of a commit ---------------------------------------------- */
+
+struct hhunk {
+	char *file;
+	char *func;
+	struct sb plus, minus, ctx; /* lines, each ending in '\n' */
+	size_t nplus, nminus, nctx;
+};
+
+struct hhunks {
+	struct hhunk *v;
+	size_t n, alloc;
+};
+
+static void hhunks_release(struct hhunks *hs)
+{
+	size_t i;
+
+	for (i = 0; i < hs->n; i++) {
+		free(hs->v[i].file);
+		free(hs->v[i].func);
+		sb_release(&hs->v[i].plus);
+		sb_release(&hs->v[i].minus);
+		sb_release(&hs->v[i].ctx);
+	}
+	free(hs->v);
+	memset(hs, 0, sizeof(*hs));
+}
+
+static void add_line(struct sb *sb, size_t *n, const char *s, size_t len,
+		     size_t max)
+{
+	if (*n >= max)
+		return;
+	if (len && s[len - 1] == '\n')
+		len--;
+	if (len > HIST_MAX_LINE)
+		len = HIST_MAX_LINE;
+	/* A NUL in a line would cut it short later; keep the part before. */
+	len = strnlen(s, len);
+	sb_add(sb, s, len);
+	sb_addch(sb, '\n');
+	(*n)++;
+}
+
+/* Append the hunks of one patch to out. */
+static void patch_hunks(git_patch *patch, const char *file, size_t max_lines,
+			struct hhunks *out)
+{
+	size_t h, nh = git_patch_num_hunks(patch);
+
+	for (h = 0; h < nh && out->n < HIST_MAX_HUNKS_PER_PAIR * 4; h++) {
+		const git_diff_hunk *gh;
+		struct hhunk *hk;
+		const char *sec;
+		size_t l, nl;
+
+		if (git_patch_get_hunk(&gh, &nl, patch, h) < 0)
+			continue;
+		ALLOC_GROW(out->v, out->n + 1, out->alloc);
+		hk = &out->v[out->n++];
+		memset(hk, 0, sizeof(*hk));
+		hk->file = xstrdup_or_null(file);
+		/* "@@ -a,b +c,d @@ section" */
+		sec = strstr(gh->header + 2, "@@");
+		if (sec)
+			hk->func = hist_function_name(sec + 2);
+		for (l = 0; l < nl; l++) {
+			const git_diff_line *gl;
+
+			if (git_patch_get_line_in_hunk(&gl, patch, h, l) < 0)
+				continue;
+			if (gl->origin == '+')
+				add_line(&hk->plus, &hk->nplus, gl->content,
+					 gl->content_len, max_lines);
+			else if (gl->origin == '-')
+				add_line(&hk->minus, &hk->nminus, gl->content,
+					 gl->content_len, max_lines);
+			else if (gl->origin == ' ')
+				add_line(&hk->ctx, &hk->nctx, gl->content,
+					 gl->content_len, max_lines);
+		}
+	}
+}
+
+/*
+ * The hunks of commit c against its first parent, in the given paths
+ * only (NULL: all), with at most max_lines lines kept of each side.
+ * Blobs are diffed directly: no index, no pathspec machinery.
+ */
+static int commit_hunks(git_repository *repo, git_commit *c, char **paths,
+			size_t npaths, size_t max_lines, struct hhunks *out)
+{
+	git_diff_options dopts;
+	struct tchanges tc = { 0 };
+	size_t i, done = 0;
+
+	git_diff_options_init(&dopts, GIT_DIFF_OPTIONS_VERSION);
+	dopts.context_lines = 3;
+	if (commit_changes(repo, c, &tc) < 0) {
+		tchanges_release(&tc);
+		return -1;
+	}
+	for (i = 0; i < tc.n && done < HIST_MAX_FILES_PER_PAIR; i++) {
+		const struct tchange *ch = &tc.v[i];
+		git_blob *ob = NULL, *nb = NULL;
+		git_patch *patch = NULL;
+
+		if (paths && !path_wanted(ch->path, paths, npaths))
+			continue;
+		if ((!ch->added && git_blob_lookup(&ob, repo, &ch->old_id) < 0) ||
+		    (!ch->deleted &&
+		     git_blob_lookup(&nb, repo, &ch->new_id) < 0))
+			goto next; /* a submodule or a missing object */
+		if ((ob && git_blob_is_binary(ob)) ||
+		    (nb && git_blob_is_binary(nb)))
+			goto next;
+		done++;
+		if (git_patch_from_blobs(&patch, ob, ch->path, nb, ch->path,
+					 &dopts) == 0 &&
+		    patch)
+			patch_hunks(patch, ch->path, max_lines, out);
+next:
+		git_patch_free(patch);
+		git_blob_free(ob);
+		git_blob_free(nb);
+	}
+	tchanges_release(&tc);
+	return 0;
+}
+
+/* Hashes of the normalized significant lines of text, sorted. */
+struct hset {
+	uint64_t *v;
+	size_t n, alloc;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void hset_add_lines(struct hset *hs, const char *text)
+{
+	struct sb norm = SB_INIT;
+	const char *p = text;
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		hist_normalize(p, len, &norm);
+		if (hist_line_significant(sb_str(&norm))) {
+			ALLOC_GROW(hs->v, hs->n + 1, hs->alloc);
+			hs->v[hs->n++] = hist_hash(norm.buf, norm.len);
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	sb_release(&norm);
+}
+
+static bool hset_has(const struct hset *hs, uint64_t h)
+{
+	return hs->n && bsearch(&h, hs->v, hs->n, sizeof(h), cmp_u64);
+}
+
+/*
+ * Of a bug commit's added lines, the ones worth keeping: all of a small
+ * hunk; of a big one (a new file, an initial import) only windows around
+ * lines the fix removed or kept as context, so the index holds the buggy
+ * code and not whole files.
+ */
+static void select_bug_lines(const char *plus, size_t nplus,
+			     const struct hset *fixlines, struct sb *out,
+			     size_t *nout)
+{
+	struct sb norm = SB_INIT;
+	const char **starts;
+	size_t *lens, i, n = 0, j;
+	bool *keep;
+	const char *p = plus;
+
+	starts = xcalloc(nplus + 1, sizeof(*starts));
+	lens = xcalloc(nplus + 1, sizeof(*lens));
+	keep = xcalloc(nplus + 1, sizeof(*keep));
+	while (p && *p && n < nplus) {
+		const char *nl = strchr(p, '\n');
+
+		starts[n] = p;
+		lens[n] = nl ? (size_t)(nl - p) : strlen(p);
+		n++;
+		p = nl ? nl + 1 : NULL;
+	}
+	for (i = 0; i < n; i++) {
+		hist_normalize(starts[i], lens[i], &norm);
+		if (!hist_line_significant(sb_str(&norm)) ||
+		    !hset_has(fixlines, hist_hash(norm.buf, norm.len)))
+			continue;
+		for (j = i > 5 ? i - 5 : 0; j < n && j <= i + 5; j++)
+			keep[j] = true;
+	}
+	*nout = 0;
+	for (i = 0; i < n && *nout < HIST_MAX_HUNK_LINES; i++) {
+		if (!keep[i] && n > HIST_MAX_HUNK_LINES / 2)
+			continue;
+		sb_add(out, starts[i], lens[i]);
+		sb_addch(out, '\n');
+		(*nout)++;
+	}
+	free(starts);
+	free(lens);
+	free(keep);
+	sb_release(&norm);
+}
+
+static int store_hunk(struct indexer *ix, int64_t pair, int role,
+		      const char *file, const char *func, const char *lines,
+		      const char *token_text)
+{
+	struct sb tok = SB_INIT;
+	int ret;
+
+	hist_tokens(token_text, &tok, 400);
+	if (!tok.len) {
+		sb_release(&tok);
+		return 0;
+	}
+	sqlite3_bind_int64(ix->ins_hunk, 1, pair);
+	sqlite3_bind_int(ix->ins_hunk, 2, role);
+	sqlite3_bind_text(ix->ins_hunk, 3, file, -1, SQLITE_STATIC);
+	if (func)
+		sqlite3_bind_text(ix->ins_hunk, 4, func, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ix->ins_hunk, 5, lines, -1, SQLITE_STATIC);
+	ret = step_done(ix, ix->ins_hunk);
+	if (!ret) {
+		sqlite3_bind_int64(ix->ins_fts, 1,
+				   sqlite3_last_insert_rowid(ix->db));
+		sqlite3_bind_text(ix->ins_fts, 2, sb_str(&tok), -1,
+				  SQLITE_STATIC);
+		ret = step_done(ix, ix->ins_fts);
+	}
+	sb_release(&tok);
+	return ret;
+}
+
+/* The first lines of a message's body: the fix's own explanation. */
+static char *explanation(const char *msg)
+{
+	const char *p = strchr(msg, '\n');
+	struct sb out = SB_INIT;
+	size_t lines = 0;
+
+	if (!p)
+		return xstrdup_or_null("");
+	while (*p == '\n')
+		p++;
+	while (*p && lines < 4 && out.len < HIST_MAX_EXPL) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (!len || hist_is_trailer_line(p, len))
+			break;
+		if (out.len)
+			sb_addch(&out, ' ');
+		sb_add(&out, p, len > HIST_MAX_EXPL ? HIST_MAX_EXPL : len);
+		lines++;
+		p = nl ? nl + 1 : p + len;
+	}
+	return sb_detach(&out, NULL);
+}
+
+/* Store the pair fix -> bug and the hunks of both. */
+static int store_pair(struct indexer *ix, git_commit *fix, int64_t fix_seq,
+		      const git_oid *bug_oid, const char *kind,
+		      const char *how)
+{
+	struct hhunks fh = { 0 }, bh = { 0 };
+	struct hset fixlines = { 0 };
+	git_commit *bug = NULL;
+	char bug_hex[GIT_OID_HEXSZ + 1], fix_hex[GIT_OID_HEXSZ + 1];
+	char **paths = NULL;
+	size_t npaths = 0, i, j, stored = 0;
+	struct smap_ent *be;
+	char *expl = NULL;
+	int64_t pair;
+	int ret = 0;
+
+	git_oid_tostr(bug_hex, sizeof(bug_hex), bug_oid);
+	git_oid_tostr(fix_hex, sizeof(fix_hex), git_commit_id(fix));
+	if (git_commit_lookup(&bug, ix->repo, bug_oid) < 0)
+		return 0;
+	be = smap_get(&ix->oids, bug_hex, false);
+	expl = explanation(git_commit_message(fix) ? git_commit_message(fix) :
+						      "");
+	sqlite3_bind_text(ix->ins_pair, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ix->ins_pair, 2, how, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(ix->ins_pair, 3, fix_seq);
+	sqlite3_bind_text(ix->ins_pair, 4, fix_hex, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ix->ins_pair, 5, git_commit_summary(fix), -1,
+			  SQLITE_TRANSIENT);
+	sqlite3_bind_text(ix->ins_pair, 6, expl, -1, SQLITE_STATIC);
+	if (be)
+		sqlite3_bind_int64(ix->ins_pair, 7, be->a);
+	sqlite3_bind_text(ix->ins_pair, 8, bug_hex, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ix->ins_pair, 9, git_commit_summary(bug), -1,
+			  SQLITE_TRANSIENT);
+	if ((ret = step_done(ix, ix->ins_pair)))
+		goto out;
+	pair = sqlite3_last_insert_rowid(ix->db);
+
+	if (commit_hunks(ix->repo, fix, NULL, 0, HIST_MAX_HUNK_LINES, &fh) < 0)
+		goto out;
+	for (i = 0; i < fh.n && !ret; i++) {
+		struct hhunk *h = &fh.v[i];
+		struct sb lines = SB_INIT;
+
+		hset_add_lines(&fixlines, sb_str(&h->minus));
+		hset_add_lines(&fixlines, sb_str(&h->ctx));
+		for (j = 0; j < npaths; j++)
+			if (!strcmp(paths[j], h->file))
+				break;
+		if (j == npaths && npaths < HIST_MAX_FILES_PER_PAIR) {
+			paths = xrealloc(paths, (npaths + 1) * sizeof(*paths));
+			paths[npaths++] = h->file;
+		}
+		if (stored >= HIST_MAX_HUNKS_PER_PAIR)
+			continue;
+		/* The fix's own hunk: '-' lines are the buggy code. */
+		{
+			const char *p;
+
+			for (p = sb_str(&h->minus); *p;) {
+				const char *nl = strchr(p, '\n');
+
+				sb_addch(&lines, '-');
+				sb_add(&lines, p, (size_t)(nl - p) + 1);
+				p = nl + 1;
+			}
+			for (p = sb_str(&h->plus); *p;) {
+				const char *nl = strchr(p, '\n');
+
+				sb_addch(&lines, '+');
+				sb_add(&lines, p, (size_t)(nl - p) + 1);
+				p = nl + 1;
+			}
+		}
+		ret = store_hunk(ix, pair, 1, h->file, h->func, sb_str(&lines),
+				 h->nminus ? sb_str(&h->minus) :
+					     sb_str(&h->ctx));
+		if (h->func) {
+			sqlite3_bind_text(ix->ins_funcfix, 1, h->file, -1,
+					  SQLITE_STATIC);
+			sqlite3_bind_text(ix->ins_funcfix, 2, h->func, -1,
+					  SQLITE_STATIC);
+			sqlite3_bind_int64(ix->ins_funcfix, 3, fix_seq);
+			if (!ret)
+				ret = step_done(ix, ix->ins_funcfix);
+		}
+		stored++;
+		sb_release(&lines);
+	}
+	if (ret || !npaths)
+		goto out;
+	if (fixlines.n)
+		qsort(fixlines.v, fixlines.n, sizeof(*fixlines.v), cmp_u64);
+	/* The bug commit's hunks in the files the fix touched. */
+	if (commit_hunks(ix->repo, bug, paths, npaths, 4000, &bh) < 0)
+		goto out;
+	stored = 0;
+	for (i = 0; i < bh.n && !ret && stored < HIST_MAX_HUNKS_PER_PAIR;
+	     i++) {
+		struct hhunk *h = &bh.v[i];
+		struct sb kept = SB_INIT, lines = SB_INIT;
+		size_t nkept = 0;
+		const char *p;
+
+		select_bug_lines(sb_str(&h->plus), h->nplus, &fixlines, &kept,
+				 &nkept);
+		if (nkept) {
+			for (p = sb_str(&kept); *p;) {
+				const char *nl = strchr(p, '\n');
+
+				sb_addch(&lines, '+');
+				sb_add(&lines, p, (size_t)(nl - p) + 1);
+				p = nl + 1;
+			}
+			ret = store_hunk(ix, pair, 0, h->file, h->func,
+					 sb_str(&lines), sb_str(&kept));
+			stored++;
+		}
+		sb_release(&kept);
+		sb_release(&lines);
+	}
+out:
+	free(paths);
+	free(fixlines.v);
+	free(expl);
+	hhunks_release(&fh);
+	hhunks_release(&bh);
+	git_commit_free(bug);
+	return ret;
+}
+
+static int note_unresolved(struct indexer *ix, const char *fix_hex,
+			   const struct hist_ref *r, const char *reason)
+{
+	sqlite3_bind_text(ix->ins_unres, 1, fix_hex, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ix->ins_unres, 2, r->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ix->ins_unres, 3, r->subject, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ix->ins_unres, 4, reason, -1, SQLITE_STATIC);
+	return step_done(ix, ix->ins_unres);
+}
+
+/*
+ * Resolve one reference the way the kernel's git-resolve does: the id
+ * first, then the quoted subject among the commits before the fix.
+ */
+static int resolve_ref(struct indexer *ix, git_commit *fix, int64_t fix_seq,
+		       const struct hist_ref *r)
+{
+	char fix_hex[GIT_OID_HEXSZ + 1];
+	const char *why = "no commit has this id or subject";
+	git_object *obj = NULL;
+	struct smap_ent *se;
+	size_t idlen = strlen(r->id);
+	git_oid oid;
+	int rc;
+
+	git_oid_tostr(fix_hex, sizeof(fix_hex), git_commit_id(fix));
+	if (!r->is_revert)
+		ix->n_trailers++;
+	if (idlen && git_oid_fromstrn(&oid, r->id, idlen) == 0) {
+		rc = git_object_lookup_prefix(&obj, ix->repo, &oid, idlen,
+					      GIT_OBJECT_COMMIT);
+		if (rc == 0) {
+			git_oid found = *git_object_id(obj);
+
+			git_object_free(obj);
+			if (r->is_revert)
+				ix->n_reverts++;
+			else
+				ix->n_by_id++;
+			return store_pair(ix, fix, fix_seq, &found,
+					  r->is_revert ? "revert" : "fixes",
+					  "id");
+		}
+		if (rc == GIT_EAMBIGUOUS) {
+			ix->n_ambiguous++;
+			why = "the id is ambiguous and no commit has this "
+			      "subject";
+		}
+	}
+	if (r->subject && *r->subject &&
+	    (se = smap_get(&ix->subjects, r->subject, false))) {
+		sqlite3_stmt *st = NULL;
+		int ret = 0;
+
+		if (prep(ix, &st, "SELECT oid FROM commits WHERE seq = ?"))
+			return RV_ERR_INTERNAL;
+		sqlite3_bind_int64(st, 1, se->a);
+		if (sqlite3_step(st) == SQLITE_ROW &&
+		    git_oid_fromstr(&oid, (const char *)sqlite3_column_text(
+						      st, 0)) == 0) {
+			if (r->is_revert)
+				ix->n_reverts++;
+			else
+				ix->n_by_subject++;
+			ret = store_pair(ix, fix, fix_seq, &oid,
+					 r->is_revert ? "revert" : "fixes",
+					 "subject");
+			sqlite3_finalize(st);
+			return ret;
+		}
+		sqlite3_finalize(st);
+	}
+	if (r->is_revert)
+		return 0; /* a revert of something we do not have: not a Fixes: */
+	ix->n_unresolved++;
+	return note_unresolved(ix, fix_hex, r, why);
+}
+
+/* ---- one commit ----------------------------------------------------- */
+
+static bool subject_says_fix(const char *s)
+{
+	const char *p;
+
+	for (p = s; (p = strcasestr(p, "fix")); p += 3)
+		if (p == s || !isalnum((unsigned char)p[-1]))
+			return true;
+	return false;
+}
+
+static int index_commit(struct indexer *ix, git_commit *c)
+{
+	char hex[GIT_OID_HEXSZ + 1], dir[128];
+	struct hist_refs refs = { 0 };
+	struct tchanges tc = { 0 };
+	struct sb prefix = SB_INIT;
+	git_commit *parent = NULL;
+	git_tree *tree = NULL, *ptree = NULL;
+	struct hist_facts f = { 0 };
+	const git_signature *au = git_commit_author(c);
+	const char *msg = git_commit_message(c), *subj;
+	int64_t t = git_commit_time(c), seq;
+	struct smap dirs = { 0 };
+	struct smap_ent *ae;
+	size_t i, aged = 0, added = 0;
+	double agesum = 0;
+	int ret = 0;
+
+	git_oid_tostr(hex, sizeof(hex), git_commit_id(c));
+	if (smap_get(&ix->oids, hex, false))
+		return 0; /* already indexed (a rewritten tip's old commits) */
+	subj = git_commit_summary(c);
+	if (!subj)
+		subj = "";
+	hist_parse_refs(msg ? msg : "", subj, &refs);
+	ix->n_not_commit += refs.not_commit;
+	f.isfix = refs.n > 0 || subject_says_fix(subj);
+
+	if (git_commit_tree(&tree, c) < 0 ||
+	    (git_commit_parentcount(c) &&
+	     (git_commit_parent(&parent, c, 0) < 0 ||
+	      git_commit_tree(&ptree, parent) < 0)) ||
+	    tree_diff(ix->repo, ptree, tree, &prefix, &tc, 0) < 0) {
+		ret = errmsg_set(ix->err, RV_ERR_REPO, "cannot read commit %s: %s",
+				 hex,
+				 git_error_last() ? git_error_last()->message :
+						    "a tree is unreadable");
+		goto out;
+	}
+	for (i = 0; i < tc.n; i++) {
+		const struct tchange *d = &tc.v[i];
+		size_t osz = 0, nsz = 0;
+		git_object_t type;
+		struct smap_ent *pe;
+
+		if (!d->added)
+			git_odb_read_header(&osz, &type, ix->odb, &d->old_id);
+		if (!d->deleted)
+			git_odb_read_header(&nsz, &type, ix->odb, &d->new_id);
+		/* A size change stands in for churn; +1 so an edit counts. */
+		f.bytes += (double)(osz > nsz ? osz - nsz : nsz - osz) + 1;
+		hist_top_dir(d->path, dir, sizeof(dir));
+		smap_get(&dirs, dir, true);
+		pe = smap_get(&ix->paths, d->path, true);
+		if (d->added || !pe->a) {
+			added++;
+		} else {
+			agesum += (double)(t > pe->c ? t - pe->c : 0) / 86400.0;
+			aged++;
+		}
+		f.fixhist += (double)pe->b;
+	}
+	f.files = (double)tc.n;
+	f.dirs = (double)dirs.n;
+	f.age_days = aged ? agesum / (double)aged : 0;
+	f.newfrac = tc.n ? (double)added / (double)tc.n : 0;
+	ae = smap_get(&ix->authors, au && au->email ? au->email : "", true);
+	f.author = (double)ae->a;
+
+	seq = ix->next_seq++;
+	sqlite3_bind_int64(ix->ins_commit, 1, seq);
+	sqlite3_bind_text(ix->ins_commit, 2, hex, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(ix->ins_commit, 3, t);
+	sqlite3_bind_text(ix->ins_commit, 4, subj, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ix->ins_commit, 5, ae->key, -1, SQLITE_STATIC);
+	sqlite3_bind_double(ix->ins_commit, 6, f.bytes);
+	sqlite3_bind_double(ix->ins_commit, 7, f.files);
+	sqlite3_bind_double(ix->ins_commit, 8, f.dirs);
+	sqlite3_bind_double(ix->ins_commit, 9, f.fixhist);
+	sqlite3_bind_double(ix->ins_commit, 10, f.age_days);
+	sqlite3_bind_double(ix->ins_commit, 11, f.isfix);
+	sqlite3_bind_double(ix->ins_commit, 12, f.author);
+	sqlite3_bind_double(ix->ins_commit, 13, f.newfrac);
+	if ((ret = step_done(ix, ix->ins_commit)))
+		goto out;
+
+	/* The state after this commit, for the commits that follow. */
+	ae->a++;
+	for (i = 0; i < tc.n; i++) {
+		struct smap_ent *pe = smap_get(&ix->paths, tc.v[i].path, true);
+
+		pe->a++;
+		pe->c = t;
+		if (f.isfix)
+			pe->b++;
+	}
+
+	for (i = 0; i < refs.n && !ret; i++)
+		ret = resolve_ref(ix, c, seq, &refs.v[i]);
+	/* Later commits resolve subjects against the ones before them. */
+	smap_get(&ix->oids, hex, true)->a = seq;
+	if (*subj)
+		smap_get(&ix->subjects, subj, true)->a = seq;
+	ix->st->commits++;
+out:
+	hist_refs_release(&refs);
+	tchanges_release(&tc);
+	sb_release(&prefix);
+	smap_release(&dirs);
+	git_tree_free(tree);
+	git_tree_free(ptree);
+	git_commit_free(parent);
+	return ret;
+}
+
+/* ---- fitting the risk model ----------------------------------------- */
+
+/* How long a bug may stay hidden before its fix; newer commits are unripe. */
+#define HIST_LABEL_RIPE (180 * 86400)
+
+static int fit_model(struct indexer *ix)
+{
+	sqlite3_stmt *st = NULL;
+	struct hist_model m;
+	double *X = NULL;
+	int *y = NULL;
+	size_t n = 0, alloc = 0, yalloc = 0;
+	int64_t newest;
+	int ret;
+
+	newest = 0;
+	if ((ret = prep(ix, &st, "SELECT MAX(time) FROM commits")))
+		return ret;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		newest = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if ((ret = prep(ix, &st,
+			"SELECT bytes, files, dirs, fixhist, age, isfix,"
+			" authorexp, newfrac,"
+			" EXISTS(SELECT 1 FROM pairs p WHERE p.bug_seq = c.seq)"
+			" FROM commits c WHERE time <= ?")))
+		return ret;
+	sqlite3_bind_int64(st, 1, newest - HIST_LABEL_RIPE);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct hist_facts f;
+
+		f.bytes = sqlite3_column_double(st, 0);
+		f.files = sqlite3_column_double(st, 1);
+		f.dirs = sqlite3_column_double(st, 2);
+		f.fixhist = sqlite3_column_double(st, 3);
+		f.age_days = sqlite3_column_double(st, 4);
+		f.isfix = sqlite3_column_double(st, 5);
+		f.author = sqlite3_column_double(st, 6);
+		f.newfrac = sqlite3_column_double(st, 7);
+		ALLOC_GROW(X, (n + 1) * HF_N, alloc);
+		ALLOC_GROW(y, n + 1, yalloc);
+		hist_features(&f, &X[n * HF_N]);
+		y[n] = sqlite3_column_int(st, 8);
+		n++;
+	}
+	sqlite3_finalize(st);
+	hist_model_fit(&m, X, y, n, HIST_RISK_TOP);
+	free(X);
+	free(y);
+	if (hist_model_save(ix->db, &m) < 0)
+		return errmsg_set(ix->err, RV_ERR_INTERNAL,
+				  "history index: cannot store the model: %s",
+				  sqlite3_errmsg(ix->db));
+	return 0;
+}
+
+/* ---- the entry point ------------------------------------------------ */
+
+static void progress(struct indexer *ix, size_t done, size_t total,
+		     bool last)
+{
+	char line[160];
+
+	if (!ix->opts->progress)
+		return;
+	snprintf(line, sizeof(line),
+		 "indexing history: %zu/%zu commits, %lld fixes%s", done,
+		 total,
+		 (long long)(ix->n_by_id + ix->n_by_subject + ix->n_reverts),
+		 last ? ", done." : "");
+	ix->opts->progress(ix->opts->progress_arg, line);
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int add_stat(struct indexer *ix, const char *key, int64_t v,
+		    size_t *out)
+{
+	int64_t total = hist_meta_int(ix->db, key, 0) + v;
+
+	*out = (size_t)total;
+	return v ? hist_meta_set_int(ix->db, key, total) : 0;
+}
+
+static int read_totals(struct indexer *ix)
+{
+	sqlite3_stmt *st = NULL;
+	int ret;
+
+	if ((ret = prep(ix, &st, "SELECT (SELECT COUNT(*) FROM commits),"
+				 " (SELECT COUNT(*) FROM pairs),"
+				 " (SELECT COUNT(*) FROM hunks)")))
+		return ret;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		ix->st->total_commits = (size_t)sqlite3_column_int64(st, 0);
+		ix->st->pairs = (size_t)sqlite3_column_int64(st, 1);
+		ix->st->hunks = (size_t)sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (add_stat(ix, "trailers", ix->n_trailers, &ix->st->fixes_trailers) ||
+	    add_stat(ix, "by_id", ix->n_by_id, &ix->st->resolved_id) ||
+	    add_stat(ix, "by_subject", ix->n_by_subject,
+		     &ix->st->resolved_subject) ||
+	    add_stat(ix, "unresolved", ix->n_unresolved, &ix->st->unresolved) ||
+	    add_stat(ix, "ambiguous", ix->n_ambiguous, &ix->st->ambiguous) ||
+	    add_stat(ix, "not_commit", ix->n_not_commit, &ix->st->not_commit) ||
+	    add_stat(ix, "reverts", ix->n_reverts, &ix->st->reverts))
+		return errmsg_set(ix->err, RV_ERR_INTERNAL,
+				  "history index: cannot store counts: %s",
+				  sqlite3_errmsg(ix->db));
+	return 0;
+}
+
+static void finalize_stmts(struct indexer *ix)
+{
+	sqlite3_finalize(ix->ins_commit);
+	sqlite3_finalize(ix->ins_pair);
+	sqlite3_finalize(ix->ins_hunk);
+	sqlite3_finalize(ix->ins_fts);
+	sqlite3_finalize(ix->ins_unres);
+	sqlite3_finalize(ix->ins_funcfix);
+}
+
+/* Hide the tips indexed before; false when one is gone (history rewritten). */
+static int hide_tips(struct indexer *ix, git_revwalk *walk, bool *gone)
+{
+	sqlite3_stmt *st = NULL;
+	int ret;
+
+	*gone = false;
+	if ((ret = prep(ix, &st, "SELECT oid FROM tips")))
+		return ret;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		git_oid oid;
+		const char *hex = (const char *)sqlite3_column_text(st, 0);
+
+		if (!hex || git_oid_fromstr(&oid, hex) < 0 ||
+		    git_revwalk_hide(walk, &oid) < 0)
+			*gone = true;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int rv_history_index(const char *repo_path, const struct rv_index_opts *opts,
+		     struct rv_index_stats *st, struct errmsg *err)
+{
+	static const struct rv_index_opts defaults = RV_INDEX_OPTS_INIT;
+	struct indexer ix = { 0 };
+	git_revwalk *walk = NULL;
+	git_oid oid, head;
+	git_oid *todo = NULL;
+	size_t ntodo = 0, todo_alloc = 0, i;
+	char *path = NULL, head_hex[GIT_OID_HEXSZ + 1];
+	double t0 = now_seconds(), last_progress = t0;
+	bool gone = false, in_tx = false;
+	int ret = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (!opts)
+		opts = &defaults;
+	ix.opts = opts;
+	ix.st = st;
+	ix.err = err;
+	ix.next_seq = 1;
+	if (git_repository_open_ext(&ix.repo, repo_path ? repo_path : ".", 0,
+				    NULL) < 0)
+		return errmsg_set(err, RV_ERR_REPO,
+				  "%s is not in a git repository",
+				  repo_path ? repo_path : ".");
+	if (git_reference_name_to_id(&head, ix.repo, "HEAD") < 0) {
+		ret = errmsg_set(err, RV_ERR_REPO,
+				 "the repository has no commits (HEAD does "
+				 "not resolve); nothing to index");
+		goto out;
+	}
+	git_oid_tostr(head_hex, sizeof(head_hex), &head);
+	path = hist_db_path(ix.repo);
+	{
+		struct sb dir = SB_INIT;
+
+		sb_add(&dir, path, strlen(path) - strlen("/history.db"));
+		if (mkdir(sb_str(&dir), 0777) < 0 && errno != EEXIST) {
+			ret = errmsg_set(err, RV_ERR_INTERNAL,
+					 "cannot create %s: %s", sb_str(&dir),
+					 strerror(errno));
+			sb_release(&dir);
+			goto out;
+		}
+		sb_release(&dir);
+	}
+	if (opts->rebuild) {
+		char junk[8];
+
+		hist_db_open(&ix.db, path, true, junk, sizeof(junk), NULL);
+		sqlite3_close(ix.db);
+		ix.db = NULL;
+		unlink(path);
+	}
+again:
+	ret = hist_db_open(&ix.db, path, true, st->rebuilt_reason,
+			   sizeof(st->rebuilt_reason), err);
+	if (ret < 0)
+		goto out;
+	if (st->rebuilt_reason[0])
+		st->rebuilt = true;
+	if (git_odb_free(ix.odb), ix.odb = NULL,
+	    git_repository_odb(&ix.odb, ix.repo) < 0 ||
+		    git_revwalk_new(&walk, ix.repo) < 0) {
+		ret = errmsg_set(err, RV_ERR_REPO, "cannot walk the history: %s",
+				 git_error_last() ? git_error_last()->message :
+						    "unknown error");
+		goto out;
+	}
+	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME |
+					  GIT_SORT_REVERSE);
+	if ((ret = hide_tips(&ix, walk, &gone)))
+		goto out;
+	if (gone && !st->rebuilt) {
+		/* A tip we indexed is gone: the history was rewritten. */
+		git_revwalk_free(walk);
+		walk = NULL;
+		sqlite3_close(ix.db);
+		ix.db = NULL;
+		unlink(path);
+		st->rebuilt = true;
+		snprintf(st->rebuilt_reason, sizeof(st->rebuilt_reason),
+			 "a commit indexed before is gone (history was "
+			 "rewritten); the history index was rebuilt");
+		goto again;
+	}
+	if (git_revwalk_push(walk, &head) < 0) {
+		ret = errmsg_set(err, RV_ERR_REPO, "cannot walk from HEAD: %s",
+				 git_error_last() ? git_error_last()->message :
+						    "unknown error");
+		goto out;
+	}
+	while (git_revwalk_next(&oid, walk) == 0) {
+		ALLOC_GROW(todo, ntodo + 1, todo_alloc);
+		todo[ntodo++] = oid;
+	}
+	if (!ntodo) {
+		st->up_to_date = true;
+		ret = read_totals(&ix);
+		goto out;
+	}
+	if ((ret = load_state(&ix)))
+		goto out;
+	if ((ret = prep(&ix, &ix.ins_commit,
+			"INSERT INTO commits VALUES "
+			"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) ||
+	    (ret = prep(&ix, &ix.ins_pair,
+			"INSERT INTO pairs(kind, how, fix_seq, fix_oid,"
+			" fix_subject, fix_expl, bug_seq, bug_oid,"
+			" bug_subject) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) ||
+	    (ret = prep(&ix, &ix.ins_hunk,
+			"INSERT INTO hunks(pair_id, role, file, func, lines)"
+			" VALUES (?, ?, ?, ?, ?)")) ||
+	    (ret = prep(&ix, &ix.ins_fts,
+			"INSERT INTO hunks_fts(rowid, tokens) VALUES (?, ?)")) ||
+	    (ret = prep(&ix, &ix.ins_unres,
+			"INSERT INTO unresolved VALUES (?, ?, ?, ?)")) ||
+	    (ret = prep(&ix, &ix.ins_funcfix,
+			"INSERT INTO funcfix VALUES (?, ?, ?)")))
+		goto out;
+	if ((ret = hist_exec(ix.db, "BEGIN IMMEDIATE", err)))
+		goto out;
+	in_tx = true;
+	for (i = 0; i < ntodo && !ret; i++) {
+		git_commit *c = NULL;
+		double now;
+
+		if (git_commit_lookup(&c, ix.repo, &todo[i]) < 0) {
+			ret = errmsg_set(err, RV_ERR_REPO,
+					 "cannot read a commit: %s",
+					 git_error_last() ?
+						 git_error_last()->message :
+						 "unknown error");
+			break;
+		}
+		if (git_commit_parentcount(c) > 1)
+			st->merges++;
+		else
+			ret = index_commit(&ix, c);
+		git_commit_free(c);
+		if ((i & 255) == 0 &&
+		    (now = now_seconds()) - last_progress > 0.2) {
+			progress(&ix, i, ntodo, false);
+			last_progress = now;
+		}
+	}
+	if (ret)
+		goto out;
+	if ((ret = hist_exec(ix.db, "DELETE FROM tips", err)) ||
+	    (ret = save_state(&ix)))
+		goto out;
+	{
+		sqlite3_stmt *ts = NULL;
+
+		if ((ret = prep(&ix, &ts, "INSERT INTO tips VALUES (?)")))
+			goto out;
+		sqlite3_bind_text(ts, 1, head_hex, -1, SQLITE_STATIC);
+		ret = step_done(&ix, ts);
+		sqlite3_finalize(ts);
+		if (ret)
+			goto out;
+	}
+	if ((ret = fit_model(&ix)) || (ret = read_totals(&ix)))
+		goto out;
+	if ((ret = hist_exec(ix.db, "COMMIT", err)))
+		goto out;
+	in_tx = false;
+	progress(&ix, ntodo, ntodo, true);
+out:
+	if (in_tx)
+		hist_exec(ix.db, "ROLLBACK", NULL);
+	finalize_stmts(&ix);
+	if (ix.db && !ret)
+		hist_exec(ix.db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL);
+	sqlite3_close(ix.db);
+	smap_release(&ix.paths);
+	smap_release(&ix.authors);
+	smap_release(&ix.subjects);
+	smap_release(&ix.oids);
+	free(todo);
+	free(path);
+	git_revwalk_free(walk);
+	git_odb_free(ix.odb);
+	git_repository_free(ix.repo);
+	st->seconds = now_seconds() - t0;
+	return ret;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * history-int.h - internals shared by review/history*.c and review/eval.c.
+ * Nothing here is part of the public contract (review/review.h is).
+ */
+#ifndef QUORUM_HISTORY_INT_H
+#define QUORUM_HISTORY_INT_H
+
+#include <stdint.h>
+
+#include <git2.h>
+#include <sqlite3.h>
+
+#include "review.h"
+
+#define HIST_SCHEMA_VERSION "1"
+
+/* Caps on what one hostile commit may make the index store. */
+#define HIST_MAX_MSG ((size_t)64 << 10) /* bytes of a message we parse */
+#define HIST_MAX_FIXES_PER_COMMIT 16
+#define HIST_MAX_SUBJECT 400
+#define HIST_MAX_FILES_PER_PAIR 24
+#define HIST_MAX_HUNKS_PER_PAIR 40
+#define HIST_MAX_HUNK_LINES 80 /* lines kept of one side of one hunk */
+#define HIST_MAX_LINE 300 /* bytes kept of one line */
+#define HIST_MAX_EXPL 400 /* bytes of the fix's explanation */
+
+/* The share of history the risk voter calls risky (its threshold). */
+#define HIST_RISK_TOP 0.02
+
+/* Risk features, computed for a commit from what came before it. */
+enum {
+	HF_BYTES, /* log1p(bytes changed) */
+	HF_FILES, /* log1p(files touched) */
+	HF_DIRS, /* log1p(top-level directories touched) */
+	HF_FIXHIST, /* log1p(earlier fixes touching the same files) */
+	HF_AGE, /* log1p(days since the touched files last changed) */
+	HF_ISFIX, /* the commit is itself a fix or revert */
+	HF_AUTHOR, /* log1p(earlier commits by the author) */
+	HF_NEWFRAC, /* fraction of the touched files that are new */
+	HF_N,
+};
+
+struct hist_model {
+	bool ok;
+	double mean[HF_N], sd[HF_N];
+	double w[HF_N + 1]; /* w[HF_N] is the intercept */
+	double threshold; /* score at which the risk voter speaks */
+};
+
+struct rv_history {
+	sqlite3 *db;
+	git_repository *repo;
+	char *workdir; /* NULL for a bare repository */
+	int64_t horizon; /* only fixes with seq < horizon are visible */
+	struct hist_model model;
+};
+
+/* Raw per-commit facts from which the features are derived. */
+struct hist_facts {
+	double bytes, files, dirs, fixhist, age_days, isfix, author, newfrac;
+};
+
+void hist_features(const struct hist_facts *f, double x[HF_N]);
+double hist_model_score(const struct hist_model *m, const double x[HF_N]);
+/* Fit on n rows of X (n x HF_N) with labels y; threshold from the top frac. */
+void hist_model_fit(struct hist_model *m, const double *X, const int *y,
+		    size_t n, double top_frac);
+int hist_model_save(sqlite3 *db, const struct hist_model *m);
+void hist_model_load(sqlite3 *db, struct hist_model *m);
+
+/* Path of the db for a repository; caller frees. NULL when not a repo. */
+char *hist_db_path(git_repository *repo);
+/*
+ * Open (and with create, create or rebuild) the db at path. On a db that
+ * is unreadable, of another schema, or not a db at all: with create the
+ * files are removed and made anew and *reason says why; without create
+ * RV_ERR_INTERNAL with a message that says to run `quorum index`.
+ */
+int hist_db_open(sqlite3 **out, const char *path, bool create, char *reason,
+		 size_t reason_len, struct errmsg *err);
+int hist_exec(sqlite3 *db, const char *sql, struct errmsg *err);
+int64_t hist_meta_int(sqlite3 *db, const char *key, int64_t def);
+int hist_meta_set_int(sqlite3 *db, const char *key, int64_t v);
+
+/* Identifier tokens (>= 3 chars, no C keywords) of text, space-separated. */
+void hist_tokens(const char *text, struct sb *out, size_t max_tokens);
+/* A line without leading/trailing blanks and with inner runs squeezed. */
+void hist_normalize(const char *line, size_t len, struct sb *out);
+/* True when a normalized line carries enough to be worth matching. */
+bool hist_line_significant(const char *norm);
+/* The function name in a hunk section ("static int foo(int)") or NULL. */
+char *hist_function_name(const char *section);
+/* Top-level directory of a path (or "" for a top-level file), into buf. */
+void hist_top_dir(const char *path, char *buf, size_t len);
+
+/* 64-bit FNV-1a. */
+uint64_t hist_hash(const void *p, size_t n);
+
+/* Find a past fix's hunks that resemble d; used by similar and the voter. */
+int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
+		 struct rv_similar_list *out, struct errmsg *err);
+
+/* Facts of a patch against the index as it is now (for a new patch). */
+void hist_patch_facts(struct rv_history *h, const struct rv_diff *d,
+		      const char *message, const char *author_email,
+		      struct hist_facts *f);
+
+#endif

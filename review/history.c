@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * history.c - the history index as a reader sees it: the db, its schema,
+ * the tokens and lines we match on, the risk model, and opening an index.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "history-int.h"
+
+/* ---- small text helpers --------------------------------------------- */
+
+uint64_t hist_hash(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint64_t h = 1469598103934665603ULL;
+
+	while (n--) {
+		h ^= *s++;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+/* Words too common in C to say anything about which code this is. */
+static const char *const stopwords[] = {
+	"auto",	    "break",	"case",	  "char",     "const",	  "continue",
+	"default",  "do",	"double", "else",     "enum",	  "extern",
+	"float",    "for",	"goto",	  "if",	      "inline",	  "int",
+	"long",	    "register", "return", "short",    "signed",	  "sizeof",
+	"static",   "struct",	"switch", "typedef",  "union",	  "unsigned",
+	"void",	    "volatile", "while",  "NULL",     "bool",	  "true",
+	"false",    "the",	"and",	  "err",      "ret",	  "len",
+	"size_t",   "uint8_t",	"uint16_t", "uint32_t", "uint64_t", "__u8",
+	"__u16",    "__u32",	"__u64",  "int32_t",  "int64_t",  "fprintf",
+	"stderr",   "stdout",	"printf", "argc",     "argv",	  "include",
+	"define",   "endif",	"ifdef",  "ifndef",
+};
+
+static bool is_stopword(const char *w, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(stopwords); i++)
+		if (strlen(stopwords[i]) == n && !memcmp(stopwords[i], w, n))
+			return true;
+	return false;
+}
+
+static bool ident_start(int c)
+{
+	return isalpha(c) || c == '_';
+}
+
+static bool ident_char(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+void hist_tokens(const char *text, struct sb *out, size_t max_tokens)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t ntok = 0;
+
+	while (*p && ntok < max_tokens) {
+		const unsigned char *w;
+		size_t n;
+
+		if (!ident_start(*p)) {
+			/* Skip numbers whole so "0x1f" gives no "x1f". */
+			if (isdigit(*p))
+				while (ident_char(*p))
+					p++;
+			else
+				p++;
+			continue;
+		}
+		w = p;
+		while (ident_char(*p))
+			p++;
+		n = (size_t)(p - w);
+		if (n < 3 || n > 64 || is_stopword((const char *)w, n))
+			continue;
+		if (out->len)
+			sb_addch(out, ' ');
+		sb_add(out, w, n);
+		ntok++;
+	}
+}
+
+void hist_normalize(const char *line, size_t len, struct sb *out)
+{
+	size_t i;
+	bool space = false;
+
+	sb_reset(out);
+	for (i = 0; i < len && line[i]; i++) {
+		unsigned char c = (unsigned char)line[i];
+
+		if (isspace(c)) {
+			space = out->len > 0;
+			continue;
+		}
+		if (space)
+			sb_addch(out, ' ');
+		space = false;
+		sb_addch(out, c);
+		if (out->len >= HIST_MAX_LINE)
+			break;
+	}
+}
+
+bool hist_line_significant(const char *norm)
+{
+	const unsigned char *p = (const unsigned char *)norm;
+	size_t idents = 0, n = strlen(norm);
+
+	if (n < 10)
+		return false;
+	/* Comments and preprocessor lines say little about behaviour. */
+	if (p[0] == '/' || p[0] == '*' || p[0] == '#')
+		return false;
+	while (*p) {
+		if (ident_start(*p)) {
+			const unsigned char *w = p;
+
+			while (ident_char(*p))
+				p++;
+			if (p - w >= 2)
+				idents++;
+		} else {
+			p++;
+		}
+	}
+	return idents >= 2;
+}
+
+char *hist_function_name(const char *section)
+{
+	const char *paren, *e, *b;
+
+	if (!section)
+		return NULL;
+	paren = strchr(section, '(');
+	if (!paren)
+		return NULL;
+	e = paren;
+	while (e > section && isspace((unsigned char)e[-1]))
+		e--;
+	b = e;
+	while (b > section && ident_char((unsigned char)b[-1]))
+		b--;
+	if (b == e || !ident_start((unsigned char)*b) || e - b > 128)
+		return NULL;
+	/* "if (", "while (" and friends are statements, not functions. */
+	if (is_stopword(b, (size_t)(e - b)))
+		return NULL;
+	return xstrndup(b, (size_t)(e - b));
+}
+
+void hist_top_dir(const char *path, char *buf, size_t len)
+{
+	const char *slash = strchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, path, n);
+	buf[n] = '\0';
+}
+
+/* ---- the risk model: logistic regression ---------------------------- */
+
+void hist_features(const struct hist_facts *f, double x[HF_N])
+{
+	x[HF_BYTES] = log1p(f->bytes > 0 ? f->bytes : 0);
+	x[HF_FILES] = log1p(f->files);
+	x[HF_DIRS] = log1p(f->dirs);
+	x[HF_FIXHIST] = log1p(f->fixhist);
+	x[HF_AGE] = log1p(f->age_days > 0 ? f->age_days : 0);
+	x[HF_ISFIX] = f->isfix ? 1.0 : 0.0;
+	x[HF_AUTHOR] = log1p(f->author);
+	x[HF_NEWFRAC] = f->newfrac;
+}
+
+double hist_model_score(const struct hist_model *m, const double x[HF_N])
+{
+	double z;
+	int i;
+
+	if (!m->ok)
+		return -1;
+	z = m->w[HF_N];
+	for (i = 0; i < HF_N; i++)
+		z += m->w[i] * (x[i] - m->mean[i]) / m->sd[i];
+	if (z > 30)
+		z = 30;
+	if (z < -30)
+		z = -30;
+	return 1.0 / (1.0 + exp(-z));
+}
+
+static int cmp_double_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void hist_model_fit(struct hist_model *m, const double *X, const int *y,
+		    size_t n, double top_frac)
+{
+	double grad[HF_N + 1], *scores;
+	size_t i, pos = 0;
+	int j, it;
+
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i < n; i++)
+		pos += y[i] != 0;
+	/* Nothing to learn from one class. */
+	if (n < 20 || pos < 3 || pos == n)
+		return;
+	for (j = 0; j < HF_N; j++) {
+		double s = 0, ss = 0;
+
+		for (i = 0; i < n; i++)
+			s += X[i * HF_N + j];
+		m->mean[j] = s / (double)n;
+		for (i = 0; i < n; i++) {
+			double d = X[i * HF_N + j] - m->mean[j];
+
+			ss += d * d;
+		}
+		m->sd[j] = sqrt(ss / (double)n);
+		if (m->sd[j] < 1e-9)
+			m->sd[j] = 1;
+	}
+	m->w[HF_N] = log((double)pos / (double)(n - pos));
+	/* Plain gradient descent with a little L2: few features, few rows. */
+	for (it = 0; it < 300; it++) {
+		memset(grad, 0, sizeof(grad));
+		for (i = 0; i < n; i++) {
+			double z = m->w[HF_N], p;
+
+			for (j = 0; j < HF_N; j++)
+				z += m->w[j] * (X[i * HF_N + j] - m->mean[j]) /
+				     m->sd[j];
+			p = 1.0 / (1.0 + exp(-z));
+			p -= y[i] ? 1.0 : 0.0;
+			for (j = 0; j < HF_N; j++)
+				grad[j] += p * (X[i * HF_N + j] - m->mean[j]) /
+					   m->sd[j];
+			grad[HF_N] += p;
+		}
+		for (j = 0; j <= HF_N; j++) {
+			double g = grad[j] / (double)n;
+
+			if (j < HF_N)
+				g += 0.01 * m->w[j];
+			m->w[j] -= 0.5 * g;
+		}
+	}
+	m->ok = true;
+	scores = xmalloc(n * sizeof(*scores));
+	for (i = 0; i < n; i++)
+		scores[i] = hist_model_score(m, &X[i * HF_N]);
+	qsort(scores, n, sizeof(*scores), cmp_double_desc);
+	i = (size_t)((double)n * top_frac);
+	m->threshold = scores[i < n ? i : n - 1];
+	free(scores);
+}
+
+int hist_model_save(sqlite3 *db, const struct hist_model *m)
+{
+	struct sb s = SB_INIT;
+	sqlite3_stmt *st = NULL;
+	int i, rc;
+
+	sb_addf(&s, "%d %.17g", m->ok ? 1 : 0, m->threshold);
+	for (i = 0; i < HF_N; i++)
+		sb_addf(&s, " %.17g %.17g", m->mean[i], m->sd[i]);
+	for (i = 0; i <= HF_N; i++)
+		sb_addf(&s, " %.17g", m->w[i]);
+	rc = sqlite3_prepare_v2(db,
+				"INSERT OR REPLACE INTO meta(key, value) "
+				"VALUES ('model', ?)",
+				-1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, sb_str(&s), -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	}
+	sqlite3_finalize(st);
+	sb_release(&s);
+	return rc ? -1 : 0;
+}
+
+void hist_model_load(sqlite3 *db, struct hist_model *m)
+{
+	sqlite3_stmt *st = NULL;
+	const char *v;
+	char *end;
+	int i, ok;
+
+	memset(m, 0, sizeof(*m));
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='model'",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	if (sqlite3_step(st) != SQLITE_ROW)
+		goto out;
+	v = (const char *)sqlite3_column_text(st, 0);
+	if (!v)
+		goto out;
+	ok = (int)strtol(v, &end, 10);
+	m->threshold = strtod(end, &end);
+	for (i = 0; i < HF_N; i++) {
+		m->mean[i] = strtod(end, &end);
+		m->sd[i] = strtod(end, &end);
+		if (!(m->sd[i] > 0))
+			goto bad;
+	}
+	for (i = 0; i <= HF_N; i++)
+		m->w[i] = strtod(end, &end);
+	m->ok = ok == 1;
+	goto out;
+bad:
+	memset(m, 0, sizeof(*m));
+out:
+	sqlite3_finalize(st);
+}
+
+/* ---- the db --------------------------------------------------------- */
+
+static const char schema_sql[] =
+	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value);"
+	"CREATE TABLE IF NOT EXISTS tips(oid TEXT PRIMARY KEY);"
+	"CREATE TABLE IF NOT EXISTS commits("
+	" seq INTEGER PRIMARY KEY, oid TEXT NOT NULL UNIQUE,"
+	" time INTEGER NOT NULL, subject TEXT, author TEXT,"
+	" bytes REAL, files REAL, dirs REAL, fixhist REAL, age REAL,"
+	" isfix REAL, authorexp REAL, newfrac REAL);"
+	"CREATE INDEX IF NOT EXISTS commits_time ON commits(time);"
+	"CREATE TABLE IF NOT EXISTS paths(path TEXT PRIMARY KEY,"
+	" commits INTEGER, fixes INTEGER, last_time INTEGER);"
+	"CREATE TABLE IF NOT EXISTS authors(email TEXT PRIMARY KEY,"
+	" commits INTEGER);"
+	"CREATE TABLE IF NOT EXISTS pairs(id INTEGER PRIMARY KEY,"
+	" kind TEXT, how TEXT,"
+	" fix_seq INTEGER, fix_oid TEXT, fix_subject TEXT, fix_expl TEXT,"
+	" bug_seq INTEGER, bug_oid TEXT, bug_subject TEXT);"
+	"CREATE INDEX IF NOT EXISTS pairs_bug ON pairs(bug_seq);"
+	"CREATE TABLE IF NOT EXISTS unresolved(fix_oid TEXT, ref TEXT,"
+	" subject TEXT, reason TEXT);"
+	"CREATE TABLE IF NOT EXISTS hunks(id INTEGER PRIMARY KEY,"
+	" pair_id INTEGER, role INTEGER, file TEXT, func TEXT,"
+	" lines TEXT);"
+	"CREATE TABLE IF NOT EXISTS funcfix(file TEXT, func TEXT,"
+	" fix_seq INTEGER);"
+	"CREATE INDEX IF NOT EXISTS funcfix_ff ON funcfix(file, func);"
+	"CREATE VIRTUAL TABLE IF NOT EXISTS hunks_fts USING fts5(tokens,"
+	" content='', tokenize=\"unicode61 tokenchars '_'\");";
+
+int hist_exec(sqlite3 *db, const char *sql, struct errmsg *err)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		errmsg_set(err, RV_ERR_INTERNAL, "history index: %s",
+			   msg ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		return RV_ERR_INTERNAL;
+	}
+	return 0;
+}
+
+int64_t hist_meta_int(sqlite3 *db, const char *key, int64_t def)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = def;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key=?", -1,
+			       &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return v;
+}
+
+int hist_meta_set_int(sqlite3 *db, const char *key, int64_t v)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(db,
+			       "INSERT OR REPLACE INTO meta(key, value) "
+			       "VALUES (?, ?)",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, v);
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+char *hist_db_path(git_repository *repo)
+{
+	const char *gd = git_repository_path(repo);
+	struct sb p = SB_INIT;
+
+	if (!gd)
+		return NULL;
+	sb_addf(&p, "%s%squorum/history.db", gd,
+		gd[0] && gd[strlen(gd) - 1] == '/' ? "" : "/");
+	return sb_detach(&p, NULL);
+}
+
+static void remove_db_files(const char *path)
+{
+	struct sb p = SB_INIT;
+
+	unlink(path);
+	sb_addf(&p, "%s-wal", path);
+	unlink(sb_str(&p));
+	sb_reset(&p);
+	sb_addf(&p, "%s-shm", path);
+	unlink(sb_str(&p));
+	sb_release(&p);
+}
+
+/* Is the db there, readable, and of our schema? Fills why when not. */
+static bool db_valid(sqlite3 *db, char *why, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	bool ok = false;
+	int rc;
+
+	rc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema'",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(why, len, "it is unreadable (%s)", sqlite3_errmsg(db));
+		goto out;
+	}
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		snprintf(why, len, "it has no schema version (%s)",
+			 rc == SQLITE_DONE ? "empty" : sqlite3_errmsg(db));
+		goto out;
+	}
+	if (!sqlite3_column_text(st, 0) ||
+	    strcmp((const char *)sqlite3_column_text(st, 0),
+		   HIST_SCHEMA_VERSION)) {
+		snprintf(why, len, "it has schema version %s, not %s",
+			 sqlite3_column_text(st, 0) ?
+				 (const char *)sqlite3_column_text(st, 0) :
+				 "(none)",
+			 HIST_SCHEMA_VERSION);
+		goto out;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	/* A cheap look at every table's pages: catches a torn or junk file. */
+	rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL);
+	if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW ||
+	    strcmp((const char *)sqlite3_column_text(st, 0), "ok")) {
+		snprintf(why, len, "it is corrupt (%s)",
+			 rc == SQLITE_OK && sqlite3_column_text(st, 0) ?
+				 (const char *)sqlite3_column_text(st, 0) :
+				 sqlite3_errmsg(db));
+		goto out;
+	}
+	ok = true;
+out:
+	sqlite3_finalize(st);
+	return ok;
+}
+
+static int db_open_raw(sqlite3 **db, const char *path, int flags)
+{
+	int rc = sqlite3_open_v2(path, db, flags, NULL);
+
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_busy_timeout(*db, 5000);
+	sqlite3_extended_result_codes(*db, 1);
+	return SQLITE_OK;
+}
+
+int hist_db_open(sqlite3 **out, const char *path, bool create, char *reason,
+		 size_t reason_len, struct errmsg *err)
+{
+	sqlite3 *db = NULL;
+	char why[200] = "";
+	int ret = 0;
+
+	*out = NULL;
+	if (reason && reason_len)
+		reason[0] = '\0';
+	if (access(path, F_OK) == 0) {
+		if (db_open_raw(&db, path, SQLITE_OPEN_READWRITE) == SQLITE_OK &&
+		    db_valid(db, why, sizeof(why)))
+			goto ready;
+		if (!why[0])
+			snprintf(why, sizeof(why), "it cannot be opened (%s)",
+				 db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		db = NULL;
+		if (!create)
+			return errmsg_set(err, RV_ERR_INTERNAL,
+					  "the history index %s is unusable: "
+					  "%s; run `quorum index` to rebuild it",
+					  path, why);
+		if (reason)
+			snprintf(reason, reason_len,
+				 "the history index %s was unusable (%s) and "
+				 "was rebuilt",
+				 path, why);
+		remove_db_files(path);
+	} else if (!create) {
+		return 0; /* no index */
+	}
+	if (db_open_raw(&db, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) !=
+	    SQLITE_OK) {
+		ret = errmsg_set(err, RV_ERR_INTERNAL,
+				 "cannot create the history index %s: %s", path,
+				 db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return ret;
+	}
+	ret = hist_exec(db, "PRAGMA journal_mode=WAL;", err);
+	if (!ret)
+		ret = hist_exec(db, schema_sql, err);
+	if (!ret)
+		ret = hist_exec(db,
+				"INSERT OR REPLACE INTO meta(key, value) VALUES"
+				" ('schema', '" HIST_SCHEMA_VERSION "');",
+				err);
+	if (ret) {
+		sqlite3_close(db);
+		return ret;
+	}
+ready:
+	hist_exec(db, "PRAGMA synchronous=NORMAL;", NULL);
+	*out = db;
+	return 0;
+}
+
+/* ---- opening an index for reading ----------------------------------- */
+
+int rv_history_open(struct rv_history **out, const char *repo_path,
+		    struct errmsg *err)
+{
+	git_repository *repo = NULL;
+	struct rv_history *h;
+	sqlite3 *db = NULL;
+	char *path = NULL;
+	int ret;
+
+	*out = NULL;
+	if (git_repository_open_ext(&repo, repo_path ? repo_path : ".", 0,
+				    NULL) < 0)
+		return errmsg_set(err, RV_ERR_REPO,
+				  "%s is not in a git repository",
+				  repo_path ? repo_path : ".");
+	path = hist_db_path(repo);
+	ret = path ? hist_db_open(&db, path, false, NULL, 0, err) :
+		     RV_ERR_INTERNAL;
+	free(path);
+	if (ret < 0 || !db) {
+		git_repository_free(repo);
+		return ret;
+	}
+	h = xcalloc(1, sizeof(*h));
+	h->db = db;
+	h->repo = repo;
+	h->workdir = xstrdup_or_null(git_repository_workdir(repo));
+	h->horizon = INT64_MAX;
+	hist_model_load(db, &h->model);
+	*out = h;
+	return 0;
+}
+
+void rv_history_free(struct rv_history *h)
+{
+	if (!h)
+		return;
+	sqlite3_close(h->db);
+	git_repository_free(h->repo);
+	free(h->workdir);
+	free(h);
+}
+
+int rv_history_commit_diff(struct rv_history *h, const char *rev,
+			   struct sb *diff, struct sb *message,
+			   char id[RV_OID_HEXSZ + 1], struct errmsg *err)
+{
+	git_object *obj = NULL;
+	git_commit *c = NULL, *parent = NULL;
+	git_tree *tree = NULL, *ptree = NULL;
+	git_diff *d = NULL;
+	git_buf buf = { 0 };
+	int ret = 0;
+
+	if (git_revparse_single(&obj, h->repo, rev) < 0 ||
+	    git_object_peel((git_object **)&c, obj, GIT_OBJECT_COMMIT) < 0) {
+		ret = errmsg_set(err, RV_ERR_REPO,
+				 "'%s' does not name a commit in this "
+				 "repository",
+				 rev);
+		goto out;
+	}
+	git_oid_tostr(id, RV_OID_HEXSZ + 1, git_commit_id(c));
+	if (message)
+		sb_adds(message, git_commit_message(c) ?
+					 git_commit_message(c) :
+					 "");
+	if (git_commit_tree(&tree, c) < 0 ||
+	    (git_commit_parentcount(c) &&
+	     (git_commit_parent(&parent, c, 0) < 0 ||
+	      git_commit_tree(&ptree, parent) < 0)) ||
+	    git_diff_tree_to_tree(&d, h->repo, ptree, tree, NULL) < 0 ||
+	    git_diff_to_buf(&buf, d, GIT_DIFF_FORMAT_PATCH) < 0) {
+		ret = errmsg_set(err, RV_ERR_REPO, "cannot diff %s: %s", rev,
+				 git_error_last() ? git_error_last()->message :
+						    "unknown error");
+		goto out;
+	}
+	if (sb_add(diff, buf.ptr, buf.size) < 0)
+		ret = errmsg_set(err, RV_ERR_INPUT,
+				 "the diff of %s is too large", rev);
+out:
+	git_buf_dispose(&buf);
+	git_diff_free(d);
+	git_tree_free(tree);
+	git_tree_free(ptree);
+	git_commit_free(parent);
+	git_commit_free(c);
+	git_object_free(obj);
+	return ret;
+}
