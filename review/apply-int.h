@@ -94,8 +94,6 @@ int ap_apply_text(const struct ap_file *f, const char *buf, size_t len,
 
 /* ---- patch ids ------------------------------------------------------ */
 
-/* `git patch-id --stable` of a diff text; out is 41 bytes. 0 or -1. */
-int rv__patch_id(const char *diff, size_t len, char out[GIT_OID_HEXSZ + 1]);
 
 /*
  * Which of ids[] are not the patch-id of any of the last `limit` commits

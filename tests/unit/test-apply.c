@@ -542,6 +542,90 @@ static void test_store_refs_only_when_asked(void **state)
 	run_release(&r);
 }
 
+static void test_patch_id_is_git_patch_id_stable(void **state)
+{
+	static const char *const files[] = { "p/0001-a.patch", "p/0002-b.patch",
+					     "p/0003-c.patch" };
+	char got[RV_OID_HEXSZ + 1];
+	size_t i;
+
+	base_repo("r10");
+	sh("cd r10 && sed -i 's/return 3;/return 33;/; s/return 30;/return 3030;/' main.c && echo four >>lib/util.c && git commit -qam a\n"
+	   "git rm -q run.sh && printf 'new\\n file\\n' >n.c && git add n.c && git commit -qm b\n"
+	   "sed -i '1d' main.c && printf 'x\\n' >>docs/eof.txt && git commit -qam c\n"
+	   "git format-patch -q -o ../p HEAD~3\n");
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		char *raw = slurp(files[i]);
+		char *want = capture("git patch-id --stable <%s | cut -c1-40",
+				     files[i]);
+
+		assert_int_equal(rv_patch_id(raw, strlen(raw), got), 0);
+		assert_string_equal(got, want);
+		free(raw);
+		free(want);
+	}
+	assert_int_equal(rv_patch_id("no diff\n", 8, got), RV_ERR_INPUT);
+}
+
+static void test_missing_prerequisite_is_named(void **state)
+{
+	static const char *const names[] = { "q/0001-x.patch" };
+	struct run r;
+	char *pid, *base;
+
+	base_repo("r11");
+	sh("cd r11 && git tag start && sed -i 's/return 7;/return 77;/' main.c && git commit -qam prereq\n"
+	   "sed -i 's/return 77;/return 777;/' main.c && git commit -qam x\n"
+	   "git format-patch -q --base=start -o ../q -1 HEAD && git reset -q --hard HEAD~1\n");
+	pid = capture("cd r11 && git show HEAD | git patch-id --stable | cut -c1-40");
+	/* On HEAD the prerequisite is there: applies, nothing said. */
+	apply(&r, "r11", names, 1, NULL);
+	assert_int_equal(r.ret, 0);
+	assert_null(strstr(r.res->base_note, "prerequisite"));
+	run_release(&r);
+
+	/* On start (its base-commit: without --base) it is missing, and named. */
+	base = capture("cd r11 && git rev-parse start");
+	apply(&r, "r11", names, 1, &(struct rv_apply_opts){
+		.version = RV_APPLY_OPTS_VERSION, .base = "start" });
+	assert_int_equal(r.ret, RV_ERR_APPLY);
+	assert_string_equal(r.res->base_id, base);
+	if (!strstr(r.res->patches[0].error, pid))
+		fail_msg("'%s' does not name %s", r.res->patches[0].error, pid);
+	assert_non_null(strstr(r.err.msg, "missing prerequisite patch-id"));
+	free(pid);
+	free(base);
+	run_release(&r);
+}
+
+static void test_worktree_checkout_and_remove(void **state)
+{
+	static const char *const names[] = { "w/0001-x.patch" };
+	struct run r;
+	struct errmsg err;
+	char dir[600], *diff;
+
+	base_repo("r12");
+	sh("cd r12 && chmod +x run.sh && ln -s main.c link && git add link run.sh && sed -i 's/return 3;/return 33;/' main.c && git commit -qam x\n"
+	   "git format-patch -q -o ../w HEAD~1 && git tag tip && git reset -q --hard HEAD~1\n");
+	apply(&r, "r12", names, 1, NULL);
+	assert_int_equal(r.ret, 0);
+	snprintf(dir, sizeof(dir), "%s/wt", tmp);
+	assert_int_equal(rv_worktree_checkout(r.repo, last_tree(&r), dir, &err), 0);
+	/* Same files, modes and links as git's own checkout of the commit. */
+	diff = capture("git -C r12 archive tip | (mkdir ref && tar -C ref -xf -) && "
+		       "diff -r --no-dereference ref wt && stat -c %%A wt/run.sh wt/link | tr '\\n' ' '");
+	assert_string_equal(diff, "-rwxr-xr-x lrwxrwxrwx");
+	free(diff);
+	/* It must not exist yet. */
+	assert_int_equal(rv_worktree_checkout(r.repo, last_tree(&r), dir, &err),
+			 RV_ERR_REPO);
+	assert_non_null(strstr(err.msg, "must not exist"));
+	assert_int_equal(rv_worktree_remove(dir), 0);
+	assert_int_equal(access(dir, F_OK), -1);
+	run_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -554,6 +638,9 @@ int main(void)
 		cmocka_unit_test(test_corrupt_input_refused),
 		cmocka_unit_test(test_base_commit_and_fallback),
 		cmocka_unit_test(test_store_refs_only_when_asked),
+		cmocka_unit_test(test_patch_id_is_git_patch_id_stable),
+		cmocka_unit_test(test_missing_prerequisite_is_named),
+		cmocka_unit_test(test_worktree_checkout_and_remove),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
