@@ -204,27 +204,6 @@ int rv_worktree_remove(const char *dir);
  */
 int rv_patch_id(const char *diff, size_t len, char out[RV_OID_HEXSZ + 1]);
 
-/*
- * Added by apply (issue 5); owner of the results: the caller.
- *
- * Write the tree (hex id of a tree or commit, e.g. a patch's tree_id) to
- * the directory dir, which must not exist yet; the repository itself is
- * not touched. Entries that could escape dir (.., .git, '/') are refused.
- * Returns 0, RV_ERR_REPO (dir exists or cannot be written; nothing is
- * left behind), RV_ERR_UNSAFE, or RV_ERR_INTERNAL for a bad id.
- */
-int rv_worktree_checkout(struct rv_repo *repo, const char *tree_or_commit,
-			 const char *dir, struct errmsg *err);
-/* Remove a directory made by rv_worktree_checkout(). 0 or -1 (errno). */
-int rv_worktree_remove(const char *dir);
-
-/*
- * The stable patch-id of a diff, as `git patch-id --stable` prints it
- * (and as format-patch writes prerequisite-patch-id:). out gets 40 hex
- * digits. Returns 0, or RV_ERR_INPUT when the text has no diff.
- */
-int rv_patch_id(const char *diff, size_t len, char out[RV_OID_HEXSZ + 1]);
-
 /* ---- findings and voters -------------------------------------------- */
 
 enum rv_severity {
