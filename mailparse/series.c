@@ -609,6 +609,11 @@ static struct mp_series *build_series(struct mp_collector *c,
 			cov->series = serial;
 		}
 	}
+	/* git format-patch --base writes base-commit: in the cover only */
+	for (i = 0; s->cover && s->cover->base_commit && i < s->npatches; i++)
+		if (s->patches[i] && !s->patches[i]->base_commit)
+			s->patches[i]->base_commit =
+				xstrdup_or_null(s->cover->base_commit);
 	for (i = 0; i < s->npatches; i++)
 		if (!s->patches[i]) {
 			s->missing = xrealloc(s->missing,

@@ -398,6 +398,33 @@ static void test_drop_bodies_keeps_metadata(void **state)
 	mp_set_free(set);
 }
 
+static void test_cover_base_commit_reaches_patches(void **state)
+{
+	const struct spec specs[] = {
+		{ "c", NULL, NULL, NULL, 1, 0, 2, C },
+		{ "p1", "c", "c", NULL, 1, 1, 2, P },
+		{ "p2", "c", "c", NULL, 1, 2, 2, P },
+	};
+	struct mp_collector *c = mp_collector_new();
+	struct mp_patch *p;
+	struct mp_set *set;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		p = mk(&specs[i]);
+		if (i == 0)
+			p->base_commit = xstrdup_or_null("abc123");
+		if (i == 2)
+			p->base_commit = xstrdup_or_null("own");
+		mp_collector_add(c, p);
+	}
+	set = mp_collector_finish(c);
+	assert_int_equal(set->nseries, 1);
+	assert_string_equal(set->series[0]->patches[0]->base_commit, "abc123");
+	assert_string_equal(set->series[0]->patches[1]->base_commit, "own");
+	mp_set_free(set);
+}
+
 static void test_many_errors_are_capped(void **state)
 {
 	struct mp_collector *c = mp_collector_new();
@@ -428,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_naked_cover),
 		cmocka_unit_test(test_reply_with_diff_and_bad_totals),
 		cmocka_unit_test(test_drop_bodies_keeps_metadata),
+		cmocka_unit_test(test_cover_base_commit_reaches_patches),
 		cmocka_unit_test(test_many_errors_are_capped),
 	};
 
