@@ -1,14 +1,303 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* STUB: replaced by the apply work. */
+/*
+ * cmd-apply.c - `quorum apply`: apply a series in memory and show, per
+ * patch, the commit and tree ids, or exactly why it does not apply.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
 #include "quorum.h"
+
+static int cmd_apply(int argc, char **argv);
+
+const struct cmd cmd_apply_def = {
+	"apply",
+	cmd_apply,
+	"quorum apply [-C repo] [--base REV] [--json] [--worktree DIR [--keep]] FILE",
+	"apply a series in memory; per-patch commit and tree ids, or the failing hunk",
+	"Reads the series in FILE (an mbox, a single patch mail, a maildir, or -\n"
+	"for standard input) and applies it in memory, one commit per patch,\n"
+	"without touching the working tree, the index, HEAD or any branch.\n"
+	"\n"
+	"The base is, in order: --base REV; the series' base-commit: when the\n"
+	"repository has it; HEAD. When the series does not apply on base-commit,\n"
+	"HEAD is tried too; the output says which base was used and why.\n"
+	"A hunk that does not apply falls back to a 3-way merge like `git am -3`\n"
+	"when the blobs named on its index line are in the repository.\n"
+	"\n"
+	"Options:\n"
+	"  -C REPO          the repository (default: the current directory)\n"
+	"  --base REV       apply on REV and nothing else\n"
+	"  --json           print JSON: base, source, note, and per patch index,\n"
+	"                   title, applied, three_way, commit, tree, error\n"
+	"  --worktree DIR   write the final tree to DIR (must not exist); it is\n"
+	"                   removed again at the end unless --keep is given\n"
+	"  --keep           keep the --worktree directory\n"
+	"  --store-refs     keep the commits under refs/quorum/<id>/vN\n"
+	"  --no-3way        do not fall back to a 3-way merge\n"
+	"  -h, --help       this text\n"
+	"\n"
+	"Exit status: 0 every patch applied; 2 a patch does not apply, or the\n"
+	"input is not a usable patch (a corrupt diff, a path outside the repo);\n"
+	"3 repository errors (not a repository, a bad --base).",
+};
+
+static const char *source_name(enum rv_base_source s)
+{
+	switch (s) {
+	case RV_BASE_OPTION: return "--base";
+	case RV_BASE_SERIES: return "base-commit";
+	case RV_BASE_BRANCH: return "branch";
+	case RV_BASE_HEAD: return "HEAD";
+	}
+	return "unknown";
+}
+
+static const char *title_of(const struct mp_patch *p)
+{
+	if (p->subject.title && *p->subject.title)
+		return p->subject.title;
+	return p->subject_raw ? p->subject_raw : "";
+}
+
+/* Terminal text: control bytes from mail become '?'. */
+static void put_clean(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	for (; *p; p++)
+		putchar(*p < 0x20 || *p == 0x7f ? '?' : *p);
+}
+
+static int total_of(const struct mp_series *s)
+{
+	return s->total > 0 ? s->total : (int)s->npatches;
+}
+
+static void print_text(const struct mp_series *s,
+		       const struct rv_apply_result *r, const char *worktree)
+{
+	size_t k, slot = 0;
+
+	printf("base: %s (%s)\n", r->base_id, source_name(r->base_source));
+	if (r->base_note && *r->base_note) {
+		fputs("note: ", stdout);
+		put_clean(r->base_note);
+		putchar('\n');
+	}
+	for (k = 0; k < s->npatches && slot < r->npatches; k++) {
+		const struct rv_patch_result *pr;
+
+		if (!s->patches[k])
+			continue;
+		pr = &r->patches[slot++];
+		if (pr->applied) {
+			printf("patch %d/%d applied%s: commit %s tree %s\n",
+			       pr->index, total_of(s),
+			       pr->three_way ? " (3-way)" : "", pr->commit_id,
+			       pr->tree_id);
+		} else if (pr->error) {
+			put_clean(pr->error);
+			putchar('\n');
+		} else {
+			printf("patch %d/%d \"", pr->index, total_of(s));
+			put_clean(title_of(s->patches[k]));
+			printf("\" not tried: an earlier patch did not apply\n");
+		}
+	}
+	if (worktree)
+		printf("worktree: %s\n", worktree);
+}
+
+static cJSON *to_json(const struct mp_series *s,
+		      const struct rv_apply_result *r, const char *worktree,
+		      bool kept)
+{
+	cJSON *o = cJSON_CreateObject(), *arr;
+	size_t k, slot = 0;
+
+	cJSON_AddStringToObject(o, "base", r->base_id);
+	cJSON_AddStringToObject(o, "source", source_name(r->base_source));
+	cJSON_AddStringToObject(o, "note", r->base_note ? r->base_note : "");
+	cJSON_AddBoolToObject(o, "applied", r->failed < 0);
+	arr = cJSON_AddArrayToObject(o, "patches");
+	for (k = 0; k < s->npatches && slot < r->npatches; k++) {
+		const struct rv_patch_result *pr;
+		cJSON *p;
+
+		if (!s->patches[k])
+			continue;
+		pr = &r->patches[slot++];
+		p = cJSON_CreateObject();
+		cJSON_AddNumberToObject(p, "index", pr->index);
+		cJSON_AddNumberToObject(p, "total", total_of(s));
+		cJSON_AddStringToObject(p, "title", title_of(s->patches[k]));
+		cJSON_AddBoolToObject(p, "applied", pr->applied);
+		cJSON_AddBoolToObject(p, "three_way", pr->three_way);
+		if (pr->applied) {
+			cJSON_AddStringToObject(p, "commit", pr->commit_id);
+			cJSON_AddStringToObject(p, "tree", pr->tree_id);
+		} else {
+			cJSON_AddNullToObject(p, "commit");
+			cJSON_AddNullToObject(p, "tree");
+		}
+		if (pr->error)
+			cJSON_AddStringToObject(p, "error", pr->error);
+		else
+			cJSON_AddNullToObject(p, "error");
+		cJSON_AddItemToArray(arr, p);
+	}
+	if (worktree) {
+		cJSON_AddStringToObject(o, "worktree", worktree);
+		cJSON_AddBoolToObject(o, "worktree_kept", kept);
+	}
+	return o;
+}
+
+static int exit_for(int rv)
+{
+	switch (rv) {
+	case 0: return EXIT_CLEAN;
+	case RV_ERR_APPLY:
+	case RV_ERR_INPUT:
+	case RV_ERR_UNSAFE: return EXIT_USAGE;
+	default: return EXIT_ENV;
+	}
+}
 
 static int cmd_apply(int argc, char **argv)
 {
-	return EXIT_USAGE;
-}
+	static const struct option longopts[] = {
+		{ "base", required_argument, NULL, 'b' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "worktree", required_argument, NULL, 'w' },
+		{ "keep", no_argument, NULL, 'k' },
+		{ "store-refs", no_argument, NULL, 's' },
+		{ "no-3way", no_argument, NULL, '3' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rv_apply_opts opts = RV_APPLY_OPTS_INIT;
+	const char *repo_path = ".", *path, *worktree = NULL;
+	struct rv_repo *repo = NULL;
+	struct mp_set *set = NULL;
+	struct errmsg err = { "" };
+	cJSON *jout = NULL;
+	bool json = false, keep = false;
+	int c, ret = EXIT_USAGE, napplied = 0;
+	size_t i;
 
-const struct cmd cmd_apply_def = {
-	"apply", cmd_apply, "quorum apply [-C repo] [--base REV] [--json] FILE",
-	"apply a series in memory; per-patch commit and tree ids, or the failing hunk",
-	"",
-};
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+hC:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'C': repo_path = optarg; break;
+		case 'b': opts.base = optarg; break;
+		case 'j': json = true; break;
+		case 'w': worktree = optarg; break;
+		case 'k': keep = true; break;
+		case 's': opts.store_refs = true; break;
+		case '3': opts.three_way = false; break;
+		case 'h': return cmd_print_help(&cmd_apply_def);
+		default:
+			return usage_error(&cmd_apply_def,
+					   "unknown or incomplete option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return usage_error(&cmd_apply_def,
+				   "apply takes one FILE (or - for standard input)");
+	if (keep && !worktree)
+		return usage_error(&cmd_apply_def, "--keep needs --worktree DIR");
+	path = argv[optind];
+	if (!strcmp(path, "-") && isatty(STDIN_FILENO))
+		return usage_error(&cmd_apply_def,
+				   "standard input is a terminal; give FILE");
+	if (worktree && access(worktree, F_OK) == 0) {
+		error("--worktree %s already exists; give a path that does not",
+		      worktree);
+		return EXIT_USAGE;
+	}
+
+	if (rv_repo_open(&repo, repo_path, &err) < 0) {
+		error("%s", err.msg);
+		return EXIT_ENV;
+	}
+	if (mp_read_path(&set, path, NULL, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (!set->nseries) {
+		const char *name = strcmp(path, "-") ? path : "standard input";
+
+		if (set->nerrors)
+			error("%s: %s",
+			      set->errors[0].where ? set->errors[0].where : name,
+			      set->errors[0].message);
+		else
+			error("%s holds no patch (no diff found); nothing to apply",
+			      name);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (json)
+		jout = cJSON_CreateArray();
+	ret = EXIT_CLEAN;
+	for (i = 0; i < set->nseries; i++) {
+		const struct mp_series *s = set->series[i];
+		struct rv_apply_result *r = NULL;
+		const char *wt = NULL;
+		int rv;
+
+		if (s->superseded)
+			continue;
+		if (!s->complete && s->nmissing)
+			warning("the series lacks %zu of its %d patches; applying the rest",
+				s->nmissing, s->total);
+		rv = rv_apply_series(&r, repo, s, &opts, &err);
+		if (rv == 0 && worktree && !napplied) {
+			if (rv_worktree_checkout(repo,
+						 r->patches[r->npatches - 1].tree_id,
+						 worktree, &err) < 0)
+				rv = RV_ERR_REPO;
+			else
+				wt = worktree;
+		}
+		if (r) {
+			if (json)
+				cJSON_AddItemToArray(jout,
+						     to_json(s, r, wt, keep));
+			else
+				print_text(s, r, wt);
+		}
+		if (rv < 0)
+			error("%s", err.msg);
+		if (wt && !keep && rv_worktree_remove(wt) < 0)
+			warning("could not remove the worktree %s", wt);
+		rv_apply_result_free(r);
+		napplied++;
+		if (rv < 0 && exit_for(rv) > ret)
+			ret = exit_for(rv);
+	}
+	if (json) {
+		char *text = cJSON_Print(cJSON_GetArraySize(jout) == 1 ?
+						 cJSON_GetArrayItem(jout, 0) :
+						 jout);
+
+		if (text)
+			puts(text);
+		free(text);
+	}
+out:
+	cJSON_Delete(jout);
+	mp_set_free(set);
+	rv_repo_free(repo);
+	return ret;
+}
