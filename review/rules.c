@@ -1,11 +1,1606 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* STUB: replaced by the diff/rules work. */
+/*
+ * rules.c - the offline `rules` voter: C heuristics over the lines a
+ * patch adds.
+ *
+ * Each hunk's post-image (context and added lines) is lexed into tokens
+ * with comments, string literals and preprocessor lines out of the way,
+ * and a handful of rules look for defects that maintainers fix again and
+ * again: an allocation used before its NULL check, a lock left held on
+ * an early return, unbounded string copies into fixed arrays, unchecked
+ * size multiplications, and use after free. quorum's point is less
+ * noise than other bots, so every rule stays silent when unsure.
+ */
+#include <ctype.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "review.h"
+
+/* Bounds: a hostile hunk must not make a rule slow or quadratic. */
+#define RULES_MAX_LINES 20000	 /* post-image lines of a hunk we scan */
+#define RULES_MAX_TOKENS 400000	 /* tokens of one hunk */
+#define RULES_WINDOW 4000	 /* tokens a rule looks ahead of a candidate */
+#define RULES_MAX_CANDIDATES 512 /* candidates per rule per hunk */
+#define RULES_MAX_NAME 128 /* bytes of an expression we name in a finding */
+#define RULES_LOOKAHEAD_LINES 300 /* file lines read past a hunk */
+
+enum tkind { T_ID, T_NUM, T_STR, T_CHR, T_PUNCT };
+
+struct tok {
+	const char *s;
+	unsigned len;
+	unsigned line; /* index into scan.pl, or file line for lookahead */
+	int depth;     /* brace depth of the block the token is in */
+	unsigned char kind;
+};
+
+struct toks {
+	struct tok *v;
+	size_t n, alloc;
+	bool full; /* hit RULES_MAX_TOKENS */
+};
+
+struct pline {
+	const char *text;
+	int new_no;
+	bool added;
+	size_t hidx; /* index in hunk->lines */
+};
+
+struct scan {
+	const struct rv_context *ctx;
+	const char *path;
+	const struct rv_hunk *h;
+	struct pline *pl;
+	size_t npl;
+	struct toks tk;
+	struct rv_findings *out;
+	struct sb *file; /* post-image of the file, read on demand */
+	int file_state;	 /* 0 not tried, 1 read, -1 not available */
+};
+
+/* ---- lexing --------------------------------------------------------- */
+
+static bool is_ident_start(int c)
+{
+	return isalpha(c) || c == '_';
+}
+
+static bool is_ident_char(int c)
+{
+	return isalnum(c) || c == '_';
+}
+
+static bool push_tok(struct toks *tv, const char *s, size_t len, unsigned line,
+		     int depth, unsigned char kind)
+{
+	struct tok *t;
+
+	if (tv->n >= RULES_MAX_TOKENS) {
+		tv->full = true;
+		return false;
+	}
+	ALLOC_GROW(tv->v, tv->n + 1, tv->alloc);
+	t = &tv->v[tv->n++];
+	t->s = s;
+	t->len = (unsigned)len;
+	t->line = line;
+	t->depth = depth;
+	t->kind = kind;
+	return true;
+}
+
+static size_t punct_len(const char *p)
+{
+	static const char *const three[] = {"<<=", ">>=", "..."};
+	static const char *const two[] = {
+		"->", "++", "--", "<<", ">>", "<=", ">=",
+		"==", "!=", "&&", "||", "+=", "-=", "*=",
+		"/=", "%=", "&=", "|=", "^=", "##", "::"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(three); i++)
+		if (!strncmp(p, three[i], 3))
+			return 3;
+	for (i = 0; i < ARRAY_SIZE(two); i++)
+		if (!strncmp(p, two[i], 2))
+			return 2;
+	return 1;
+}
+
+/*
+ * Lex one line of C into tv. Comments are dropped (a block comment may
+ * span lines: *in_comment carries it), string and character literals
+ * become single tokens, braces move *depth. A line that starts with
+ * " * " outside any comment is the middle of a comment that began above
+ * the hunk.
+ */
+static void lex_line(struct toks *tv, const char *s, unsigned line,
+		     bool *in_comment, int *depth)
+{
+	const char *p = s, *q, *start;
+	unsigned char kind;
+
+	if (!*in_comment) {
+		for (q = p; *q == ' ' || *q == '\t'; q++)
+			;
+		if (q[0] == '*' && (q[1] == ' ' || q[1] == '\t' ||
+				    q[1] == '\0' || q[1] == '/')) {
+			q = strstr(q, "*/");
+			if (!q)
+				return;
+			p = q + 2;
+		}
+	}
+	while (*p) {
+		unsigned char c = (unsigned char)*p;
+
+		if (*in_comment) {
+			q = strstr(p, "*/");
+			if (!q)
+				return;
+			*in_comment = false;
+			p = q + 2;
+			continue;
+		}
+		if (c == '/' && p[1] == '/')
+			return;
+		if (c == '/' && p[1] == '*') {
+			*in_comment = true;
+			p += 2;
+			continue;
+		}
+		if (isspace(c) || c >= 0x80 || !isprint(c)) {
+			p++;
+			continue;
+		}
+		start = p;
+		if (c == '"' || c == '\'') {
+			p++;
+			while (*p && (unsigned char)*p != c) {
+				if (*p == '\\' && p[1])
+					p++;
+				p++;
+			}
+			if (*p)
+				p++;
+			kind = c == '"' ? T_STR : T_CHR;
+		} else if (is_ident_start(c)) {
+			while (is_ident_char((unsigned char)*p))
+				p++;
+			kind = T_ID;
+		} else if (isdigit(c) ||
+			   (c == '.' && isdigit((unsigned char)p[1]))) {
+			while (is_ident_char((unsigned char)*p) || *p == '.')
+				p++;
+			kind = T_NUM;
+		} else {
+			p += punct_len(p);
+			kind = T_PUNCT;
+		}
+		if (c == '}')
+			(*depth)--;
+		if (!push_tok(tv, start, (size_t)(p - start), line, *depth,
+			      kind))
+			return;
+		if (c == '{')
+			(*depth)++;
+	}
+}
+
+/* Lex lines, skipping preprocessor lines and their continuations. */
+struct lexer {
+	bool in_comment;
+	bool in_pp; /* the previous line was a preprocessor line ending in \ */
+	int depth;
+};
+
+static void lex_text_line(struct toks *tv, struct lexer *lx, const char *s,
+			  unsigned line)
+{
+	const char *q;
+	size_t n;
+
+	if (lx->in_pp || (!lx->in_comment && s[strspn(s, " \t")] == '#')) {
+		n = strlen(s);
+		while (n && isspace((unsigned char)s[n - 1]))
+			n--;
+		lx->in_pp = n && s[n - 1] == '\\';
+		return;
+	}
+	q = s;
+	lex_line(tv, q, line, &lx->in_comment, &lx->depth);
+}
+
+/* ---- token helpers -------------------------------------------------- */
+
+static bool is(const struct tok *t, const char *s)
+{
+	size_t n = strlen(s);
+
+	return t->len == n && !memcmp(t->s, s, n);
+}
+
+static bool same(const struct tok *a, const struct tok *b)
+{
+	return a->len == b->len && !memcmp(a->s, b->s, a->len);
+}
+
+static bool is_in(const struct tok *t, const char *const *set, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (is(t, set[i]))
+			return true;
+	return false;
+}
+
+/* Token i of the scan, or NULL outside it. */
+static const struct tok *tk(const struct toks *tv, size_t i)
+{
+	return i < tv->n ? &tv->v[i] : NULL;
+}
+
+static bool tok_is(const struct toks *tv, size_t i, const char *s)
+{
+	const struct tok *t = tk(tv, i);
+
+	return t && is(t, s);
+}
+
+/* The index of the ')' matching the '(' at i, or SIZE_MAX. */
+static size_t close_paren(const struct toks *tv, size_t i)
+{
+	size_t j, lim = i + RULES_WINDOW;
+	int d = 0;
+
+	if (!tok_is(tv, i, "("))
+		return SIZE_MAX;
+	for (j = i; j < tv->n && j < lim; j++) {
+		if (is(&tv->v[j], "("))
+			d++;
+		else if (is(&tv->v[j], ")") && --d == 0)
+			return j;
+		else if (is(&tv->v[j], ";") || is(&tv->v[j], "{") ||
+			 is(&tv->v[j], "}"))
+			return SIZE_MAX;
+	}
+	return SIZE_MAX;
+}
+
+/* The index of the '(' matching the ')' at i, or SIZE_MAX. */
+static size_t open_paren(const struct toks *tv, size_t i)
+{
+	size_t j = i, n = 0;
+	int d = 0;
+
+	if (!tok_is(tv, i, ")"))
+		return SIZE_MAX;
+	for (;; j--) {
+		if (is(&tv->v[j], ")"))
+			d++;
+		else if (is(&tv->v[j], "(") && --d == 0)
+			return j;
+		if (!j || ++n > RULES_WINDOW)
+			return SIZE_MAX;
+	}
+}
+
+/*
+ * Argument k (0-based) of the call whose '(' is at open and ')' at close:
+ * [*a, *b). Returns false when there are fewer arguments.
+ */
+static bool call_arg(const struct toks *tv, size_t open, size_t close,
+		     unsigned k, size_t *a, size_t *b)
+{
+	size_t j, start = open + 1;
+	unsigned arg = 0;
+	int d = 0;
+
+	for (j = open + 1; j <= close; j++) {
+		const struct tok *t = &tv->v[j];
+
+		if (is(t, "(") || is(t, "[") || is(t, "{"))
+			d++;
+		else if ((is(t, ")") || is(t, "]") || is(t, "}")) && j != close)
+			d--;
+		if ((j == close || (d == 0 && is(t, ","))) && j > open) {
+			if (arg == k) {
+				*a = start;
+				*b = j;
+				return *b > *a;
+			}
+			arg++;
+			start = j + 1;
+		}
+	}
+	return false;
+}
+
+/* Does the token end an operand (so a following '*' is binary)? */
+static bool operand_end(const struct tok *t)
+{
+	static const char *const kw[] = {"return", "case", "else", "do"};
+
+	if (!t)
+		return false;
+	if (t->kind == T_ID)
+		return !is_in(t, kw, ARRAY_SIZE(kw));
+	if (t->kind != T_PUNCT)
+		return true;
+	return is(t, ")") || is(t, "]");
+}
+
+/* Can a statement start right after token i (i == SIZE_MAX: hunk start)? */
+static bool stmt_boundary(const struct toks *tv, size_t i)
+{
+	const struct tok *t = i == SIZE_MAX ? NULL : tk(tv, i);
+
+	return !t || is(t, ";") || is(t, "{") || is(t, "}") || is(t, ":");
+}
+
+static size_t prev_idx(size_t i)
+{
+	return i ? i - 1 : SIZE_MAX;
+}
+
+/*
+ * An lvalue chain `a`, `a->b`, `a.b->c` starting at i: returns its
+ * length in tokens, 0 when token i is no identifier.
+ */
+static size_t chain_len(const struct toks *tv, size_t i)
+{
+	size_t j = i;
+
+	if (!tk(tv, i) || tv->v[i].kind != T_ID)
+		return 0;
+	while (j + 2 < tv->n &&
+	       (is(&tv->v[j + 1], "->") || is(&tv->v[j + 1], ".")) &&
+	       tv->v[j + 2].kind == T_ID)
+		j += 2;
+	return j - i + 1;
+}
+
+/* Is the chain c0[0..clen) at position i (and not part of a longer one)? */
+static bool chain_at(const struct toks *tv, size_t i, size_t c0, size_t clen)
+{
+	size_t k;
+
+	if (i + clen > tv->n)
+		return false;
+	if (i && (is(&tv->v[i - 1], "->") || is(&tv->v[i - 1], ".")))
+		return false;
+	for (k = 0; k < clen; k++)
+		if (!same(&tv->v[i + k], &tv->v[c0 + k]))
+			return false;
+	return true;
+}
+
+/* Text of tokens [a, b) joined as C writes them, into buf; false if long. */
+static bool tokens_text(const struct toks *tv, size_t a, size_t b, char *buf,
+			size_t bufsz)
+{
+	size_t n = 0, j;
+
+	for (j = a; j < b; j++) {
+		const struct tok *t = &tv->v[j];
+
+		if (n + t->len + 2 > bufsz)
+			return false;
+		if (n && t->kind == T_ID && tv->v[j - 1].kind == T_ID)
+			buf[n++] = ' ';
+		memcpy(buf + n, t->s, t->len);
+		n += t->len;
+	}
+	buf[n] = '\0';
+	return n > 0;
+}
+
+/* Operators whose operands are not evaluated: nothing in them is used. */
+static bool is_unevaluated(const struct tok *t)
+{
+	static const char *const uneval[] = {
+		"sizeof",	   "typeof",	  "__typeof__",	  "__typeof",
+		"offsetof",	   "ARRAY_SIZE",  "sizeof_field", "struct_size",
+		"flex_array_size", "__alignof__", "_Alignof",	  "alignof",
+	};
+
+	return t->kind == T_ID && is_in(t, uneval, ARRAY_SIZE(uneval));
+}
+
+/*
+ * If the chain at i (clen tokens) is dereferenced right there, return
+ * true: `p->`, `p[`, unary `*p`, or the destination of a mem/str call.
+ */
+static bool chain_deref(const struct toks *tv, size_t i, size_t clen)
+{
+	static const char *const dest_fns[] = {
+		"memcpy",	    "memset",	   "memmove",
+		"strcpy",	    "strncpy",	   "strcat",
+		"strncat",	    "sprintf",	   "snprintf",
+		"strscpy",	    "strlcpy",	   "strlcat",
+		"vsprintf",	    "vsnprintf",   "memcpy_fromio",
+		"copy_from_user",   "memcpy_toio", "scnprintf",
+		"memzero_explicit",
+	};
+	const struct tok *next = tk(tv, i + clen);
+
+	if (next && (is(next, "->") || is(next, "[")))
+		return true;
+	if (i && is(&tv->v[i - 1], "*") &&
+	    !operand_end(i >= 2 ? &tv->v[i - 2] : NULL))
+		return true;
+	if (i >= 2 && is(&tv->v[i - 1], "(") && tv->v[i - 2].kind == T_ID &&
+	    is_in(&tv->v[i - 2], dest_fns, ARRAY_SIZE(dest_fns)) && next &&
+	    is(next, ","))
+		return true;
+	return false;
+}
+
+/* ---- findings ------------------------------------------------------- */
+
+static void emit(struct scan *sc, const char *category, enum rv_severity sev,
+		 size_t la, size_t lb, const char *title, const char *expl)
+{
+	static const char *const voters[] = {"rules"};
+	struct rv_finding f;
+	struct sb quote;
+	char fn[128];
+
+	sb_init(&quote, 0);
+	memset(&f, 0, sizeof(f));
+	f.patch = sc->ctx->patch_index;
+	f.file = (char *)sc->path;
+	f.line_start = sc->pl[la].new_no;
+	f.line_end = sc->pl[lb].new_no;
+	if (f.line_end < f.line_start)
+		f.line_end = f.line_start;
+	if (rv_hunk_function(sc->h, sc->pl[la].hidx, fn, sizeof(fn)))
+		f.function = fn;
+	f.severity = sev;
+	f.category = (char *)category;
+	f.title = (char *)title;
+	f.explanation = (char *)expl;
+	if (sb_adds(&quote, sc->pl[la].text) < 0 ||
+	    (lb != la && (sb_addch(&quote, '\n') < 0 ||
+			  sb_adds(&quote, sc->pl[lb].text) < 0)))
+		sb_reset(&quote);
+	f.quote = (char *)sb_str(&quote);
+	f.voters = (char **)voters;
+	f.nvoters = 1;
+	rv_findings_add(sc->out, &f);
+	sb_release(&quote);
+}
+
+/* Is token i on a line the patch adds? */
+static bool tok_added(const struct scan *sc, size_t i)
+{
+	return sc->pl[sc->tk.v[i].line].added;
+}
+
+static bool tok_prefix(const struct tok *t, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return t->len >= n && !memcmp(t->s, prefix, n);
+}
+
+/* ---- rule: allocation used before its NULL check -------------------- */
+
+static const char *const alloc_fns[] = {
+	"malloc",
+	"calloc",
+	"realloc",
+	"strdup",
+	"strndup",
+	"kmalloc",
+	"kzalloc",
+	"kcalloc",
+	"kmalloc_array",
+	"kvmalloc",
+	"kvzalloc",
+	"kvcalloc",
+	"kvmalloc_array",
+	"devm_kzalloc",
+	"devm_kmalloc",
+	"devm_kcalloc",
+	"devm_kmalloc_array",
+	"vmalloc",
+	"vzalloc",
+	"kmemdup",
+	"kstrdup",
+	"kstrndup",
+	"kmalloc_node",
+	"kzalloc_node",
+	"krealloc",
+	"kmem_cache_alloc",
+	"kmem_cache_zalloc",
+	"devm_kstrdup",
+	"reallocarray",
+};
+
+/* Calls and macros whose parenthesised operand counts as a check. */
+static const char *const check_words[] = {
+	"if",
+	"while",
+	"assert",
+	"likely",
+	"unlikely",
+	"WARN_ON",
+	"WARN_ON_ONCE",
+	"BUG_ON",
+	"IS_ERR_OR_NULL",
+	"IS_ERR",
+	"ZERO_OR_NULL_PTR",
+	"PTR_ERR_OR_ZERO",
+	"PTR_ERR",
+	"WARN",
+	"g_assert",
+	"VM_BUG_ON",
+	"BUILD_BUG_ON",
+	"ASSERT",
+	"CHECK",
+	"ERR_CAST",
+};
+
+/* Is the chain occurrence at i (clen tokens) a test of its value? */
+static bool chain_checked(const struct toks *tv, size_t i, size_t clen)
+{
+	static const char *const before[] = {"!", "&&", "||", "==", "!="};
+	static const char *const after[] = {"==", "!=", "?", "&&", "||"};
+	const struct tok *prev = i ? &tv->v[i - 1] : NULL;
+	const struct tok *next = tk(tv, i + clen);
+
+	if (prev && is_in(prev, before, ARRAY_SIZE(before)))
+		return true;
+	if (next && is_in(next, after, ARRAY_SIZE(after)))
+		return true;
+	if (prev && is(prev, "(") && next && is(next, ")") && i >= 2 &&
+	    tv->v[i - 2].kind == T_ID &&
+	    is_in(&tv->v[i - 2], check_words, ARRAY_SIZE(check_words)))
+		return true;
+	return false;
+}
+
+static void rule_unchecked_alloc(struct scan *sc)
+{
+	const struct toks *tv = &sc->tk;
+	size_t i, j, k, lhs, clen, open, close, cand = 0;
+	char name[RULES_MAX_NAME], fn[64], title[512], expl[1024];
+
+	for (i = 0; i + 1 < tv->n && cand < RULES_MAX_CANDIDATES; i++) {
+		const struct tok *t = &tv->v[i];
+		int depth;
+		bool nofail = false;
+
+		if (t->kind != T_ID || !tok_is(tv, i + 1, "(") ||
+		    !is_in(t, alloc_fns, ARRAY_SIZE(alloc_fns)) ||
+		    !tok_added(sc, i))
+			continue;
+		open = i + 1;
+		close = close_paren(tv, open);
+		if (close == SIZE_MAX || !tok_is(tv, close + 1, ";"))
+			continue;
+		for (j = open; j < close; j++)
+			if (is(&tv->v[j], "__GFP_NOFAIL"))
+				nofail = true;
+		if (nofail)
+			continue;
+		/* `= (type *)alloc(`: step over the cast */
+		k = i;
+		if (k && is(&tv->v[k - 1], ")")) {
+			k = open_paren(tv, k - 1);
+			if (k == SIZE_MAX)
+				continue;
+		}
+		if (k < 2 || !is(&tv->v[k - 1], "="))
+			continue;
+		/* the lvalue: walk back over `a->b.c` */
+		lhs = k - 2;
+		if (tv->v[lhs].kind != T_ID)
+			continue;
+		while (lhs >= 2 &&
+		       (is(&tv->v[lhs - 1], "->") ||
+			is(&tv->v[lhs - 1], ".")) &&
+		       tv->v[lhs - 2].kind == T_ID)
+			lhs -= 2;
+		clen = k - 1 - lhs;
+		if (chain_len(tv, lhs) < clen)
+			continue;
+		/* assigned inside a condition, `*pp = `, `a[i] = `: not ours */
+		if (lhs &&
+		    (is(&tv->v[lhs - 1], "(") || is(&tv->v[lhs - 1], "=") ||
+		     is(&tv->v[lhs - 1], ",") || is(&tv->v[lhs - 1], "]") ||
+		     is(&tv->v[lhs - 1], ")") || is(&tv->v[lhs - 1], "!") ||
+		     is(&tv->v[lhs - 1], "&&") || is(&tv->v[lhs - 1], "||") ||
+		     (is(&tv->v[lhs - 1], "*") &&
+		      (lhs < 2 || tv->v[lhs - 2].kind != T_ID))))
+			continue;
+		cand++;
+		depth = t->depth;
+		for (j = close + 2; j < tv->n && j < close + 2 + RULES_WINDOW;
+		     j++) {
+			const struct tok *u = &tv->v[j];
+
+			if (u->depth < depth)
+				break; /* left the block: another path */
+			if (is_unevaluated(u) && tok_is(tv, j + 1, "(")) {
+				size_t e = close_paren(tv, j + 1);
+
+				if (e == SIZE_MAX)
+					break;
+				j = e;
+				continue;
+			}
+			if (u->kind == T_ID &&
+			    (is(u, "return") || is(u, "goto"))) {
+				/* the statement itself may use it, then the
+				 * path ends unless it was a branch */
+				size_t e, hit = SIZE_MAX;
+				bool branch =
+					u->depth > depth ||
+					(j && (is(&tv->v[j - 1], ")") ||
+					       is(&tv->v[j - 1], "else")));
+
+				for (e = j + 1;
+				     e < tv->n && !is(&tv->v[e], ";"); e++) {
+					if (!chain_at(tv, e, lhs, clen))
+						continue;
+					if (chain_deref(tv, e, clen))
+						hit = e;
+					break;
+				}
+				if (hit != SIZE_MAX) {
+					j = hit;
+					goto found;
+				}
+				if (!branch || (e < tv->n && e > j + 1 &&
+						!is(&tv->v[e], ";")))
+					break;
+				j = e < tv->n ? e : j;
+				continue;
+			}
+			if (!chain_at(tv, j, lhs, clen))
+				continue;
+			if (chain_checked(tv, j, clen))
+				break;
+			if (j && is(&tv->v[j - 1], "&") &&
+			    !tok_is(tv, j + clen, "->"))
+				break; /* its address escapes: who knows */
+			if (tok_is(tv, j + clen, "=") &&
+			    !(j && is(&tv->v[j - 1], "*")))
+				break; /* reassigned */
+			if (chain_deref(tv, j, clen))
+				goto found;
+		}
+		continue;
+	found:
+		if (!tokens_text(tv, lhs, lhs + clen, name, sizeof(name)) ||
+		    t->len >= sizeof(fn))
+			continue;
+		memcpy(fn, t->s, t->len);
+		fn[t->len] = '\0';
+		snprintf(
+			title, sizeof(title),
+			"%s() result `%s` is dereferenced without a NULL check",
+			fn, name);
+		snprintf(expl, sizeof(expl),
+			 "%s() returns NULL when the allocation fails, and "
+			 "`%s` is used at line %d before anything tests it, so "
+			 "an allocation failure becomes a NULL pointer "
+			 "dereference instead of an error return. Check the "
+			 "result right after the call (for example `if (!%s) "
+			 "return -ENOMEM;` or the function's usual error path) "
+			 "before the first use.",
+			 fn, name, sc->pl[tv->v[j].line].new_no, name);
+		emit(sc, "null-deref", RV_SEV_MEDIUM, t->line, tv->v[j].line,
+		     title, expl);
+	}
+}
+
+/* ---- rule: lock left held on a return path -------------------------- */
+
+struct lockfn {
+	const char *lock;
+	const char *unlock; /* prefix of the matching unlock calls */
+};
+
+static const struct lockfn lock_fns[] = {
+	{"spin_lock", "spin_unlock"},
+	{"spin_lock_irq", "spin_unlock"},
+	{"spin_lock_irqsave", "spin_unlock"},
+	{"spin_lock_bh", "spin_unlock"},
+	{"spin_lock_nested", "spin_unlock"},
+	{"raw_spin_lock", "raw_spin_unlock"},
+	{"raw_spin_lock_irq", "raw_spin_unlock"},
+	{"raw_spin_lock_irqsave", "raw_spin_unlock"},
+	{"raw_spin_lock_bh", "raw_spin_unlock"},
+	{"mutex_lock", "mutex_unlock"},
+	{"mutex_lock_nested", "mutex_unlock"},
+	{"read_lock", "read_unlock"},
+	{"read_lock_irq", "read_unlock"},
+	{"read_lock_irqsave", "read_unlock"},
+	{"read_lock_bh", "read_unlock"},
+	{"write_lock", "write_unlock"},
+	{"write_lock_irq", "write_unlock"},
+	{"write_lock_irqsave", "write_unlock"},
+	{"write_lock_bh", "write_unlock"},
+	{"down_read", "up_read"},
+	{"down_write", "up_write"},
+	{"pthread_mutex_lock", "pthread_mutex_unlock"},
+	{"pthread_spin_lock", "pthread_spin_unlock"},
+	{"pthread_rwlock_rdlock", "pthread_rwlock_unlock"},
+	{"pthread_rwlock_wrlock", "pthread_rwlock_unlock"},
+	{"rcu_read_lock", "rcu_read_unlock"},
+	{"rcu_read_lock_bh", "rcu_read_unlock_bh"},
+};
+
+static const struct lockfn *find_lock_fn(const struct tok *t)
+{
+	size_t i;
+
+	if (t->kind != T_ID)
+		return NULL;
+	for (i = 0; i < ARRAY_SIZE(lock_fns); i++)
+		if (is(t, lock_fns[i].lock))
+			return &lock_fns[i];
+	return NULL;
+}
+
+/* The lock object of the call at i: first argument without a leading &. */
+static bool lock_object(const struct toks *tv, size_t i, char *buf,
+			size_t bufsz)
+{
+	size_t close = close_paren(tv, i + 1), a, b;
+
+	if (close == SIZE_MAX)
+		return false;
+	if (close == i + 2) { /* rcu_read_lock() */
+		buf[0] = '\0';
+		return true;
+	}
+	if (!call_arg(tv, i + 1, close, 0, &a, &b))
+		return false;
+	if (is(&tv->v[a], "&"))
+		a++;
+	return a < b && tokens_text(tv, a, b, buf, bufsz);
+}
+
+/* Is token i a call unlocking obj with an unlock of lf's family? */
+static bool is_unlock_of(const struct toks *tv, size_t i,
+			 const struct lockfn *lf, const char *obj)
+{
+	const struct tok *t = &tv->v[i];
+	size_t n = strlen(lf->unlock);
+	char o[RULES_MAX_NAME];
+
+	if (t->kind != T_ID || !tok_prefix(t, lf->unlock) ||
+	    (t->len > n && t->s[n] != '_') || !tok_is(tv, i + 1, "("))
+		return false;
+	return lock_object(tv, i, o, sizeof(o)) && !strcmp(o, obj);
+}
+
+/* Does any unlock of obj appear in tokens [from, tv->n)? */
+static bool unlock_after(const struct toks *tv, size_t from,
+			 const struct lockfn *lf, const char *obj)
+{
+	size_t j;
+
+	for (j = from; j < tv->n && j < from + RULES_WINDOW; j++)
+		if (is_unlock_of(tv, j, lf, obj))
+			return true;
+	return false;
+}
+
+/* Read the post-image of the file once, when a repository is at hand. */
+static const struct sb *post_image(struct scan *sc)
+{
+	const struct rv_context *ctx = sc->ctx;
+
+	if (sc->file_state)
+		return sc->file_state > 0 ? sc->file : NULL;
+	sc->file_state = -1;
+	if (!ctx->repo || !ctx->post_tree || !ctx->post_tree[0])
+		return NULL;
+	sc->file = xcalloc(1, sizeof(*sc->file));
+	sb_init(sc->file, (size_t)64 << 20);
+	if (rv_repo_read_file(ctx->repo, ctx->post_tree, sc->path, sc->file,
+			      NULL) != 0)
+		return NULL;
+	sc->file_state = 1;
+	return sc->file;
+}
+
+/*
+ * Look past the end of the hunk in the post-image file (when there is
+ * one) for an unlock of obj before the function ends.
+ */
+static bool unlock_past_hunk(struct scan *sc, const struct lockfn *lf,
+			     const char *obj)
+{
+	const struct sb *file = post_image(sc);
+	struct toks tv = {NULL, 0, 0, false};
+	struct lexer lx = {false, false, 0};
+	struct sb region;
+	const char *p, *end, *nl;
+	int lineno = 1, last = sc->h->new_start + sc->h->new_lines - 1;
+	bool found = false;
+	size_t off, n;
+
+	if (!file || !file->len)
+		return false;
+	sb_init(&region, 0);
+	p = file->buf;
+	end = file->buf + file->len;
+	/* the lines after the hunk, each NUL-terminated, up to the '}' */
+	for (; p < end && lineno <= last + RULES_LOOKAHEAD_LINES;
+	     p = nl ? nl + 1 : end, lineno++) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (lineno <= last)
+			continue;
+		if (*p == '}')
+			break;
+		if (sb_add(&region, p, n) < 0 || sb_addch(&region, '\0') < 0)
+			goto out;
+	}
+	for (off = 0; off < region.len; off += strlen(region.buf + off) + 1)
+		lex_text_line(&tv, &lx, region.buf + off, 0);
+	found = unlock_after(&tv, 0, lf, obj);
+out:
+	free(tv.v);
+	sb_release(&region);
+	return found;
+}
+
+/* Is there a label `name:` in the hunk? Its index, or SIZE_MAX. */
+static size_t find_label(const struct toks *tv, const struct tok *name)
+{
+	size_t j;
+
+	for (j = 0; j + 1 < tv->n; j++)
+		if (same(&tv->v[j], name) && is(&tv->v[j + 1], ":") &&
+		    stmt_boundary(tv, prev_idx(j)))
+			return j;
+	return SIZE_MAX;
+}
+
+/*
+ * Where does `goto label` lead, for a lock on obj: 1 to a return with obj
+ * still locked, 0 to an unlock (or a label that says so), -1 unknown.
+ */
+static int goto_leaks(const struct toks *tv, size_t gi, const struct lockfn *lf,
+		      const char *obj)
+{
+	const struct tok *label = tk(tv, gi + 1);
+	size_t l, j;
+
+	if (!label || label->kind != T_ID)
+		return -1;
+	if (memmem(label->s, label->len, "unlock", 6))
+		return 0;
+	l = find_label(tv, label);
+	if (l == SIZE_MAX || l < gi)
+		return -1;
+	for (j = l + 2; j < tv->n && j < l + RULES_WINDOW; j++) {
+		if (is_unlock_of(tv, j, lf, obj))
+			return 0;
+		if (is(&tv->v[j], "return"))
+			return 1;
+	}
+	return -1;
+}
+
+/* Is the statement at i conditional: inside a deeper block, or `if (..) x`. */
+static bool conditional_stmt(const struct toks *tv, size_t i, int depth)
+{
+	const struct tok *prev = i ? &tv->v[i - 1] : NULL;
+
+	return tv->v[i].depth > depth ||
+	       (prev && (is(prev, ")") || is(prev, "else")));
+}
+
+static void rule_lock_leak(struct scan *sc)
+{
+	const struct toks *tv = &sc->tk;
+	size_t i, j, close, cand = 0, ret_at;
+	char obj[RULES_MAX_NAME], fn[64], title[512], expl[1200];
+
+	for (i = 0; i + 1 < tv->n && cand < RULES_MAX_CANDIDATES; i++) {
+		const struct tok *t = &tv->v[i];
+		const struct lockfn *lf = find_lock_fn(t);
+		int depth = t->depth, released = 0;
+		bool held = true, evidence = false, ended = false;
+		const char *how = "return";
+
+		if (!lf || !tok_is(tv, i + 1, "(") ||
+		    !stmt_boundary(tv, prev_idx(i)))
+			continue;
+		close = close_paren(tv, i + 1);
+		if (close == SIZE_MAX || !tok_is(tv, close + 1, ";") ||
+		    !lock_object(tv, i, obj, sizeof(obj)))
+			continue;
+		cand++;
+		ret_at = SIZE_MAX;
+		for (j = close + 2; j < tv->n && j < close + 2 + RULES_WINDOW;
+		     j++) {
+			const struct tok *u = &tv->v[j];
+
+			if (u->depth < depth) {
+				ended = true; /* the block or function ended */
+				break;
+			}
+			if (is(u, "}") && !held && u->depth < released) {
+				held = true; /* out of the branch that unlocked
+					      */
+				released = 0;
+			}
+			if (is_unlock_of(tv, j, lf, obj)) {
+				if (u->depth <= depth) {
+					evidence = ret_at != SIZE_MAX;
+					break;
+				}
+				if (held) {
+					held = false;
+					released = u->depth;
+				}
+				if (ret_at != SIZE_MAX) {
+					evidence = true;
+					break;
+				}
+				continue;
+			}
+			if (!held || ret_at != SIZE_MAX || u->kind != T_ID)
+				continue;
+			if (is(u, "return")) {
+				if (!conditional_stmt(tv, j, depth))
+					break; /* returns holding it on purpose
+						*/
+				if (tok_added(sc, i) || tok_added(sc, j))
+					ret_at = j;
+			} else if (is(u, "goto")) {
+				int leak = goto_leaks(tv, j, lf, obj);
+
+				if (leak < 0 && !conditional_stmt(tv, j, depth))
+					break;
+				if (leak > 0 &&
+				    conditional_stmt(tv, j, depth) &&
+				    (tok_added(sc, i) || tok_added(sc, j))) {
+					ret_at = j;
+					how = "goto";
+				}
+			}
+		}
+		if (ret_at == SIZE_MAX)
+			continue;
+		/* evidence the function means to unlock: later in the hunk,
+		 * or past it in the post-image file */
+		if (!evidence &&
+		    (ended || j < tv->n || !unlock_past_hunk(sc, lf, obj)))
+			continue;
+		if (t->len >= sizeof(fn))
+			continue;
+		memcpy(fn, t->s, t->len);
+		fn[t->len] = '\0';
+		snprintf(title, sizeof(title),
+			 "`%s` at line %d leaves `%s` locked", how,
+			 sc->pl[tv->v[ret_at].line].new_no, obj[0] ? obj : fn);
+		snprintf(expl, sizeof(expl),
+			 "`%s` is taken with %s() at line %d and released "
+			 "further down, but the early `%s` at line %d leaves "
+			 "the function with it still held. The next caller "
+			 "that takes it will deadlock (or, for RCU, the "
+			 "read-side section never ends). Release it on this "
+			 "path too, for example by jumping to an unlock label "
+			 "instead of returning directly.",
+			 obj[0] ? obj : fn, fn, sc->pl[t->line].new_no, how,
+			 sc->pl[tv->v[ret_at].line].new_no);
+		emit(sc, "lock-leak", RV_SEV_HIGH, t->line, tv->v[ret_at].line,
+		     title, expl);
+	}
+}
+
+/* ---- rule: unbounded string writes into fixed arrays ---------------- */
+
+/*
+ * The declared size of `char name[N]` in the hunk: N (> 0) when it is a
+ * number, 0 when it is an expression, -1 when there is no such array.
+ */
+static long char_array_size(const struct toks *tv, const struct tok *name)
+{
+	size_t j;
+
+	for (j = 1; j + 2 < tv->n; j++) {
+		const struct tok *t = &tv->v[j];
+
+		if (!same(t, name) || !is(&tv->v[j - 1], "char") ||
+		    !is(&tv->v[j + 1], "["))
+			continue;
+		if (tv->v[j + 2].kind == T_NUM && tok_is(tv, j + 3, "]"))
+			return strtol(tv->v[j + 2].s, NULL, 0) > 0
+				       ? strtol(tv->v[j + 2].s, NULL, 0)
+				       : 0;
+		return 0;
+	}
+	return -1;
+}
+
+/* Does a printf format literal have a `%s` with no precision? */
+static bool format_unbounded(const struct tok *t)
+{
+	const char *p = t->s + 1, *end = t->s + t->len - 1;
+
+	while (p < end) {
+		bool prec = false;
+
+		if (*p++ != '%')
+			continue;
+		if (p < end && *p == '%') {
+			p++;
+			continue;
+		}
+		while (p < end && strchr("-+ #0", *p))
+			p++;
+		while (p < end && (isdigit((unsigned char)*p) || *p == '*'))
+			p++;
+		if (p < end && *p == '.') {
+			prec = true;
+			p++;
+			while (p < end &&
+			       (isdigit((unsigned char)*p) || *p == '*'))
+				p++;
+		}
+		while (p < end && strchr("hlLqjzt", *p))
+			p++;
+		if (p < end && *p == 's' && !prec)
+			return true;
+	}
+	return false;
+}
+
+static void rule_unsafe_string(struct scan *sc)
+{
+	static const char *const copy_fns[] = {"strcpy", "strcat", "sprintf",
+					       "vsprintf"};
+	const struct toks *tv = &sc->tk;
+	size_t i, close, a, b, sa, sb2, cand = 0;
+	char fn[16], name[RULES_MAX_NAME], title[512], expl[1024];
+
+	for (i = 0; i + 1 < tv->n && cand < RULES_MAX_CANDIDATES; i++) {
+		const struct tok *t = &tv->v[i];
+		const struct tok *prev = i ? &tv->v[i - 1] : NULL;
+		long size;
+
+		if (t->kind != T_ID || !tok_is(tv, i + 1, "(") ||
+		    !tok_added(sc, i) ||
+		    (prev &&
+		     (is(prev, "->") || is(prev, ".") || is(prev, "*") ||
+		      (prev->kind == T_ID && !is(prev, "return")))))
+			continue;
+		if (t->len >= sizeof(fn))
+			continue;
+		memcpy(fn, t->s, t->len);
+		fn[t->len] = '\0';
+		if (is(t, "gets")) {
+			cand++;
+			snprintf(title, sizeof(title),
+				 "gets() cannot be used safely");
+			snprintf(expl, sizeof(expl),
+				 "gets() writes as many bytes as the input "
+				 "holds, whatever the size of the buffer, so "
+				 "any long line overflows it; it was removed "
+				 "from C11. Use fgets() with the buffer's "
+				 "size (and strip the newline) instead.");
+			emit(sc, "unsafe-string", RV_SEV_HIGH, t->line, t->line,
+			     title, expl);
+			continue;
+		}
+		if (!is_in(t, copy_fns, ARRAY_SIZE(copy_fns)))
+			continue;
+		close = close_paren(tv, i + 1);
+		if (close == SIZE_MAX ||
+		    !call_arg(tv, i + 1, close, 0, &a, &b) || b != a + 1 ||
+		    tv->v[a].kind != T_ID ||
+		    !call_arg(tv, i + 1, close, 1, &sa, &sb2))
+			continue;
+		size = char_array_size(tv, &tv->v[a]);
+		if (size < 0)
+			continue;
+		if (is(t, "strcpy") || is(t, "strcat")) {
+			/* a literal source is bounded and meant */
+			if (tv->v[sa].kind == T_STR)
+				continue;
+		} else if (is(t, "sprintf")) {
+			if (tv->v[sa].kind != T_STR || sb2 != sa + 1 ||
+			    !format_unbounded(&tv->v[sa]))
+				continue;
+		}
+		cand++;
+		if (!tokens_text(tv, a, b, name, sizeof(name)))
+			continue;
+		if (size > 0)
+			snprintf(title, sizeof(title),
+				 "%s() into `%s[%ld]` has no bound", fn, name,
+				 size);
+		else
+			snprintf(title, sizeof(title),
+				 "%s() into fixed-size `%s` has no bound", fn,
+				 name);
+		snprintf(expl, sizeof(expl),
+			 "`%s` is a fixed-size array, and %s() writes as many "
+			 "bytes as its input holds without knowing that size, "
+			 "so a long enough %s overflows the stack or "
+			 "structure it lives in. Use a bounded call that is "
+			 "told sizeof(%s): strscpy() or snprintf()/scnprintf() "
+			 "in the kernel, snprintf() in userspace.",
+			 name, fn,
+			 is(t, "strcpy") || is(t, "strcat")
+				 ? "source string"
+				 : "formatted string",
+			 name);
+		emit(sc, "unsafe-string", RV_SEV_MEDIUM, t->line, t->line,
+		     title, expl);
+	}
+}
+
+/* ---- rule: size multiplication that can overflow -------------------- */
+
+struct sizefn {
+	const char *name;
+	unsigned size_arg;
+	const char *better;
+};
+
+static const struct sizefn size_fns[] = {
+	{"malloc", 0, "calloc()"},
+	{"realloc", 1, "reallocarray()"},
+	{"kmalloc", 0, "kmalloc_array() or kcalloc()"},
+	{"kzalloc", 0, "kcalloc()"},
+	{"kmalloc_node", 0, "kmalloc_array_node() or kcalloc_node()"},
+	{"kzalloc_node", 0, "kcalloc_node()"},
+	{"kvmalloc", 0, "kvmalloc_array() or kvcalloc()"},
+	{"kvzalloc", 0, "kvcalloc()"},
+	{"vmalloc", 0, "vmalloc_array() or array_size()"},
+	{"vzalloc", 0, "vcalloc() or array_size()"},
+	{"devm_kmalloc", 1, "devm_kmalloc_array()"},
+	{"devm_kzalloc", 1, "devm_kcalloc()"},
+	{"krealloc", 1, "krealloc_array()"},
+};
+
+/* Is an identifier a constant by convention (ALL_CAPS macro)? */
+static bool is_macro_const(const struct tok *t)
+{
+	unsigned k;
+	bool upper = false;
+
+	for (k = 0; k < t->len; k++) {
+		if (islower((unsigned char)t->s[k]))
+			return false;
+		if (isupper((unsigned char)t->s[k]))
+			upper = true;
+	}
+	return upper;
+}
+
+/* Are tokens [a, b) a compile-time constant as far as we can tell? */
+static bool expr_const(const struct toks *tv, size_t a, size_t b)
+{
+	size_t j;
+
+	for (j = a; j < b; j++) {
+		const struct tok *t = &tv->v[j];
+
+		if (is_unevaluated(t) || is(t, "ARRAY_SIZE")) {
+			size_t e = close_paren(tv, j + 1);
+
+			if (e == SIZE_MAX || e >= b) {
+				if (is(t, "sizeof"))
+					return true; /* `sizeof x` */
+				return false;
+			}
+			j = e;
+			continue;
+		}
+		if (t->kind == T_ID && !is_macro_const(t))
+			return false;
+		if (t->kind == T_STR || t->kind == T_CHR)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * In size expression [a, b): is there a product (at paren depth 0) with a
+ * factor that is not constant? Terms are split at + and -.
+ */
+static bool size_product_unchecked(const struct toks *tv, size_t a, size_t b)
+{
+	size_t j, term = a, fstart = a;
+	int d = 0, factors = 0, nonconst = 0;
+	bool has_sizeof = false;
+
+	for (j = a; j <= b; j++) {
+		const struct tok *t = j < b ? &tv->v[j] : NULL;
+		bool binop_star = false, term_end = !t;
+
+		if (t && (is(t, "(") || is(t, "["))) {
+			d++;
+			continue;
+		}
+		if (t && (is(t, ")") || is(t, "]"))) {
+			d--;
+			continue;
+		}
+		if (t && d == 0 && (is(t, "+") || is(t, "-")) && j > term &&
+		    operand_end(&tv->v[j - 1]))
+			term_end = true;
+		if (t && d == 0 && is(t, "*") && j > fstart &&
+		    operand_end(&tv->v[j - 1]))
+			binop_star = true;
+		if (binop_star || term_end) {
+			if (j > fstart) {
+				factors++;
+				if (is(&tv->v[fstart], "sizeof"))
+					has_sizeof = true;
+				else if (!expr_const(tv, fstart, j))
+					nonconst++;
+			}
+			fstart = j + 1;
+		}
+		if (term_end) {
+			/* n * sizeof(x) or a * b; n * 2 is left alone */
+			if (factors >= 2 &&
+			    (nonconst >= 2 || (nonconst && has_sizeof)))
+				return true;
+			factors = nonconst = 0;
+			has_sizeof = false;
+			term = j + 1;
+		}
+	}
+	return false;
+}
+
+static void rule_alloc_overflow(struct scan *sc)
+{
+	static const char *const guards[] = {
+		"check_mul_overflow",
+		"SIZE_MAX",
+		"size_mul",
+		"array_size",
+		"array3_size",
+		"struct_size",
+		"__builtin_mul_overflow",
+		"INT_MAX",
+		"UINT_MAX",
+		"ULONG_MAX",
+		"U32_MAX",
+		"SSIZE_MAX",
+		"overflows_type",
+	};
+	const struct toks *tv = &sc->tk;
+	size_t i, j, k, close, a, b, cand = 0;
+	char fn[32], expr[RULES_MAX_NAME], title[512], expl[1024];
+
+	for (i = 0; i + 1 < tv->n && cand < RULES_MAX_CANDIDATES; i++) {
+		const struct tok *t = &tv->v[i];
+		const struct sizefn *sf = NULL;
+		bool guarded = false;
+
+		if (t->kind != T_ID || !tok_is(tv, i + 1, "(") ||
+		    !tok_added(sc, i))
+			continue;
+		for (k = 0; k < ARRAY_SIZE(size_fns); k++)
+			if (is(t, size_fns[k].name))
+				sf = &size_fns[k];
+		if (!sf ||
+		    (i && (is(&tv->v[i - 1], "->") || is(&tv->v[i - 1], "."))))
+			continue;
+		close = close_paren(tv, i + 1);
+		if (close == SIZE_MAX ||
+		    !call_arg(tv, i + 1, close, sf->size_arg, &a, &b) ||
+		    !size_product_unchecked(tv, a, b))
+			continue;
+		cand++;
+		/* an overflow guard earlier in the hunk: trust it */
+		for (j = 0; j < i; j++)
+			if (tv->v[j].kind == T_ID &&
+			    is_in(&tv->v[j], guards, ARRAY_SIZE(guards)))
+				guarded = true;
+		if (guarded || t->len >= sizeof(fn))
+			continue;
+		memcpy(fn, t->s, t->len);
+		fn[t->len] = '\0';
+		if (!tokens_text(tv, a, b, expr, sizeof(expr)))
+			snprintf(expr, sizeof(expr), "the size");
+		snprintf(title, sizeof(title),
+			 "%s(%s) can overflow the size multiplication", fn,
+			 expr);
+		snprintf(expl, sizeof(expl),
+			 "The size passed to %s() is a product with a factor "
+			 "that is not a constant (`%s`). If that factor comes "
+			 "from a user, a device or a file, the product can "
+			 "wrap around and a buffer smaller than intended is "
+			 "allocated, which later writes overflow. Use %s, "
+			 "which checks the multiplication (or struct_size()/"
+			 "array_size() for mixed sizes).",
+			 fn, expr, sf->better);
+		emit(sc, "alloc-overflow", RV_SEV_MEDIUM, t->line, t->line,
+		     title, expl);
+	}
+}
+
+/* ---- rule: use after free ------------------------------------------- */
+
+struct freefn {
+	const char *name;
+	unsigned arg;
+};
+
+static const struct freefn free_fns[] = {
+	{"free", 0},
+	{"kfree", 0},
+	{"vfree", 0},
+	{"kvfree", 0},
+	{"kfree_sensitive", 0},
+	{"kzfree", 0},
+	{"devm_kfree", 1},
+	{"g_free", 0},
+	{"kvfree_sensitive", 0},
+	{"kmem_cache_free", 1},
+};
+
+static const struct freefn *find_free_fn(const struct tok *t)
+{
+	size_t k;
+
+	if (t->kind != T_ID)
+		return NULL;
+	for (k = 0; k < ARRAY_SIZE(free_fns); k++)
+		if (is(t, free_fns[k].name))
+			return &free_fns[k];
+	return NULL;
+}
+
+static void rule_use_after_free(struct scan *sc)
+{
+	const struct toks *tv = &sc->tk;
+	size_t i, j, e, close, a, b, clen, use, cand = 0;
+	char fn[32], name[RULES_MAX_NAME], title[512], expl[1024];
+
+	for (i = 0; i + 1 < tv->n && cand < RULES_MAX_CANDIDATES; i++) {
+		const struct tok *t = &tv->v[i];
+		const struct freefn *ff = find_free_fn(t);
+		bool dfree = false;
+		int depth = t->depth;
+
+		if (!ff || !tok_is(tv, i + 1, "(") || !tok_added(sc, i) ||
+		    !stmt_boundary(tv, prev_idx(i)))
+			continue;
+		close = close_paren(tv, i + 1);
+		if (close == SIZE_MAX || !tok_is(tv, close + 1, ";") ||
+		    !call_arg(tv, i + 1, close, ff->arg, &a, &b))
+			continue;
+		clen = chain_len(tv, a);
+		if (!clen || a + clen != b)
+			continue;
+		cand++;
+		use = SIZE_MAX;
+		for (j = close + 2; j < tv->n && j < close + 2 + RULES_WINDOW;
+		     j++) {
+			const struct tok *u = &tv->v[j];
+
+			if (u->depth < depth)
+				break; /* the block ended: other paths join */
+			if (u->kind == T_ID && tok_is(tv, j + 1, ":") &&
+			    stmt_boundary(tv, prev_idx(j)))
+				break; /* a label: other paths join */
+			if (is_unevaluated(u) && tok_is(tv, j + 1, "(")) {
+				e = close_paren(tv, j + 1);
+				if (e == SIZE_MAX)
+					break;
+				j = e;
+				continue;
+			}
+			if (u->kind == T_ID &&
+			    (is(u, "goto") || is(u, "break") ||
+			     is(u, "continue")))
+				break;
+			if (u->kind == T_ID && is(u, "return")) {
+				for (e = j + 1;
+				     e < tv->n && !is(&tv->v[e], ";"); e++)
+					if (chain_at(tv, e, a, clen) &&
+					    chain_deref(tv, e, clen)) {
+						use = e;
+						break;
+					}
+				break;
+			}
+			if (!chain_at(tv, j, a, clen))
+				continue;
+			if (j && is(&tv->v[j - 1], "&") &&
+			    !tok_is(tv, j + clen, "->") &&
+			    !tok_is(tv, j + clen, "["))
+				break; /* its address escapes: may be reset */
+			if (j >= 2 && is(&tv->v[j - 1], "(") &&
+			    tv->v[j - 2].kind == T_ID &&
+			    memmem(tv->v[j - 2].s, tv->v[j - 2].len, "for_each",
+				   8))
+				break; /* an iterator assigns it */
+			if (j >= 2 && is(&tv->v[j - 1], "(") &&
+			    find_free_fn(&tv->v[j - 2]) &&
+			    tok_is(tv, j + clen, ")") &&
+			    find_free_fn(&tv->v[j - 2])->arg == 0 &&
+			    stmt_boundary(tv, prev_idx(j - 2))) {
+				use = j;
+				dfree = true;
+				break;
+			}
+			if (tok_is(tv, j + clen, "=") &&
+			    !(j && is(&tv->v[j - 1], "*"))) {
+				/* reassigned; the right side may still use it
+				 */
+				for (e = j + clen + 1;
+				     e < tv->n && !is(&tv->v[e], ";"); e++)
+					if (chain_at(tv, e, a, clen) &&
+					    chain_deref(tv, e, clen)) {
+						use = e;
+						break;
+					}
+				break;
+			}
+			if (chain_deref(tv, j, clen)) {
+				use = j;
+				break;
+			}
+		}
+		if (use == SIZE_MAX || t->len >= sizeof(fn) ||
+		    !tokens_text(tv, a, b, name, sizeof(name)))
+			continue;
+		memcpy(fn, t->s, t->len);
+		fn[t->len] = '\0';
+		if (dfree) {
+			snprintf(title, sizeof(title), "`%s` is freed twice",
+				 name);
+			snprintf(expl, sizeof(expl),
+				 "%s(%s) at line %d releases the memory, and "
+				 "line %d frees the same pointer again with "
+				 "nothing assigning it in between. A double "
+				 "free corrupts the allocator's state and is "
+				 "often exploitable. Drop one of the calls, or "
+				 "set the pointer to NULL after the first.",
+				 fn, name, sc->pl[t->line].new_no,
+				 sc->pl[tv->v[use].line].new_no);
+			emit(sc, "double-free", RV_SEV_HIGH, t->line,
+			     tv->v[use].line, title, expl);
+			continue;
+		}
+		snprintf(title, sizeof(title), "`%s` is used after %s()", name,
+			 fn);
+		snprintf(expl, sizeof(expl),
+			 "%s(%s) at line %d releases the memory, and line %d "
+			 "dereferences `%s` again with nothing assigning it in "
+			 "between. The memory may already belong to someone "
+			 "else, so this reads or corrupts unrelated data. Use "
+			 "what is needed before freeing it, or free it after "
+			 "the last use.",
+			 fn, name, sc->pl[t->line].new_no,
+			 sc->pl[tv->v[use].line].new_no, name);
+		emit(sc, "use-after-free", RV_SEV_HIGH, t->line,
+		     tv->v[use].line, title, expl);
+	}
+}
+
+/* ---- the voter ------------------------------------------------------ */
+
+static bool is_c_path(const char *path)
+{
+	static const char *const exts[] = {".c",   ".h",  ".cc", ".cpp",
+					   ".cxx", ".hh", ".hpp"};
+	size_t n, k, e;
+
+	if (!path)
+		return false;
+	n = strlen(path);
+	for (k = 0; k < ARRAY_SIZE(exts); k++) {
+		e = strlen(exts[k]);
+		if (n > e && !strcmp(path + n - e, exts[k]))
+			return true;
+	}
+	return false;
+}
+
+static void scan_hunk(struct scan *sc)
+{
+	const struct rv_hunk *h = sc->h;
+	struct lexer lx = {false, false, 0};
+	size_t k;
+	bool any_added = false;
+
+	sc->npl = 0;
+	sc->tk.n = 0;
+	sc->tk.full = false;
+	if (h->nlines > RULES_MAX_LINES)
+		return;
+	for (k = 0; k < h->nlines; k++)
+		if (h->lines[k].origin == '+')
+			any_added = true;
+	if (!any_added)
+		return;
+	for (k = 0; k < h->nlines; k++) {
+		const struct rv_line *l = &h->lines[k];
+		struct pline *p;
+
+		if (l->origin == '-')
+			continue;
+		p = &sc->pl[sc->npl];
+		p->text = l->text;
+		p->new_no = l->new_no;
+		p->added = l->origin == '+';
+		p->hidx = k;
+		lex_text_line(&sc->tk, &lx, l->text, (unsigned)sc->npl);
+		sc->npl++;
+	}
+	if (sc->tk.full)
+		return; /* too big to judge: stay silent */
+	rule_unchecked_alloc(sc);
+	rule_lock_leak(sc);
+	rule_unsafe_string(sc);
+	rule_alloc_overflow(sc);
+	rule_use_after_free(sc);
+}
 
 static int rules_review(const struct rv_voter *v, const struct rv_context *ctx,
 			struct rv_findings *out, struct errmsg *err)
 {
-	return 0;
+	struct rv_diff *own = NULL;
+	const struct rv_diff *d = ctx->diff;
+	struct scan sc;
+	size_t fi, hi, maxl = 0;
+	int ret = 0;
+
+	if (!d && ctx->patch && ctx->patch->diff) {
+		ret = rv_diff_parse(&own, ctx->patch->diff,
+				    ctx->patch->diff_len, err);
+		if (ret)
+			return ret;
+		d = own;
+	}
+	if (!d)
+		return 0;
+	memset(&sc, 0, sizeof(sc));
+	sc.ctx = ctx;
+	sc.out = out;
+	for (fi = 0; fi < d->nfiles; fi++)
+		for (hi = 0; hi < d->files[fi].nhunks; hi++)
+			if (d->files[fi].hunks[hi].nlines > maxl)
+				maxl = d->files[fi].hunks[hi].nlines;
+	if (maxl > RULES_MAX_LINES)
+		maxl = RULES_MAX_LINES;
+	sc.pl = xcalloc(maxl ? maxl : 1, sizeof(*sc.pl));
+	for (fi = 0; fi < d->nfiles; fi++) {
+		const struct rv_file *f = &d->files[fi];
+
+		if (f->binary || !f->new_path || !is_c_path(f->new_path))
+			continue;
+		sc.path = f->new_path;
+		sc.file_state = 0;
+		for (hi = 0; hi < f->nhunks; hi++) {
+			sc.h = &f->hunks[hi];
+			scan_hunk(&sc);
+		}
+		if (sc.file) {
+			sb_release(sc.file);
+			free(sc.file);
+			sc.file = NULL;
+		}
+	}
+	free(sc.pl);
+	free(sc.tk.v);
+	rv_diff_free(own);
+	return ret;
 }
 
-const struct rv_voter rv_voter_rules = { "rules", 1.0, rules_review, NULL };
+const struct rv_voter rv_voter_rules = {"rules", 1.0, rules_review, NULL};
