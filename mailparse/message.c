@@ -560,6 +560,23 @@ static void reply_trailers(struct mp_patch *pt, const char *p, const char *end)
 }
 
 /*
+ * Keep the diff and the paths it touches. A MIME boundary takes the last
+ * newline of an attached diff with it; put it back so the diff applies.
+ */
+static void set_diff(struct mp_patch *pt, const char *d, size_t len)
+{
+	struct sb s = SB_INIT;
+
+	sb_add(&s, d, len);
+	if (s.len && s.buf[s.len - 1] != '\n')
+		sb_addch(&s, '\n');
+	pt->diff = mp_strdup_utf8(sb_str(&s), s.len);
+	pt->diff_len = strlen(pt->diff);
+	sb_release(&s);
+	mp_diff_files(pt->diff, pt->diff_len, &pt->files, &pt->nfiles);
+}
+
+/*
  * Split a decoded body into commit message, notes and diff.
  * gitshow: the title is the first paragraph of the text, no in-body headers.
  */
@@ -640,9 +657,7 @@ static int analyze_body(struct ctx *c, const char *t, size_t len, bool gitshow)
 					  "the diff is %zu bytes, more than "
 					  "the limit of %zu bytes",
 					  dl, c->lim->max_diff);
-		pt->diff = mp_strdup_utf8(diff_start, dl);
-		pt->diff_len = strlen(pt->diff);
-		mp_diff_files(pt->diff, pt->diff_len, &pt->files, &pt->nfiles);
+		set_diff(pt, diff_start, dl);
 	}
 	scan_meta(pt, p, diff_start);
 	scan_meta(pt, diff_end, end);
@@ -682,9 +697,7 @@ static int analyze_attachment(struct ctx *c, const char *t, size_t len)
 				  "the diff is %zu bytes, more than the limit "
 				  "of %zu bytes",
 				  dl, c->lim->max_diff);
-	pt->diff = mp_strdup_utf8(t + span.start, dl);
-	pt->diff_len = strlen(pt->diff);
-	mp_diff_files(pt->diff, pt->diff_len, &pt->files, &pt->nfiles);
+	set_diff(pt, t + span.start, dl);
 	pt->repairs |= MP_DIFF_FROM_ATTACHMENT;
 	scan_meta(pt, t, t + span.start);
 	scan_meta(pt, t + span.end, t + len);
@@ -790,6 +803,18 @@ static int part_text(struct ctx *c, GMimeObject *obj, struct sb *out)
 	return rc;
 }
 
+/* Does any line of [p, end) end in a space (a flowed soft break)? */
+static bool has_soft_break(const char *p, const char *end)
+{
+	for (; p < end; p = mp_next_line(p, end)) {
+		const char *e = mp_eol(p, end);
+
+		if (e > p && e[-1] == ' ')
+			return true;
+	}
+	return false;
+}
+
 /* Read the body (repairing CRLF and format=flowed) and the attachments. */
 static int read_text(struct ctx *c)
 {
@@ -839,7 +864,9 @@ static int read_text(struct ctx *c)
 				sb_add(&alt, body.buf + raw.start,
 				       body.len - raw.start);
 				pt->repairs |= MP_REPAIRED_FLOWED;
-				if (!raw.clean)
+				if (!raw.clean ||
+				    has_soft_break(body.buf + raw.start,
+						   body.buf + raw.end))
 					pt->repairs |= MP_FLOWED_UNSAFE;
 				sb_release(&body);
 				body = alt;

@@ -47,14 +47,14 @@ static void check(const struct want *w)
 static void test_plain_patch(void **state)
 {
 	static const struct want w[] = {
-		{ "[PATCH] foo: bar", "foo: bar", 1, 0, 0, 1, 0, 0, 0, "" },
-		{ "[PATCH v2] foo: bar", "foo: bar", 2, 0, 0, 1, 0, 0, 0, "" },
-		{ "[PATCHv3] foo", "foo", 3, 0, 0, 1, 0, 0, 0, "" },
-		{ "[PATCH V4 1/2] foo", "foo", 4, 1, 2, 1, 0, 0, 0, "" },
-		{ "[PATCH 0/3] cover", "cover", 1, 0, 3, 1, 0, 0, 0, "" },
-		{ "[PATCH 02/10] two", "two", 1, 2, 10, 1, 0, 0, 0, "" },
-		{ "[PATCH 001/123] many", "many", 1, 1, 123, 1, 0, 0, 0, "" },
-		{ "[patch 3/5] lower", "lower", 1, 3, 5, 1, 0, 0, 0, "" },
+		{"[PATCH] foo: bar", "foo: bar", 1, 0, 0, 1, 0, 0, 0, ""},
+		{"[PATCH v2] foo: bar", "foo: bar", 2, 0, 0, 1, 0, 0, 0, ""},
+		{"[PATCHv3] foo", "foo", 3, 0, 0, 1, 0, 0, 0, ""},
+		{"[PATCH V4 1/2] foo", "foo", 4, 1, 2, 1, 0, 0, 0, ""},
+		{"[PATCH 0/3] cover", "cover", 1, 0, 3, 1, 0, 0, 0, ""},
+		{"[PATCH 02/10] two", "two", 1, 2, 10, 1, 0, 0, 0, ""},
+		{"[PATCH 001/123] many", "many", 1, 1, 123, 1, 0, 0, 0, ""},
+		{"[patch 3/5] lower", "lower", 1, 3, 5, 1, 0, 0, 0, ""},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(w); i++)
@@ -64,27 +64,26 @@ static void test_plain_patch(void **state)
 static void test_tags_and_groups(void **state)
 {
 	static const struct want w[] = {
-		{ "[PATCH net-next v3 02/10] net: x", "net: x", 3, 2, 10, 1, 0,
-		  0, 0, "net-next" },
-		{ "[net-next][PATCH v2 3/5] foo", "foo", 2, 3, 5, 1, 0, 0, 0,
-		  "net-next" },
-		{ "[PATCH AUTOSEL 5.10 6/6] wil6210: fix support",
-		  "wil6210: fix support", 1, 6, 6, 1, 0, 0, 0,
-		  "AUTOSEL|5.10" },
-		{ "[PATCH bpf-next,v2] bpf: y", "bpf: y", 2, 0, 0, 1, 0, 0, 0,
-		  "bpf-next" },
-		{ "[PATCH iproute2-next] ip: z", "ip: z", 1, 0, 0, 1, 0, 0, 0,
-		  "iproute2-next" },
-		{ "[RFC PATCH 1/2] idea", "idea", 1, 1, 2, 1, 1, 0, 0, "" },
-		{ "[RFC] idea", "idea", 1, 0, 0, 1, 1, 0, 0, "" },
-		{ "[RFCv2 0/4] idea", "idea", 2, 0, 4, 1, 1, 0, 0, "" },
-		{ "[PATCH RESEND v2] again", "again", 2, 0, 0, 1, 0, 1, 0, "" },
-		{ "[RESEND PATCH] again", "again", 1, 0, 0, 1, 0, 1, 0, "" },
-		{ "[PATCH] [bpf] two groups", "two groups", 1, 0, 0, 1, 0, 0,
-		  0, "bpf" },
-		{ "[GIT PULL] net fixes", "net fixes", 1, 0, 0, 0, 0, 0, 0,
-		  "GIT PULL" },
-		{ "[ANNOUNCE] v1.0", "v1.0", 1, 0, 0, 0, 0, 0, 0, "ANNOUNCE" },
+		{"[PATCH net-next v3 02/10] net: x", "net: x", 3, 2, 10, 1, 0,
+		 0, 0, "net-next"},
+		{"[net-next][PATCH v2 3/5] foo", "foo", 2, 3, 5, 1, 0, 0, 0,
+		 "net-next"},
+		{"[PATCH AUTOSEL 5.10 6/6] wil6210: fix support",
+		 "wil6210: fix support", 1, 6, 6, 1, 0, 0, 0, "AUTOSEL|5.10"},
+		{"[PATCH bpf-next,v2] bpf: y", "bpf: y", 2, 0, 0, 1, 0, 0, 0,
+		 "bpf-next"},
+		{"[PATCH iproute2-next] ip: z", "ip: z", 1, 0, 0, 1, 0, 0, 0,
+		 "iproute2-next"},
+		{"[RFC PATCH 1/2] idea", "idea", 1, 1, 2, 1, 1, 0, 0, ""},
+		{"[RFC] idea", "idea", 1, 0, 0, 1, 1, 0, 0, ""},
+		{"[RFCv2 0/4] idea", "idea", 2, 0, 4, 1, 1, 0, 0, ""},
+		{"[PATCH RESEND v2] again", "again", 2, 0, 0, 1, 0, 1, 0, ""},
+		{"[RESEND PATCH] again", "again", 1, 0, 0, 1, 0, 1, 0, ""},
+		{"[PATCH] [bpf] two groups", "two groups", 1, 0, 0, 1, 0, 0, 0,
+		 "bpf"},
+		{"[GIT PULL] net fixes", "net fixes", 1, 0, 0, 0, 0, 0, 0,
+		 "GIT PULL"},
+		{"[ANNOUNCE] v1.0", "v1.0", 1, 0, 0, 0, 0, 0, 0, "ANNOUNCE"},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(w); i++)
@@ -94,13 +93,13 @@ static void test_tags_and_groups(void **state)
 static void test_replies(void **state)
 {
 	static const struct want w[] = {
-		{ "Re: [PATCH 2/3] foo", "foo", 1, 2, 3, 1, 0, 0, 1, "" },
-		{ "RE: Re: AW: [PATCH] foo", "foo", 1, 0, 0, 1, 0, 0, 1, "" },
-		{ "Aw: [PATCH v2] foo", "foo", 2, 0, 0, 1, 0, 0, 1, "" },
-		{ "Fwd: [PATCH] foo", "foo", 1, 0, 0, 1, 0, 0, 1, "" },
-		{ "Fw: bar", "bar", 1, 0, 0, 0, 0, 0, 1, "" },
-		{ "Re[2]: baz", "baz", 1, 0, 0, 0, 0, 0, 1, "" },
-		{ "[list] Re: [PATCH] x", "x", 1, 0, 0, 1, 0, 0, 1, "list" },
+		{"Re: [PATCH 2/3] foo", "foo", 1, 2, 3, 1, 0, 0, 1, ""},
+		{"RE: Re: AW: [PATCH] foo", "foo", 1, 0, 0, 1, 0, 0, 1, ""},
+		{"Aw: [PATCH v2] foo", "foo", 2, 0, 0, 1, 0, 0, 1, ""},
+		{"Fwd: [PATCH] foo", "foo", 1, 0, 0, 1, 0, 0, 1, ""},
+		{"Fw: bar", "bar", 1, 0, 0, 0, 0, 0, 1, ""},
+		{"Re[2]: baz", "baz", 1, 0, 0, 0, 0, 0, 1, ""},
+		{"[list] Re: [PATCH] x", "x", 1, 0, 0, 1, 0, 0, 1, "list"},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(w); i++)
@@ -110,21 +109,20 @@ static void test_replies(void **state)
 static void test_not_patches(void **state)
 {
 	static const struct want w[] = {
-		{ "Hello world", "Hello world", 1, 0, 0, 0, 0, 0, 0, "" },
+		{"Hello world", "Hello world", 1, 0, 0, 0, 0, 0, 0, ""},
 		/* "Release: v2" is not a reply and keeps its colon */
-		{ "Release: v2 is out", "Release: v2 is out", 1, 0, 0, 0, 0, 0,
-		  0, "" },
+		{"Release: v2 is out", "Release: v2 is out", 1, 0, 0, 0, 0, 0,
+		 0, ""},
 		/* a bracket that is not closed is part of the title */
-		{ "[PATCH foo", "[PATCH foo", 1, 0, 0, 0, 0, 0, 0, "" },
-		{ "", "", 1, 0, 0, 0, 0, 0, 0, "" },
-		{ NULL, "", 1, 0, 0, 0, 0, 0, 0, "" },
-		{ "  folded\n\t subject  here ", "folded subject here", 1, 0,
-		  0, 0, 0, 0, 0, "" },
+		{"[PATCH foo", "[PATCH foo", 1, 0, 0, 0, 0, 0, 0, ""},
+		{"", "", 1, 0, 0, 0, 0, 0, 0, ""},
+		{NULL, "", 1, 0, 0, 0, 0, 0, 0, ""},
+		{"  folded\n\t subject  here ", "folded subject here", 1, 0, 0,
+		 0, 0, 0, 0, ""},
 		/* bad numbers: kept as tags, never as index/total */
-		{ "[PATCH 5/3] x", "x", 1, 0, 0, 1, 0, 0, 0, "5/3" },
-		{ "[PATCH 1/9999999] x", "x", 1, 0, 0, 1, 0, 0, 0,
-		  "1/9999999" },
-		{ "[PATCH v0] x", "x", 1, 0, 0, 1, 0, 0, 0, "v0" },
+		{"[PATCH 5/3] x", "x", 1, 0, 0, 1, 0, 0, 0, "5/3"},
+		{"[PATCH 1/9999999] x", "x", 1, 0, 0, 1, 0, 0, 0, "1/9999999"},
+		{"[PATCH v0] x", "x", 1, 0, 0, 1, 0, 0, 0, "v0"},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(w); i++)

@@ -75,10 +75,12 @@ static void test_wrapped_fixes(void **state)
 			&t, &n),
 		4);
 	assert_string_equal(t[0].key, "Fixes");
-	assert_string_equal(t[0].value, "1234567890ab (\"net: a very long "
-					"title that was wrapped by a mailer\")");
-	assert_string_equal(t[1].value,
-			    "abcdef012345 (\"second one indented continuation\")");
+	assert_string_equal(t[0].value,
+			    "1234567890ab (\"net: a very long "
+			    "title that was wrapped by a mailer\")");
+	assert_string_equal(
+		t[1].value,
+		"abcdef012345 (\"second one indented continuation\")");
 	assert_string_equal(t[2].value, "Some One <one@example.org>");
 	free_all(t, n);
 }
