@@ -17,6 +17,7 @@ static const struct cmd *const commands[] = {
 	&cmd_parse_def,
 	&cmd_apply_def,
 	&cmd_index_def,
+	&cmd_similar_def,
 };
 
 int error(const char *fmt, ...)

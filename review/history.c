@@ -435,7 +435,7 @@ static void remove_db_files(const char *path)
 }
 
 /* Is the db there, readable, and of our schema? Fills why when not. */
-static bool db_valid(sqlite3 *db, char *why, size_t len)
+static bool db_valid(sqlite3 *db, char *why, size_t len, bool deep)
 {
 	sqlite3_stmt *st = NULL;
 	bool ok = false;
@@ -465,7 +465,10 @@ static bool db_valid(sqlite3 *db, char *why, size_t len)
 	}
 	sqlite3_finalize(st);
 	st = NULL;
-	/* A cheap look at every table's pages: catches a torn or junk file. */
+	ok = !deep;
+	if (ok)
+		goto out;
+	/* A look at every table's pages: catches a torn or junk file. */
 	rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL);
 	if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW ||
 	    strcmp((const char *)sqlite3_column_text(st, 0), "ok")) {
@@ -504,7 +507,7 @@ int hist_db_open(sqlite3 **out, const char *path, bool create, char *reason,
 		reason[0] = '\0';
 	if (access(path, F_OK) == 0) {
 		if (db_open_raw(&db, path, SQLITE_OPEN_READWRITE) == SQLITE_OK &&
-		    db_valid(db, why, sizeof(why)))
+		    db_valid(db, why, sizeof(why), create))
 			goto ready;
 		if (!why[0])
 			snprintf(why, sizeof(why), "it cannot be opened (%s)",
@@ -643,4 +646,19 @@ out:
 	git_commit_free(c);
 	git_object_free(obj);
 	return ret;
+}
+
+int rv_history_set_horizon(struct rv_history *h, const char *id)
+{
+	sqlite3_stmt *st = NULL;
+
+	h->horizon = INT64_MAX;
+	if (sqlite3_prepare_v2(h->db, "SELECT seq FROM commits WHERE oid = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		h->horizon = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return 0;
 }

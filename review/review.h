@@ -420,6 +420,13 @@ int rv_history_similar(struct rv_history *h, const struct rv_diff *d,
 void rv_similar_list_release(struct rv_similar_list *l);
 
 /*
+ * Look at the index as it was just before commit id (hex): pairs whose
+ * fix is id or came after it are hidden from rv_history_similar() and the
+ * history voter. An id the index does not hold hides nothing. Returns 0.
+ */
+int rv_history_set_horizon(struct rv_history *h, const char *id);
+
+/*
  * The unified diff of commit rev against its first parent (diff), its
  * message (message, may be NULL) and full id. RV_ERR_REPO when rev does
  * not name a commit.

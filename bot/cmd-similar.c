@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * cmd-similar.c - `quorum similar`: the past bug/fix pairs whose buggy
+ * code most resembles what a patch (mail or commit) adds.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "quorum.h"
+
+static int cmd_similar(int argc, char **argv);
+
+const struct cmd cmd_similar_def = {
+	"similar",
+	cmd_similar,
+	"quorum similar [-C REPO] [-k N] FILE|REV",
+	"past bug/fix pairs that resemble a patch",
+	"For a patch (FILE: an mbox or patch mail, - for standard input) or a\n"
+	"commit (REV), prints the k past bug/fix pairs of the repository's\n"
+	"history whose buggy code most resembles what the patch adds: the\n"
+	"commit that introduced the bug and the one that fixed it (ids and\n"
+	"subjects), the score (0..1), and the lines that matched. For a REV,\n"
+	"only fixes committed before it are considered.\n"
+	"Needs the history index: run `quorum index` first.\n"
+	"\n"
+	"Options:\n"
+	"  -C REPO        the repository (default: the current directory)\n"
+	"  -k N           how many pairs to show (default 5, at most 100)\n"
+	"  -h, --help     this text\n"
+	"\n"
+	"Exit status: 0 done (even with nothing similar), 2 usage or input\n"
+	"error, 3 no repository or no history index.",
+};
+
+static void print_results(const struct rv_similar_list *l)
+{
+	size_t i, j;
+
+	if (!l->n) {
+		printf("  nothing similar in the history index\n");
+		return;
+	}
+	for (i = 0; i < l->n; i++) {
+		const struct rv_similar *s = &l->items[i];
+
+		printf("%zu. score %.2f  %s\n", i + 1, s->score,
+		       !strcmp(s->kind, "revert") ? "reverted" : "fixed");
+		printf("   bug  %.12s %s\n", s->bug_id,
+		       s->bug_subject ? s->bug_subject : "");
+		printf("   %s  %.12s %s\n",
+		       !strcmp(s->kind, "revert") ? "rev" : "fix", s->fix_id,
+		       s->fix_subject ? s->fix_subject : "");
+		printf("   in %s%s%s%s%s\n", s->file ? s->file : "?",
+		       s->function ? ", " : "",
+		       s->function ? s->function : "",
+		       s->function ? "()" : "",
+		       s->same_function ? " (same function)" :
+		       s->same_file	? " (same file)" :
+					  "");
+		for (j = 0; j < s->nmatches; j++) {
+			const struct rv_similar_match *m = &s->matches[j];
+
+			printf("   + %s:%d: %s\n", m->file ? m->file : "?",
+			       m->new_no, m->patch_line);
+			printf("   ~ %s: %s\n",
+			       m->fix_removed ? "removed by the fix" :
+						"added by the bug",
+			       m->past_line);
+		}
+	}
+}
+
+static int similar_of_diff(struct rv_history *h, const char *diff,
+			   size_t len, size_t k, struct errmsg *err)
+{
+	struct rv_similar_list l = { 0 };
+	struct rv_diff *d = NULL;
+	int ret;
+
+	ret = rv_diff_parse(&d, diff, len, err);
+	if (ret < 0) {
+		rv_diff_free(d);
+		return ret;
+	}
+	ret = rv_history_similar(h, d, k, &l, err);
+	if (!ret)
+		print_results(&l);
+	rv_similar_list_release(&l);
+	rv_diff_free(d);
+	return ret;
+}
+
+static int similar_of_file(struct rv_history *h, const char *path, size_t k)
+{
+	struct errmsg err = { "" };
+	struct mp_set *set = NULL;
+	size_t i, j, shown = 0;
+	int ret = 0;
+
+	if (mp_read_path(&set, path, NULL, &err) < 0) {
+		error("%s", err.msg);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < set->nseries; i++) {
+		const struct mp_series *s = set->series[i];
+
+		if (s->superseded)
+			continue;
+		for (j = 0; j < s->npatches; j++) {
+			const struct mp_patch *p = s->patches[j];
+
+			if (!p || !p->diff)
+				continue;
+			if (shown++)
+				putchar('\n');
+			printf("patch %d/%d: %s\n",
+			       p->subject.index ? p->subject.index :
+						  (int)j + 1,
+			       s->total > 0 ? s->total : (int)s->npatches,
+			       p->subject.title ? p->subject.title :
+			       p->subject_raw	? p->subject_raw :
+						  "(no subject)");
+			if (similar_of_diff(h, p->diff, p->diff_len, k, &err) <
+			    0) {
+				error("%s", err.msg);
+				ret = EXIT_USAGE;
+			}
+		}
+	}
+	if (!shown && !ret) {
+		error("%s holds no patch (no diff found)",
+		      strcmp(path, "-") ? path : "standard input");
+		ret = EXIT_USAGE;
+	}
+	mp_set_free(set);
+	return ret;
+}
+
+static int similar_of_rev(struct rv_history *h, const char *rev, size_t k)
+{
+	struct errmsg err = { "" };
+	struct sb diff = SB_INIT, msg = SB_INIT;
+	char id[RV_OID_HEXSZ + 1];
+	const char *nl;
+	int ret = 0;
+
+	if (rv_history_commit_diff(h, rev, &diff, &msg, id, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	rv_history_set_horizon(h, id);
+	nl = strchr(sb_str(&msg), '\n');
+	printf("commit %.12s %.*s\n", id,
+	       (int)(nl ? (size_t)(nl - sb_str(&msg)) : msg.len),
+	       sb_str(&msg));
+	if (!diff.len) {
+		printf("  nothing similar: the commit changes nothing\n");
+		goto out;
+	}
+	if (similar_of_diff(h, diff.buf, diff.len, k, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_USAGE;
+	}
+out:
+	sb_release(&diff);
+	sb_release(&msg);
+	return ret;
+}
+
+static int cmd_similar(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rv_history *h = NULL;
+	struct errmsg err = { "" };
+	const char *repo = ".", *what;
+	struct stat stt;
+	long k = 5;
+	char *end;
+	int c, ret;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+hC:k:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'C':
+			repo = optarg;
+			break;
+		case 'k':
+			k = strtol(optarg, &end, 10);
+			if (*end || k < 1 || k > 100)
+				return usage_error(&cmd_similar_def,
+						   "-k wants a number from 1 "
+						   "to 100, not '%s'",
+						   optarg);
+			break;
+		case 'h':
+			return cmd_print_help(&cmd_similar_def);
+		default:
+			return usage_error(&cmd_similar_def,
+					   "unknown or incomplete option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return usage_error(&cmd_similar_def,
+				   "similar takes one FILE or REV");
+	what = argv[optind];
+	if (rv_history_open(&h, repo, &err) < 0) {
+		error("%s", err.msg);
+		return EXIT_ENV;
+	}
+	if (!h) {
+		error("no history index in %s; run `quorum index%s%s` first",
+		      repo, strcmp(repo, ".") ? " -C " : "",
+		      strcmp(repo, ".") ? repo : "");
+		return EXIT_ENV;
+	}
+	if (!strcmp(what, "-") || (stat(what, &stt) == 0 && !S_ISDIR(stt.st_mode)))
+		ret = similar_of_file(h, what, (size_t)k);
+	else
+		ret = similar_of_rev(h, what, (size_t)k);
+	rv_history_free(h);
+	return ret;
+}

@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * history-similar.c - which past bug/fix pairs resemble a patch, and how
+ * risky a patch looks next to this tree's history.
+ *
+ * Retrieval is lexical: the identifiers the patch adds are looked up in
+ * the FTS5 index of past buggy hunks (BM25), and the best candidates are
+ * re-ranked line by line, so every result can show the lines that matched.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "history-int.h"
+
+#define SIM_MAX_PATCH_LINES 2000
+#define SIM_MAX_QUERY_TOKENS 48
+#define SIM_CANDIDATES 80
+#define SIM_LINE_MIN 0.75 /* token Jaccard for two lines to "match" */
+#define SIM_MAX_TOK 48 /* tokens kept of one line */
+
+/* A line as a sorted set of token hashes. */
+struct tline {
+	uint64_t tok[SIM_MAX_TOK];
+	size_t ntok;
+	uint64_t whole; /* hash of the normalized line */
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Identifiers and numbers of a normalized line, as a sorted set. */
+static void line_tokens(const char *s, struct tline *t)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i, j;
+
+	t->ntok = 0;
+	t->whole = hist_hash(s, strlen(s));
+	while (*p && t->ntok < SIM_MAX_TOK) {
+		const unsigned char *w = p;
+
+		if (!isalnum(*p) && *p != '_') {
+			p++;
+			continue;
+		}
+		while (isalnum(*p) || *p == '_')
+			p++;
+		t->tok[t->ntok++] = hist_hash(w, (size_t)(p - w));
+	}
+	qsort(t->tok, t->ntok, sizeof(t->tok[0]), cmp_u64);
+	for (i = j = 0; i < t->ntok; i++)
+		if (!j || t->tok[j - 1] != t->tok[i])
+			t->tok[j++] = t->tok[i];
+	t->ntok = j;
+}
+
+static double line_sim(const struct tline *a, const struct tline *b)
+{
+	size_t i = 0, j = 0, shared = 0;
+
+	if (a->whole == b->whole)
+		return 1.0;
+	if (!a->ntok || !b->ntok)
+		return 0;
+	while (i < a->ntok && j < b->ntok) {
+		if (a->tok[i] == b->tok[j]) {
+			shared++;
+			i++;
+			j++;
+		} else if (a->tok[i] < b->tok[j]) {
+			i++;
+		} else {
+			j++;
+		}
+	}
+	return (double)shared / (double)(a->ntok + b->ntok - shared);
+}
+
+struct pline {
+	const char *file;
+	const char *func; /* of its hunk, may be NULL (owned by plines) */
+	int new_no;
+	char *text; /* normalized */
+	struct tline t;
+};
+
+struct plines {
+	struct pline *v;
+	size_t n, alloc;
+	char **funcs; /* owned function names */
+	size_t nfuncs;
+};
+
+static void plines_release(struct plines *pl)
+{
+	size_t i;
+
+	for (i = 0; i < pl->n; i++)
+		free(pl->v[i].text);
+	for (i = 0; i < pl->nfuncs; i++)
+		free(pl->funcs[i]);
+	free(pl->funcs);
+	free(pl->v);
+	memset(pl, 0, sizeof(*pl));
+}
+
+static void collect_plines(const struct rv_diff *d, struct plines *pl,
+			   struct sb *tokens)
+{
+	struct sb norm = SB_INIT, all = SB_INIT;
+	size_t i, j, k;
+
+	sb_init(&all, (size_t)1 << 20);
+	for (i = 0; i < d->nfiles; i++) {
+		const struct rv_file *f = &d->files[i];
+
+		if (!f->new_path || f->binary)
+			continue;
+		for (j = 0; j < f->nhunks; j++) {
+			const struct rv_hunk *h = &f->hunks[j];
+			char *func = hist_function_name(h->section);
+
+			if (func) {
+				pl->funcs = xrealloc(pl->funcs,
+						     (pl->nfuncs + 1) *
+							     sizeof(*pl->funcs));
+				pl->funcs[pl->nfuncs++] = func;
+			}
+			for (k = 0; k < h->nlines; k++) {
+				const struct rv_line *l = &h->lines[k];
+				struct pline *p;
+
+				if (l->origin != '+' || !l->text ||
+				    pl->n >= SIM_MAX_PATCH_LINES)
+					continue;
+				hist_normalize(l->text, strlen(l->text), &norm);
+				if (!hist_line_significant(sb_str(&norm)))
+					continue;
+				ALLOC_GROW(pl->v, pl->n + 1, pl->alloc);
+				p = &pl->v[pl->n++];
+				p->file = f->new_path;
+				p->func = func;
+				p->new_no = l->new_no;
+				p->text = xstrdup_or_null(sb_str(&norm));
+				line_tokens(p->text, &p->t);
+				sb_adds(&all, p->text);
+				sb_addch(&all, '\n');
+			}
+		}
+	}
+	hist_tokens(sb_str(&all), tokens, 100000);
+	sb_release(&all);
+	sb_release(&norm);
+}
+
+/* "a" OR "b" ... over distinct tokens, at most SIM_MAX_QUERY_TOKENS. */
+static void build_query(const char *tokens, struct sb *q)
+{
+	uint64_t seen[SIM_MAX_QUERY_TOKENS];
+	size_t nseen = 0, i;
+	const char *p = tokens;
+
+	while (*p && nseen < SIM_MAX_QUERY_TOKENS) {
+		const char *e = strchr(p, ' ');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		uint64_t h = hist_hash(p, n);
+
+		for (i = 0; i < nseen; i++)
+			if (seen[i] == h)
+				break;
+		if (i == nseen) {
+			seen[nseen++] = h;
+			/* Tokens are [A-Za-z0-9_] only: quoting is safe. */
+			sb_addf(q, "%s\"%.*s\"", q->len ? " OR " : "", (int)n,
+				p);
+		}
+		p = e ? e + 1 : p + n;
+	}
+}
+
+struct cand {
+	int64_t pair;
+	double score;
+	char *file, *func;
+	bool same_file, same_function;
+	struct rv_similar_match *m;
+	size_t nm;
+};
+
+static void cand_release(struct cand *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nm; i++) {
+		free(c->m[i].file);
+		free(c->m[i].patch_line);
+		free(c->m[i].past_line);
+	}
+	free(c->m);
+	free(c->file);
+	free(c->func);
+	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * Score one past hunk against the patch lines: which patch lines match
+ * which of its lines, and how closely.
+ */
+static void score_hunk(const struct plines *pl, int role, const char *lines,
+		       const char *file, const char *func, double bm,
+		       struct cand *c)
+{
+	struct sb norm = SB_INIT;
+	bool *used = xcalloc(pl->n + 1, sizeof(*used));
+	const char *p = lines;
+	double simsum = 0;
+	size_t i;
+
+	c->file = xstrdup_or_null(file);
+	c->func = xstrdup_or_null(func);
+	for (i = 0; i < pl->n; i++) {
+		if (!strcmp(pl->v[i].file, file)) {
+			c->same_file = true;
+			if (func && pl->v[i].func && !strcmp(pl->v[i].func, func))
+				c->same_function = true;
+		}
+	}
+	for (i = 0; func && i < pl->nfuncs; i++)
+		if (!strcmp(pl->funcs[i], func))
+			c->same_function = c->same_file;
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		/* Buggy code: what the bug added, or what the fix removed. */
+		bool want = role == 0 ? *p == '+' : *p == '-';
+		struct tline t;
+		double best = 0;
+		size_t bi = 0;
+
+		if (want && len > 1) {
+			hist_normalize(p + 1, len - 1, &norm);
+			if (hist_line_significant(sb_str(&norm))) {
+				line_tokens(sb_str(&norm), &t);
+				for (i = 0; i < pl->n; i++) {
+					double s;
+
+					if (used[i])
+						continue;
+					s = line_sim(&pl->v[i].t, &t);
+					if (s > best) {
+						best = s;
+						bi = i;
+					}
+				}
+			}
+		}
+		if (best >= SIM_LINE_MIN && c->nm < 8) {
+			struct rv_similar_match *m;
+
+			used[bi] = true;
+			c->m = xrealloc(c->m, (c->nm + 1) * sizeof(*c->m));
+			m = &c->m[c->nm++];
+			m->file = xstrdup_or_null(pl->v[bi].file);
+			m->new_no = pl->v[bi].new_no;
+			m->patch_line = xstrdup_or_null(pl->v[bi].text);
+			m->past_line = xstrdup_or_null(sb_str(&norm));
+			m->fix_removed = role == 1;
+			simsum += best;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	c->score = 0.45 * (c->nm ? fmin(1.0, (double)c->nm / 3.0) *
+					   (simsum / (double)c->nm) :
+				   0) +
+		   0.25 * bm + 0.15 * (c->same_file ? 1 : 0) +
+		   0.15 * (c->same_function ? 1 : 0);
+	free(used);
+	sb_release(&norm);
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return x->score < y->score ? 1 : x->score > y->score ? -1 : 0;
+}
+
+static int fill_pair(struct rv_history *h, struct cand *c,
+		     struct rv_similar *s)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+
+	if (sqlite3_prepare_v2(h->db,
+			       "SELECT kind, fix_oid, fix_subject, fix_expl,"
+			       " bug_oid, bug_subject FROM pairs WHERE id = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, c->pair);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *kind = (const char *)sqlite3_column_text(st, 0);
+
+		memset(s, 0, sizeof(*s));
+		s->kind = kind && !strcmp(kind, "revert") ? "revert" : "fixes";
+		snprintf(s->fix_id, sizeof(s->fix_id), "%s",
+			 sqlite3_column_text(st, 1) ?
+				 (const char *)sqlite3_column_text(st, 1) :
+				 "");
+		s->fix_subject = xstrdup_or_null(
+			(const char *)sqlite3_column_text(st, 2));
+		s->fix_explanation = xstrdup_or_null(
+			(const char *)sqlite3_column_text(st, 3));
+		snprintf(s->bug_id, sizeof(s->bug_id), "%s",
+			 sqlite3_column_text(st, 4) ?
+				 (const char *)sqlite3_column_text(st, 4) :
+				 "");
+		s->bug_subject = xstrdup_or_null(
+			(const char *)sqlite3_column_text(st, 5));
+		s->file = c->file;
+		s->function = c->func;
+		s->score = c->score;
+		s->same_file = c->same_file;
+		s->same_function = c->same_function;
+		s->matches = c->m;
+		s->nmatches = c->nm;
+		c->file = c->func = NULL;
+		c->m = NULL;
+		c->nm = 0;
+		ret = 0;
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
+		 struct rv_similar_list *out, struct errmsg *err)
+{
+	struct plines pl = { 0 };
+	struct sb tokens = SB_INIT, q = SB_INIT;
+	struct cand *cands = NULL;
+	size_t ncands = 0, i, j;
+	sqlite3_stmt *st = NULL;
+	double best_rank = 0;
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!h || !d || !k)
+		return 0;
+	collect_plines(d, &pl, &tokens);
+	build_query(sb_str(&tokens), &q);
+	if (!q.len)
+		goto out;
+	if (sqlite3_prepare_v2(
+		    h->db,
+		    "SELECT h.pair_id, h.role, h.file, h.func, h.lines, f.rank"
+		    " FROM hunks_fts f JOIN hunks h ON h.id = f.rowid"
+		    " JOIN pairs p ON p.id = h.pair_id"
+		    " WHERE hunks_fts MATCH ?1 AND p.fix_seq < ?2"
+		    " ORDER BY f.rank LIMIT ?3",
+		    -1, &st, NULL) != SQLITE_OK) {
+		ret = errmsg_set(err, RV_ERR_INTERNAL,
+				 "history index: cannot search: %s",
+				 sqlite3_errmsg(h->db));
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, sb_str(&q), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, h->horizon);
+	sqlite3_bind_int(st, 3, SIM_CANDIDATES);
+	cands = xcalloc(SIM_CANDIDATES, sizeof(*cands));
+	while (sqlite3_step(st) == SQLITE_ROW && ncands < SIM_CANDIDATES) {
+		double rank = sqlite3_column_double(st, 5);
+		const char *lines = (const char *)sqlite3_column_text(st, 4);
+		const char *file = (const char *)sqlite3_column_text(st, 2);
+
+		if (!ncands)
+			best_rank = rank;
+		if (!lines || !file)
+			continue;
+		cands[ncands].pair = sqlite3_column_int64(st, 0);
+		score_hunk(&pl, sqlite3_column_int(st, 1), lines, file,
+			   (const char *)sqlite3_column_text(st, 3),
+			   best_rank < 0 ? rank / best_rank : 0,
+			   &cands[ncands]);
+		ncands++;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	qsort(cands, ncands, sizeof(*cands), cmp_cand);
+	out->items = xcalloc(k, sizeof(*out->items));
+	for (i = 0; i < ncands && out->n < k; i++) {
+		/* One result per pair: its best hunk. */
+		for (j = 0; j < i; j++)
+			if (cands[j].pair == cands[i].pair)
+				break;
+		if (j < i || !cands[i].nm)
+			continue;
+		if (fill_pair(h, &cands[i], &out->items[out->n]) == 0)
+			out->n++;
+	}
+out:
+	for (i = 0; i < ncands; i++)
+		cand_release(&cands[i]);
+	free(cands);
+	plines_release(&pl);
+	sb_release(&tokens);
+	sb_release(&q);
+	return ret;
+}
+
+int rv_history_similar(struct rv_history *h, const struct rv_diff *d,
+		       size_t k, struct rv_similar_list *out,
+		       struct errmsg *err)
+{
+	return hist_similar(h, d, k, out, err);
+}
+
+void rv_similar_list_release(struct rv_similar_list *l)
+{
+	size_t i, j;
+
+	if (!l)
+		return;
+	for (i = 0; i < l->n; i++) {
+		struct rv_similar *s = &l->items[i];
+
+		free(s->bug_subject);
+		free(s->fix_subject);
+		free(s->fix_explanation);
+		free(s->file);
+		free(s->function);
+		for (j = 0; j < s->nmatches; j++) {
+			free(s->matches[j].file);
+			free(s->matches[j].patch_line);
+			free(s->matches[j].past_line);
+		}
+		free(s->matches);
+	}
+	free(l->items);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ---- risk of a new patch ------------------------------------------- */
+
+static int64_t path_stat(sqlite3 *db, const char *path, int64_t *fixes,
+			 int64_t *last)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t commits = 0;
+
+	*fixes = *last = 0;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT commits, fixes, last_time FROM paths"
+			       " WHERE path = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		commits = sqlite3_column_int64(st, 0);
+		*fixes = sqlite3_column_int64(st, 1);
+		*last = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	return commits;
+}
+
+static bool message_says_fix(const char *msg)
+{
+	const char *p, *nl;
+
+	if (!msg)
+		return false;
+	for (p = msg; *p; p = nl ? nl + 1 : p + strlen(p)) {
+		nl = strchr(p, '\n');
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!strncasecmp(p, "Fixes:", 6) ||
+		    !strncmp(p, "This reverts commit ", 20))
+			return true;
+		if (p == msg) {
+			const char *f;
+			size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+			for (f = p; (f = strcasestr(f, "fix")) &&
+				    f < p + len;
+			     f += 3)
+				if (f == p || !isalnum((unsigned char)f[-1]))
+					return true;
+		}
+	}
+	return false;
+}
+
+void hist_patch_facts(struct rv_history *h, const struct rv_diff *d,
+		      const char *message, const char *author_email,
+		      struct hist_facts *f)
+{
+	char dir[128], **dirs = NULL;
+	size_t ndirs = 0, i, j, k, aged = 0, added = 0, nfiles = 0;
+	int64_t now = (int64_t)time(NULL);
+	double agesum = 0;
+
+	memset(f, 0, sizeof(*f));
+	for (i = 0; i < d->nfiles; i++) {
+		const struct rv_file *file = &d->files[i];
+		const char *path = file->new_path ? file->new_path :
+						    file->old_path;
+		double plus = 0, minus = 0;
+		int64_t fixes, last;
+
+		if (!path)
+			continue;
+		nfiles++;
+		for (j = 0; j < file->nhunks; j++)
+			for (k = 0; k < file->hunks[j].nlines; k++) {
+				const struct rv_line *l =
+					&file->hunks[j].lines[k];
+				double n = l->text ? (double)strlen(l->text) +
+							     1 :
+						     1;
+
+				if (l->origin == '+')
+					plus += n;
+				else if (l->origin == '-')
+					minus += n;
+			}
+		f->bytes += fabs(plus - minus) + 1;
+		hist_top_dir(path, dir, sizeof(dir));
+		for (j = 0; j < ndirs; j++)
+			if (!strcmp(dirs[j], dir))
+				break;
+		if (j == ndirs) {
+			dirs = xrealloc(dirs, (ndirs + 1) * sizeof(*dirs));
+			dirs[ndirs++] = xstrdup_or_null(dir);
+		}
+		if (path_stat(h->db, path, &fixes, &last) == 0 ||
+		    file->status == RV_FILE_ADDED) {
+			added++;
+		} else {
+			agesum += (double)(now > last ? now - last : 0) /
+				  86400.0;
+			aged++;
+		}
+		f->fixhist += (double)fixes;
+	}
+	f->files = (double)nfiles;
+	f->dirs = (double)ndirs;
+	f->age_days = aged ? agesum / (double)aged : 0;
+	f->newfrac = nfiles ? (double)added / (double)nfiles : 0;
+	f->isfix = message_says_fix(message);
+	if (author_email) {
+		sqlite3_stmt *st = NULL;
+
+		if (sqlite3_prepare_v2(h->db,
+				       "SELECT commits FROM authors WHERE "
+				       "email = ?",
+				       -1, &st, NULL) == SQLITE_OK) {
+			sqlite3_bind_text(st, 1, author_email, -1,
+					  SQLITE_STATIC);
+			if (sqlite3_step(st) == SQLITE_ROW)
+				f->author = sqlite3_column_double(st, 0);
+		}
+		sqlite3_finalize(st);
+	}
+	for (i = 0; i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
+}
+
+/* How often the functions the patch touches were fixed before. */
+static void add_function_fixes(struct rv_history *h, const struct rv_diff *d,
+			       struct sb *why)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i, j, said = 0;
+
+	if (sqlite3_prepare_v2(h->db,
+			       "SELECT COUNT(*) FROM funcfix WHERE file = ? "
+			       "AND func = ? AND fix_seq < ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	for (i = 0; i < d->nfiles && said < 3; i++) {
+		const struct rv_file *f = &d->files[i];
+
+		for (j = 0; f->new_path && j < f->nhunks && said < 3; j++) {
+			char *func = hist_function_name(f->hunks[j].section);
+
+			if (!func)
+				continue;
+			sqlite3_bind_text(st, 1, f->new_path, -1,
+					  SQLITE_STATIC);
+			sqlite3_bind_text(st, 2, func, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 3, h->horizon);
+			if (sqlite3_step(st) == SQLITE_ROW &&
+			    sqlite3_column_int(st, 0) > 0 &&
+			    !strstr(sb_str(why), func)) {
+				sb_addf(why, "%s%s() was fixed %d time%s before",
+					why->len ? "; " : "", func,
+					sqlite3_column_int(st, 0),
+					sqlite3_column_int(st, 0) == 1 ? "" :
+									 "s");
+				said++;
+			}
+			sqlite3_reset(st);
+			free(func);
+		}
+	}
+	sqlite3_finalize(st);
+}
+
+/* One phrase per feature, for the factors that raise the score most. */
+static void explain(const struct hist_model *m, const struct hist_facts *f,
+		    const double x[HF_N], struct sb *why)
+{
+	double contrib[HF_N];
+	int order[HF_N], i, j, said = 0;
+
+	for (i = 0; i < HF_N; i++) {
+		contrib[i] = m->w[i] * (x[i] - m->mean[i]) / m->sd[i];
+		order[i] = i;
+	}
+	for (i = 0; i < HF_N; i++)
+		for (j = i + 1; j < HF_N; j++)
+			if (contrib[order[j]] > contrib[order[i]]) {
+				int t = order[i];
+
+				order[i] = order[j];
+				order[j] = t;
+			}
+	for (i = 0; i < HF_N && said < 2; i++) {
+		int fi = order[i];
+
+		if (contrib[fi] < 0.25)
+			break;
+		if (why->len)
+			sb_adds(why, "; ");
+		switch (fi) {
+		case HF_BYTES:
+			sb_addf(why, "large (%.0f bytes changed)", f->bytes);
+			break;
+		case HF_FILES:
+			sb_addf(why, "touches %.0f files", f->files);
+			break;
+		case HF_DIRS:
+			sb_addf(why, "spans %.0f directories", f->dirs);
+			break;
+		case HF_FIXHIST:
+			sb_addf(why, "its files needed %.0f fixes before",
+				f->fixhist);
+			break;
+		case HF_AGE:
+			sb_addf(why, "touches code unchanged for %.0f days",
+				f->age_days);
+			break;
+		case HF_ISFIX:
+			sb_adds(why, "is itself a fix");
+			break;
+		case HF_AUTHOR:
+			sb_addf(why, "author has %.0f earlier commits here",
+				f->author);
+			break;
+		case HF_NEWFRAC:
+			sb_adds(why, "adds new files");
+			break;
+		}
+		said++;
+	}
+}
+
+int rv_history_risk(struct rv_history *h, const struct rv_diff *d,
+		    const char *message, const char *author_email,
+		    double *score, struct sb *why, struct errmsg *err)
+{
+	struct hist_facts f;
+	double x[HF_N];
+
+	*score = -1;
+	if (!h || !h->model.ok)
+		return errmsg_set(err, RV_ERR_INTERNAL,
+				  "the history index has no risk model (too "
+				  "few fixes in the history to learn from)");
+	hist_patch_facts(h, d, message, author_email, &f);
+	hist_features(&f, x);
+	*score = hist_model_score(&h->model, x);
+	if (why) {
+		explain(&h->model, &f, x, why);
+		add_function_fixes(h, d, why);
+	}
+	return 0;
+}
