@@ -1181,14 +1181,8 @@ int rv_history_index(const char *repo_path, const struct rv_index_opts *opts,
 		}
 		sb_release(&dir);
 	}
-	if (opts->rebuild) {
-		char junk[8];
-
-		hist_db_open(&ix.db, path, true, junk, sizeof(junk), NULL);
-		sqlite3_close(ix.db);
-		ix.db = NULL;
-		unlink(path);
-	}
+	if (opts->rebuild)
+		hist_db_remove(path);
 again:
 	ret = hist_db_open(&ix.db, path, true, st->rebuilt_reason,
 			   sizeof(st->rebuilt_reason), err);
@@ -1214,7 +1208,7 @@ again:
 		walk = NULL;
 		sqlite3_close(ix.db);
 		ix.db = NULL;
-		unlink(path);
+		hist_db_remove(path);
 		st->rebuilt = true;
 		snprintf(st->rebuilt_reason, sizeof(st->rebuilt_reason),
 			 "a commit indexed before is gone (history was "

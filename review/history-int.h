@@ -79,6 +79,8 @@ char *hist_db_path(git_repository *repo);
  */
 int hist_db_open(sqlite3 **out, const char *path, bool create, char *reason,
 		 size_t reason_len, struct errmsg *err);
+/* Remove the db and its -wal and -shm files. */
+void hist_db_remove(const char *path);
 int hist_exec(sqlite3 *db, const char *sql, struct errmsg *err);
 int64_t hist_meta_int(sqlite3 *db, const char *key, int64_t def);
 int hist_meta_set_int(sqlite3 *db, const char *key, int64_t v);

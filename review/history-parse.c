@@ -131,18 +131,17 @@ void hist_parse_refs(const char *message, const char *subject,
 		while (q < le && (*q == ' ' || *q == '\t'))
 			q++;
 		if (le - q > 6 && !strncasecmp(q, "Fixes:", 6)) {
-			size_t n;
+			size_t n, raw;
 
 			q += 6;
 			while (q < le && (*q == ' ' || *q == '\t'))
 				q++;
 			if (le - q > 7 && !strncasecmp(q, "commit ", 7))
 				q += 7;
-			n = hex_run(q, le);
-			if (n < 7 || n > 40)
-				n = 0;
+			raw = hex_run(q, le);
+			n = raw >= 7 && raw <= 40 ? raw : 0;
 			sb_reset(&subj);
-			read_subject(q + n, end, &subj);
+			read_subject(q + raw, end, &subj);
 			if (n && !subj.len)
 				read_bare_subject(q + n, le, &subj);
 			if (n || subj.len)

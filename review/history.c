@@ -421,7 +421,7 @@ char *hist_db_path(git_repository *repo)
 	return sb_detach(&p, NULL);
 }
 
-static void remove_db_files(const char *path)
+void hist_db_remove(const char *path)
 {
 	struct sb p = SB_INIT;
 
@@ -503,8 +503,6 @@ int hist_db_open(sqlite3 **out, const char *path, bool create, char *reason,
 	int ret = 0;
 
 	*out = NULL;
-	if (reason && reason_len)
-		reason[0] = '\0';
 	if (access(path, F_OK) == 0) {
 		if (db_open_raw(&db, path, SQLITE_OPEN_READWRITE) == SQLITE_OK &&
 		    db_valid(db, why, sizeof(why), create))
@@ -524,7 +522,7 @@ int hist_db_open(sqlite3 **out, const char *path, bool create, char *reason,
 				 "the history index %s was unusable (%s) and "
 				 "was rebuilt",
 				 path, why);
-		remove_db_files(path);
+		hist_db_remove(path);
 	} else if (!create) {
 		return 0; /* no index */
 	}
