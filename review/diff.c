@@ -738,8 +738,10 @@ int rv_diff_parse(struct rv_diff **out, const char *diff, size_t len,
 				  "a review reads",
 				  len, (size_t)RV_DIFF_MAX_BYTES);
 	memset(&ps, 0, sizeof(ps));
-	ps.p = diff;
-	ps.end = diff + len;
+	if (diff) { /* NULL + 0 is undefined behaviour */
+		ps.p = diff;
+		ps.end = diff + len;
+	}
 	ps.d = xcalloc(1, sizeof(*ps.d));
 	ps.err = err;
 	ps.st = ST_NONE;

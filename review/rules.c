@@ -1350,6 +1350,11 @@ static const struct freefn free_fns[] = {
 	{"g_free", 0},
 	{"kvfree_sensitive", 0},
 	{"kmem_cache_free", 1},
+	{"kfree_skb", 0},
+	{"consume_skb", 0},
+	{"dev_kfree_skb", 0},
+	{"dev_kfree_skb_any", 0},
+	{"dev_kfree_skb_irq", 0},
 };
 
 static const struct freefn *find_free_fn(const struct tok *t)

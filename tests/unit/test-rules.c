@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -498,6 +499,8 @@ static void test_use_after_free_fires(void **state)
 	EXPECT("use-after-free", 1, "+\tfree(node);", "+\tnode = node->next;");
 	EXPECT("use-after-free", 1, "+\tdevm_kfree(dev, priv);",
 	       "+\tpriv->state = 0;");
+	EXPECT("use-after-free", 1, "+\tkfree_skb(skb);",
+	       "+\tstats->bytes += skb->len;");
 	/* and freeing again is a double free */
 	EXPECT("double-free", 1, "+\tkfree(p);", "+\tx = 1;", "+\tkfree(p);");
 }
@@ -531,6 +534,110 @@ static void test_use_after_free_silent(void **state)
 	/* address taken: a helper may reset it */
 	EXPECT("use-after-free", 0, "+\tfree(p);", "+\treset(&p);",
 	       "+\tp->a = 1;");
+}
+
+/*
+ * With the post-image at hand, the unlock past the end of the hunk is
+ * evidence enough; without it the voter stays silent.
+ */
+static void test_lock_leak_lookahead_in_repo(void **state)
+{
+	static const char file[] =
+		"int foo_set(struct foo *foo, int v)\n" /* 1 */
+		"{\n"
+		"\tspin_lock(&foo->lock);\n"
+		"\tif (v < 0)\n"
+		"\t\treturn -EINVAL;\n" /* 5 */
+		"\tfoo->v = v;\n"
+		"\tfoo->w = v;\n"
+		"\tspin_unlock(&foo->lock);\n"
+		"\treturn 0;\n"
+		"}\n" /* 10 */
+		"\n"
+		"int foo_get(struct foo *foo)\n"
+		"{\n"
+		"\tmutex_lock(&foo->m);\n"
+		"\tif (!foo->ready)\n" /* 15 */
+		"\t\treturn -EAGAIN;\n"
+		"\treturn foo->v;\n"
+		"}\n"
+		"void other(struct foo *foo)\n"
+		"{\n" /* 20 */
+		"\tmutex_unlock(&foo->m);\n"
+		"}\n";
+	static const char diff[] =
+		"--- a/foo.c\n+++ b/foo.c\n"
+		"@@ -1,5 +1,5 @@\n"
+		" int foo_set(struct foo *foo, int v)\n"
+		" {\n"
+		"-\tspin_lock_bh(&foo->lock);\n"
+		"+\tspin_lock(&foo->lock);\n"
+		" \tif (v < 0)\n"
+		" \t\treturn -EINVAL;\n"
+		"@@ -13,4 +13,4 @@ int foo_get(struct foo *foo)\n"
+		" {\n"
+		"-\tmutex_lock(&foo->mm);\n"
+		"+\tmutex_lock(&foo->m);\n"
+		" \tif (!foo->ready)\n"
+		" \t\treturn -EAGAIN;\n";
+	char dir[] = "/tmp/quorum-test-rules.XXXXXX";
+	char cmd[512], id[RV_OID_HEXSZ + 1];
+	struct rv_repo *repo = NULL;
+	struct rv_diff *d = NULL;
+	struct rv_context ctx;
+	struct rv_findings fs = {NULL, 0, 0};
+	struct errmsg err = {""};
+	FILE *fp;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "%s/foo.c", dir);
+	fp = fopen(cmd, "w");
+	assert_non_null(fp);
+	fputs(file, fp);
+	fclose(fp);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && git init -q . && git add foo.c && "
+		 "git -c user.name=T -c user.email=t@example.org "
+		 "commit -q -m init",
+		 dir);
+	if (system(cmd) != 0)
+		skip();
+	if (rv_repo_open(&repo, dir, &err) ||
+	    rv_repo_resolve(repo, "HEAD", id, &err))
+		fail_msg("repo: %s", err.msg);
+	assert_int_equal(rv_diff_parse(&d, diff, strlen(diff), &err), 0);
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.diff = d;
+	ctx.pre_tree = "";
+	ctx.post_tree = "";
+	assert_int_equal(
+		rv_voter_rules.review(&rv_voter_rules, &ctx, &fs, &err), 0);
+	assert_int_equal(fs.n, 0); /* no evidence in the hunk alone */
+
+	ctx.repo = repo;
+	ctx.post_tree = id;
+	assert_int_equal(
+		rv_voter_rules.review(&rv_voter_rules, &ctx, &fs, &err), 0);
+	/* foo_set unlocks past its hunk; foo_get never does (the unlock
+	 * further down the file belongs to another function) */
+	assert_int_equal(fs.n, 1);
+	assert_string_equal(fs.items[0].category, "lock-leak");
+	assert_int_equal(fs.items[0].line_start, 3);
+	assert_int_equal(fs.items[0].line_end, 5);
+	assert_string_equal(fs.items[0].function, "foo_set");
+	rv_findings_release(&fs);
+
+	/* a post-image the repo does not have is "not available" */
+	ctx.post_tree = "0123456789012345678901234567890123456789";
+	assert_int_equal(
+		rv_voter_rules.review(&rv_voter_rules, &ctx, &fs, &err), 0);
+	assert_int_equal(fs.n, 0);
+
+	rv_diff_free(d);
+	rv_repo_free(repo);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 /* ---- the voter as a whole ------------------------------------------- */
@@ -683,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_alloc_overflow_silent),
 		cmocka_unit_test(test_use_after_free_fires),
 		cmocka_unit_test(test_use_after_free_silent),
+		cmocka_unit_test(test_lock_leak_lookahead_in_repo),
 		cmocka_unit_test(test_non_c_files_skipped),
 		cmocka_unit_test(test_function_from_section),
 		cmocka_unit_test(test_diff_from_patch),
