@@ -9,15 +9,18 @@ set -u
 secs=${1:-300}
 [ -n "$secs" ] || secs=300
 top=$(cd "$(dirname "$0")/../.." && pwd)
-out=$top/build-fuzz
+# FUZZ_BUILD and FUZZ_SAN override the build directory and sanitizer flags
+# (e.g. to make one known report recoverable while a fix is pending).
+fb=${FUZZ_BUILD:-build-fuzz}
+out=$top/$fb
 shared=${QUORUM_SHARED:-$top/../shared}
 cd "$top" || exit 1
 
 command -v clang >/dev/null || { echo "fuzz: clang is not installed"; exit 3; }
-san="-fsanitize=address,undefined -fno-sanitize-recover=all"
-make --no-print-directory BUILD=build-fuzz CC=clang \
+san=${FUZZ_SAN:-"-fsanitize=address,undefined -fno-sanitize-recover=all"}
+make --no-print-directory BUILD="$fb" CC=clang \
 	OPT="-O1 -g -fno-omit-frame-pointer" \
-	SAN="$san -fsanitize=fuzzer-no-link" build-fuzz/libquorum.a || exit 1
+	SAN="$san -fsanitize=fuzzer-no-link" "$fb/libquorum.a" || exit 1
 pkgs="libgit2 gmime-3.0 libcurl libcjson sqlite3"
 for src in tests/fuzz/fuzz-*.c; do
 	name=$(basename "$src" .c)
@@ -94,17 +97,25 @@ for t in message mbox; do
 	mkdir -p "$out/corpus-$t"
 	echo "fuzz: fuzz-$t for $secs s"
 	# shellcheck disable=SC2086
-	"$out/fuzz-$t" -max_total_time="$secs" -max_len=65536 -timeout=20 \
-		-rss_limit_mb=2048 -print_final_stats=1 \
+	rm -f "$out/artifacts/fuzz-$t-"*
+	# fork mode: a crash is recorded and fuzzing goes on, so one bug
+	# does not hide the next
+	"$out/fuzz-$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
+		-ignore_ooms=1 -max_total_time="$secs" -max_len=65536 \
+		-timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$out/artifacts/fuzz-$t-" \
 		"$out/corpus-$t" "$seeds/$t" $extra >"$out/fuzz-$t.log" 2>&1
 	rc=$?
-	grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ +DONE)' \
-		"$out/fuzz-$t.log" | sed "s/^/fuzz-$t: /"
-	if [ $rc -ne 0 ]; then
-		echo "fuzz: fuzz-$t failed (exit $rc); see $out/fuzz-$t.log:"
-		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' \
-			"$out/fuzz-$t.log" | head -10
+	grep -E '^#[0-9]+: cov: .* exec/s' "$out/fuzz-$t.log" | tail -1 |
+		sed "s/^/fuzz-$t: /"
+	crashes=$(ls "$out/artifacts/fuzz-$t-"* 2>/dev/null | wc -l)
+	if [ $rc -ne 0 ] || [ "$crashes" -gt 0 ]; then
+		echo "fuzz: fuzz-$t: $crashes crash/leak/timeout input(s) in" \
+			"$out/artifacts; first reports:"
+		for a in "$out/artifacts/fuzz-$t-"*; do
+			"$out/fuzz-$t" "$a" 2>&1 | grep -m1 -E '^SUMMARY' ||
+				echo "no report (timeout or slow input)"
+		done | sort | uniq -c | sort -rn | head -10
 		status=1
 	fi
 done
