@@ -35,7 +35,7 @@ git -C "$R" commit -q -am "main: add item_new()"
 git -C "$R" format-patch -q --cover-letter -o "$TMP/series" base
 sed -i 's/\*\*\* SUBJECT HERE \*\*\*/main: item helpers/' "$TMP"/series/0000-*.patch
 cat "$TMP"/series/*.patch >"$TMP/series.mbox"
-git -C "$R" format-patch -q -o "$TMP/clean" base~0 -1 HEAD~1
+git -C "$R" format-patch -q -o "$TMP/clean" -1 HEAD~1
 git -C "$R" checkout -q base
 
 snapshot() {
