@@ -272,6 +272,7 @@ static void score_hunk(const struct plines *pl, int role, const char *lines,
 			m->patch_line = xstrdup_or_null(pl->v[bi].text);
 			m->past_line = xstrdup_or_null(sb_str(&norm));
 			m->fix_removed = role == 1;
+			m->similarity = best;
 			simsum += best;
 		}
 		p = nl ? nl + 1 : NULL;

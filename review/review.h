@@ -385,6 +385,7 @@ struct rv_similar_match {
 	char *patch_line;
 	char *past_line;
 	bool fix_removed; /* the past line is one the fix removed */
+	double similarity; /* token Jaccard in [0.75,1]; 1 for the same line */
 };
 
 /* A past bug/fix pair that resembles a patch. */

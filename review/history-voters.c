@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * history-voters.c - the offline voters that read the history index:
+ * `history` (added code that resembles a past bug) and `risk` (a patch
+ * that looks like the ones that needed fixes later).
+ *
+ * Both are conservative: a finding that is wrong teaches maintainers to
+ * ignore the bot, so each speaks only on strong evidence, and both
+ * abstain (no findings, no error) when there is no index.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "history-int.h"
+
+/* How many findings one voter may raise on one patch. */
+#define HIST_MAX_FINDINGS 3
+
+/* Normalized hashes of the lines the patch removes (moved code is not new). */
+static void removed_lines(const struct rv_diff *d, uint64_t **v, size_t *n)
+{
+	struct sb norm = SB_INIT;
+	size_t i, j, k, alloc = 0;
+
+	*v = NULL;
+	*n = 0;
+	for (i = 0; i < d->nfiles; i++)
+		for (j = 0; j < d->files[i].nhunks; j++) {
+			const struct rv_hunk *h = &d->files[i].hunks[j];
+
+			for (k = 0; k < h->nlines; k++) {
+				if (h->lines[k].origin != '-' ||
+				    !h->lines[k].text)
+					continue;
+				hist_normalize(h->lines[k].text,
+					       strlen(h->lines[k].text), &norm);
+				ALLOC_GROW(*v, *n + 1, alloc);
+				(*v)[(*n)++] = hist_hash(norm.buf ? norm.buf :
+								    "",
+							 norm.len);
+			}
+		}
+	sb_release(&norm);
+}
+
+static bool in_set(const uint64_t *v, size_t n, const char *s)
+{
+	uint64_t h = hist_hash(s, strlen(s));
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == h)
+			return true;
+	return false;
+}
+
+/*
+ * Is this resemblance strong enough to speak? The patch must add, in a
+ * file the past hunk is in, a line the fix had to remove (the buggy line
+ * itself), nearly verbatim, and not merely move it; and either a second
+ * matching line or the same function.
+ */
+static bool strong(const struct rv_similar *s, const uint64_t *rm, size_t nrm,
+		   size_t *first)
+{
+	size_t i, strong_removed = 0, close = 0;
+	bool exact = false;
+
+	if (!s->same_file)
+		return false;
+	for (i = 0; i < s->nmatches; i++) {
+		const struct rv_similar_match *m = &s->matches[i];
+
+		if (m->similarity < 0.85 || !m->file || strcmp(m->file, s->file))
+			continue;
+		if (in_set(rm, nrm, m->patch_line))
+			continue; /* moved, not added */
+		close++;
+		if (m->fix_removed) {
+			if (!strong_removed)
+				*first = i;
+			strong_removed++;
+			if (m->similarity >= 0.999)
+				exact = true;
+		}
+	}
+	if (!strong_removed)
+		return false;
+	return close >= 2 || (exact && s->same_function);
+}
+
+static int history_review(const struct rv_voter *v,
+			  const struct rv_context *ctx,
+			  struct rv_findings *out, struct errmsg *err)
+{
+	struct rv_similar_list l = { 0 };
+	const char *voters[1] = { v->name };
+	uint64_t *rm = NULL;
+	size_t nrm = 0, i, j, raised = 0;
+	int ret;
+
+	if (!ctx->history || !ctx->diff)
+		return 0;
+	ret = hist_similar(ctx->history, ctx->diff, 10, &l, err);
+	if (ret < 0)
+		return ret;
+	removed_lines(ctx->diff, &rm, &nrm);
+	for (i = 0; i < l.n && raised < HIST_MAX_FINDINGS; i++) {
+		const struct rv_similar *s = &l.items[i];
+		struct rv_finding f = { 0 };
+		struct sb title = SB_INIT, expl = SB_INIT, quote = SB_INIT;
+		size_t first = 0;
+
+		if (!strong(s, rm, nrm, &first))
+			continue;
+		f.patch = ctx->patch_index;
+		f.file = s->matches[first].file;
+		f.line_start = f.line_end = s->matches[first].new_no;
+		for (j = 0; j < s->nmatches; j++) {
+			const struct rv_similar_match *m = &s->matches[j];
+
+			if (!m->file || strcmp(m->file, f.file) ||
+			    abs(m->new_no - f.line_start) > 20)
+				continue;
+			if (m->new_no < f.line_start)
+				f.line_start = m->new_no;
+			if (m->new_no > f.line_end)
+				f.line_end = m->new_no;
+			sb_addf(&quote, "%s%s", quote.len ? "\n" : "",
+				m->patch_line);
+		}
+		f.function = s->function;
+		f.severity = RV_SEV_MEDIUM;
+		f.category = (char *)"history";
+		sb_addf(&title, "resembles code that %.12s had to %s",
+			s->fix_id,
+			!strcmp(s->kind, "revert") ? "revert" : "fix");
+		f.title = (char *)sb_str(&title);
+		sb_addf(&expl,
+			"This resembles %.12s (\"%s\"), whose bug was %s by "
+			"%.12s (\"%s\")",
+			s->bug_id, s->bug_subject ? s->bug_subject : "",
+			!strcmp(s->kind, "revert") ? "reverted" : "fixed",
+			s->fix_id, s->fix_subject ? s->fix_subject : "");
+		if (s->fix_explanation && *s->fix_explanation)
+			sb_addf(&expl, ": %s", s->fix_explanation);
+		sb_addf(&expl, "\nThe fix changed this line: %s",
+			s->matches[first].past_line);
+		f.explanation = (char *)sb_str(&expl);
+		f.quote = (char *)sb_str(&quote);
+		f.voters = (char **)voters;
+		f.nvoters = 1;
+		rv_findings_add(out, &f);
+		raised++;
+		sb_release(&title);
+		sb_release(&expl);
+		sb_release(&quote);
+	}
+	free(rm);
+	rv_similar_list_release(&l);
+	return 0;
+}
+
+const struct rv_voter rv_voter_history = { "history", 1.0, history_review,
+					   NULL };
+
+/* The first added line of the hunk that adds the most: where risk sits. */
+static bool risk_anchor(const struct rv_diff *d, const char **file,
+			int *line)
+{
+	size_t i, j, k, best = 0;
+
+	for (i = 0; i < d->nfiles; i++) {
+		const struct rv_file *f = &d->files[i];
+
+		for (j = 0; f->new_path && j < f->nhunks; j++) {
+			const struct rv_hunk *h = &f->hunks[j];
+			size_t plus = 0;
+			int first = 0;
+
+			for (k = 0; k < h->nlines; k++)
+				if (h->lines[k].origin == '+') {
+					if (!plus)
+						first = h->lines[k].new_no;
+					plus++;
+				}
+			if (plus > best) {
+				best = plus;
+				*file = f->new_path;
+				*line = first;
+			}
+		}
+	}
+	return best > 0;
+}
+
+static int risk_review(const struct rv_voter *v, const struct rv_context *ctx,
+		       struct rv_findings *out, struct errmsg *err)
+{
+	const char *voters[1] = { v->name };
+	struct rv_finding f = { 0 };
+	struct sb why = SB_INIT, title = SB_INIT, expl = SB_INIT;
+	const char *file = NULL;
+	double score;
+	int line = 0;
+
+	if (!ctx->history || !ctx->history->model.ok || !ctx->diff)
+		return 0;
+	if (rv_history_risk(ctx->history, ctx->diff,
+			    ctx->patch ? ctx->patch->commit_message : NULL,
+			    ctx->patch ? ctx->patch->author_email : NULL,
+			    &score, &why, err) < 0)
+		return 0;
+	if (score < ctx->history->model.threshold ||
+	    !risk_anchor(ctx->diff, &file, &line))
+		goto out;
+	f.patch = ctx->patch_index;
+	f.file = (char *)file;
+	f.line_start = f.line_end = line;
+	f.severity = RV_SEV_LOW;
+	f.category = (char *)"risk";
+	sb_addf(&title, "risky patch: score %.2f, among the riskiest %.0f%% "
+			"of this tree's commits",
+		score, HIST_RISK_TOP * 100);
+	f.title = (char *)sb_str(&title);
+	sb_addf(&expl,
+		"Commits like this one were later named by a Fixes: trailer "
+		"more often than most in this tree's history (score %.2f, "
+		"threshold %.2f)%s%s. Worth a careful look.",
+		score, ctx->history->model.threshold, why.len ? ": " : "",
+		sb_str(&why));
+	f.explanation = (char *)sb_str(&expl);
+	f.voters = (char **)voters;
+	f.nvoters = 1;
+	rv_findings_add(out, &f);
+out:
+	sb_release(&why);
+	sb_release(&title);
+	sb_release(&expl);
+	return 0;
+}
+
+const struct rv_voter rv_voter_risk = { "risk", 1.0, risk_review, NULL };
