@@ -50,6 +50,9 @@ struct ctx {
 	bool guessed;
 	bool is_pull;
 	bool in_body_date;
+	GMimeStream *stream; /* the parser's stream over raw */
+	const char *raw;
+	size_t rawlen;
 };
 
 /* ---- small string helpers ---- */
@@ -565,20 +568,21 @@ static void reply_trailers(struct mp_patch *pt, const char *p, const char *end)
  */
 static void set_diff(struct mp_patch *pt, const char *d, size_t len)
 {
-	struct sb s = SB_INIT;
+	bool nl = len && d[len - 1] != '\n';
 
-	sb_add(&s, d, len);
-	if (s.len && s.buf[s.len - 1] != '\n')
-		sb_addch(&s, '\n');
-	pt->diff = mp_strdup_utf8(sb_str(&s), s.len);
-	pt->diff_len = strlen(pt->diff);
-	sb_release(&s);
+	pt->diff = xmalloc(len + 2);
+	memcpy(pt->diff, d, len);
+	if (nl)
+		pt->diff[len++] = '\n';
+	pt->diff[len] = '\0';
+	pt->diff_len = len;
 	mp_diff_files(pt->diff, pt->diff_len, &pt->files, &pt->nfiles);
 }
 
 /*
  * Split a decoded body into commit message, notes and diff.
  * gitshow: the title is the first paragraph of the text, no in-body headers.
+ * t must be valid UTF-8 without NUL (what mp_append_utf8() makes).
  */
 static int analyze_body(struct ctx *c, const char *t, size_t len, bool gitshow)
 {
@@ -636,8 +640,7 @@ static int analyze_body(struct ctx *c, const char *t, size_t len, bool gitshow)
 		if (msg.len == mark + 1)
 			sb_setlen(&msg, mark);
 	}
-	pt->commit_message = mp_strdup_utf8(sb_str(&msg), msg.len);
-	sb_release(&msg);
+	pt->commit_message = sb_detach(&msg, NULL);
 
 	if (sep) {
 		const char *ns = mp_next_line(sep, end), *ne = diff_start;
@@ -647,7 +650,7 @@ static int analyze_body(struct ctx *c, const char *t, size_t len, bool gitshow)
 		while (ne > ns && g_ascii_isspace(ne[-1]))
 			ne--;
 		if (ne > ns)
-			pt->notes = mp_strdup_utf8(ns, (size_t)(ne - ns));
+			pt->notes = xstrndup(ns, (size_t)(ne - ns));
 	}
 	if (span.found) {
 		size_t dl = (size_t)(diff_end - diff_start);
@@ -661,17 +664,21 @@ static int analyze_body(struct ctx *c, const char *t, size_t len, bool gitshow)
 	}
 	scan_meta(pt, p, diff_start);
 	scan_meta(pt, diff_end, end);
-	if (memmem(t, len, "The following changes since commit ", 35) &&
-	    memmem(t, len, "are available in the ", 21)) {
-		const char *s =
-			memmem(t, len, "The following changes since commit ",
-			       35) +
-			35;
+	{
+		/* request-pull text comes before any diff it carries */
+		static const char since[] =
+			"The following changes since commit ";
+		size_t hl = (size_t)(diff_start - t);
+		const char *s = memmem(t, hl, since, sizeof(since) - 1);
 
-		c->is_pull = true;
-		if (!pt->base_commit && hex_run(s, end) >= 7 &&
-		    hex_run(s, end) <= 64)
-			pt->base_commit = mp_strdup_utf8(s, hex_run(s, end));
+		if (s && memmem(s, (size_t)(diff_start - s),
+				"are available in the ", 21)) {
+			s += sizeof(since) - 1;
+			c->is_pull = true;
+			if (!pt->base_commit && hex_run(s, end) >= 7 &&
+			    hex_run(s, end) <= 64)
+				pt->base_commit = xstrndup(s, hex_run(s, end));
+		}
 	}
 	if (!span.found && pt->subject.reply)
 		reply_trailers(pt, p, end);
@@ -781,25 +788,48 @@ static int walk_mime(struct ctx *c, GMimeObject *obj, size_t depth)
 static int part_text(struct ctx *c, GMimeObject *obj, struct sb *out)
 {
 	GMimeDataWrapper *w = g_mime_part_get_content(GMIME_PART(obj));
-	GMimeStream *mem;
-	GByteArray *ba;
-	const char *cs;
+	GMimeContentEncoding enc;
+	GMimeStream *mem = NULL, *src;
+	const char *cs, *data = NULL;
+	size_t len = 0;
 	int rc = 0;
 
 	if (!w)
 		return 0;
-	mem = g_mime_stream_mem_new();
-	g_mime_data_wrapper_write_to_stream(w, mem);
-	ba = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
 	cs = g_mime_object_get_content_type_parameter(obj, "charset");
-	if (ba && ba->len &&
-	    mp_append_utf8(out, (const char *)ba->data, ba->len, cs,
-			   &c->guessed) < 0)
+	enc = g_mime_data_wrapper_get_encoding(w);
+	src = g_mime_data_wrapper_get_stream(w);
+	if (enc <= GMIME_CONTENT_ENCODING_BINARY && src &&
+	    src->super_stream == c->stream && src->bound_start >= 0 &&
+	    (size_t)src->bound_start <= c->rawlen) {
+		/* nothing to decode: read the bytes where they lie */
+		size_t end =
+			src->bound_end < 0 || (size_t)src->bound_end > c->rawlen
+				? c->rawlen
+				: (size_t)src->bound_end;
+
+		data = c->raw + src->bound_start;
+		len = end > (size_t)src->bound_start
+			      ? end - (size_t)src->bound_start
+			      : 0;
+	} else {
+		GByteArray *ba;
+
+		mem = g_mime_stream_mem_new();
+		g_mime_data_wrapper_write_to_stream(w, mem);
+		ba = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
+		if (ba) {
+			data = (const char *)ba->data;
+			len = ba->len;
+		}
+	}
+	if (len && mp_append_utf8(out, data, len, cs, &c->guessed) < 0)
 		rc = errmsg_set(c->err, MP_ERR_TOO_BIG,
 				"a decoded part is over %zu bytes, the "
 				"message size limit",
 				c->lim->max_message);
-	g_object_unref(mem);
+	if (mem)
+		g_object_unref(mem);
 	return rc;
 }
 
@@ -931,16 +961,32 @@ static void fill_headers(struct ctx *c, GMimeMessage *msg)
 		pt->in_reply_to = first_msgid(v, &after);
 	parse_references(pt, g_mime_object_get_header(mo, "References"));
 	from = g_mime_message_get_from(msg);
-	if (from && internet_address_list_length(from) > 0) {
+	if (from && internet_address_list_length(from) > 0 &&
+	    INTERNET_ADDRESS_IS_MAILBOX(
+		    internet_address_list_get_address(from, 0))) {
 		InternetAddress *ia =
 			internet_address_list_get_address(from, 0);
-		char *s = internet_address_to_string(ia, NULL, FALSE);
+		const char *name = internet_address_get_name(ia);
+		const char *addr = internet_address_mailbox_get_addr(
+			INTERNET_ADDRESS_MAILBOX(ia));
 
-		pt->from = dup_header(s);
-		g_free(s);
+		/* by hand: internet_address_to_string() runs IDNA on each */
+		if (addr && strchr(addr, '@'))
+			pt->author_email = dup_header(addr);
+		if (name && *name)
+			pt->author_name = dup_header(name);
+		if (pt->author_name && pt->author_email) {
+			struct sb f = SB_INIT;
+
+			sb_addf(&f, "%s <%s>", pt->author_name,
+				pt->author_email);
+			pt->from = sb_detach(&f, NULL);
+		}
+		if (!pt->author_name && pt->author_email)
+			pt->author_name = xstrdup_or_null(pt->author_email);
 	}
-	if ((v = g_mime_object_get_header(mo, "From")))
-		set_author(pt, v, true);
+	if (!pt->author_name && (v = g_mime_object_get_header(mo, "From")))
+		set_author(pt, v, false);
 	if (!pt->from && (v = g_mime_object_get_header(mo, "From")))
 		pt->from = dup_header(v);
 	if ((v = g_mime_object_get_header(mo, "Date"))) {
@@ -1012,11 +1058,15 @@ static int parse_mail(struct ctx *c, const char *raw, size_t len)
 	g_mime_parser_set_format(parser, GMIME_FORMAT_MESSAGE);
 	msg = g_mime_parser_construct_message(parser, parser_opts);
 	g_object_unref(parser);
-	g_object_unref(stream);
-	if (!msg)
+	if (!msg) {
+		g_object_unref(stream);
 		return errmsg_set(c->err, MP_ERR_NOT_MAIL,
 				  "the input is not a mail message: GMime "
 				  "found no header block in it");
+	}
+	c->stream = stream;
+	c->raw = raw;
+	c->rawlen = len;
 	hl = g_mime_object_get_header_list(GMIME_OBJECT(msg));
 	c->nheaders = hl ? (size_t)g_mime_header_list_get_count(hl) : 0;
 	if (c->nheaders > c->lim->max_headers) {
@@ -1035,6 +1085,8 @@ static int parse_mail(struct ctx *c, const char *raw, size_t len)
 	rc = read_text(c);
 out:
 	g_object_unref(msg);
+	g_object_unref(stream);
+	c->stream = NULL;
 	return rc;
 }
 
@@ -1141,20 +1193,49 @@ static bool looks_like_header(const char *p, const char *end)
 {
 	const char *e = mp_eol(p, end), *q = p;
 
-	while (q<e && * q> 32 && *q < 127 && *q != ':')
+	while (q < e && (unsigned char)*q > 32 && (unsigned char)*q < 127 &&
+	       *q != ':')
 		q++;
 	return q > p && q < e && *q == ':' && q - p <= 76;
 }
 
+/*
+ * A stable id from the raw bytes: two 64-bit multiply-mix lanes over
+ * 8-byte words (a checksum, not a cryptographic hash; SHA-256 here cost a
+ * third of the parse time of mail without a Message-ID).
+ */
+static uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
 static void synth_message_id(struct mp_patch *pt, const char *raw, size_t len)
 {
-	GChecksum *ck = g_checksum_new(G_CHECKSUM_SHA256);
+	uint64_t a = 0x9e3779b97f4a7c15ULL ^ len, b = 0xc2b2ae3d27d4eb4fULL;
+	size_t i = 0;
 	char buf[64];
 
-	g_checksum_update(ck, (const guchar *)raw, (gssize)len);
-	snprintf(buf, sizeof(buf), "quorum-%.32s@local",
-		 g_checksum_get_string(ck));
-	g_checksum_free(ck);
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, raw + i, 8);
+		a = (a ^ w) * 0x87c37b91114253d5ULL;
+		a = (a << 31) | (a >> 33);
+		b = (b + w) * 0x4cf5ad432745937fULL;
+		b = (b << 27) | (b >> 37);
+	}
+	for (; i < len; i++) {
+		a = (a ^ (unsigned char)raw[i]) * 0x100000001b3ULL;
+		b = (b + (unsigned char)raw[i]) * 0x87c37b91114253d5ULL;
+	}
+	snprintf(buf, sizeof(buf), "quorum-%016llx%016llx@local",
+		 (unsigned long long)mix64(a ^ b),
+		 (unsigned long long)mix64(b + a * 3));
 	pt->message_id = xstrdup_or_null(buf);
 }
 
@@ -1181,7 +1262,7 @@ int mp_patch_parse(struct mp_patch **out, const char *raw, size_t len,
 {
 	static const struct mp_limits deflim = MP_LIMITS_INIT;
 	struct ctx c = {0};
-	const char *p = raw, *end = raw + len, *nul, *e;
+	const char *p = raw, *end, *nul, *e;
 	int rc = 0;
 
 	*out = NULL;
@@ -1189,6 +1270,7 @@ int mp_patch_parse(struct mp_patch **out, const char *raw, size_t len,
 	c.err = err;
 	if (!raw || len == 0)
 		return errmsg_set(err, MP_ERR_EMPTY, "the message is empty");
+	end = raw + len;
 	if (len > c.lim->max_message)
 		return errmsg_set(err, MP_ERR_TOO_BIG,
 				  "the message is %zu bytes, more than the "
@@ -1227,12 +1309,24 @@ int mp_patch_parse(struct mp_patch **out, const char *raw, size_t len,
 		}
 		e = mp_eol(p, end);
 	}
-	if (mp_line_starts(p, e, "commit ") && hex_run(p + 7, e) >= 40 &&
-	    is_hex(p + 7, 40)) {
-		rc = parse_git_show(&c, p, end);
-	} else if (mp_diff_starts_here(p, end)) {
-		/* a bare diff: no headers, no message */
-		rc = analyze_body(&c, p, (size_t)(end - p), true);
+	if ((mp_line_starts(p, e, "commit ") && hex_run(p + 7, e) >= 40 &&
+	     is_hex(p + 7, 40)) ||
+	    mp_diff_starts_here(p, end)) {
+		/* not mail: git's own UTF-8, read once into valid text */
+		struct sb u = SB_INIT;
+
+		if (mp_append_utf8(&u, p, (size_t)(end - p), "utf-8",
+				   &c.guessed) < 0) {
+			sb_release(&u);
+			rc = errmsg_set(err, MP_ERR_NOMEM,
+					"out of memory reading the input");
+			goto out;
+		}
+		if (mp_line_starts(p, e, "commit "))
+			rc = parse_git_show(&c, sb_str(&u), u.buf + u.len);
+		else /* a bare diff: no headers, no message */
+			rc = analyze_body(&c, sb_str(&u), u.len, true);
+		sb_release(&u);
 	} else if (!looks_like_header(p, end)) {
 		rc = errmsg_set(err, MP_ERR_NOT_MAIL,
 				"the input does not start with mail headers "
