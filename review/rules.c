@@ -25,6 +25,7 @@
 #define RULES_MAX_CANDIDATES 512 /* candidates per rule per hunk */
 #define RULES_MAX_NAME 128 /* bytes of an expression we name in a finding */
 #define RULES_LOOKAHEAD_LINES 300 /* file lines read past a hunk */
+#define RULES_MAX_CHAIN 9 /* tokens of an lvalue chain (a->b->c->d->e) */
 
 enum tkind { T_ID, T_NUM, T_STR, T_CHR, T_PUNCT };
 
@@ -39,7 +40,10 @@ struct tok {
 struct toks {
 	struct tok *v;
 	size_t n, alloc;
-	bool full; /* hit RULES_MAX_TOKENS */
+	bool full;     /* hit RULES_MAX_TOKENS */
+	size_t *match; /* for '(' its ')', for ')' its '(', else SIZE_MAX */
+	size_t *stack;
+	size_t match_alloc;
 };
 
 struct pline {
@@ -254,39 +258,61 @@ static bool tok_is(const struct toks *tv, size_t i, const char *s)
 /* The index of the ')' matching the '(' at i, or SIZE_MAX. */
 static size_t close_paren(const struct toks *tv, size_t i)
 {
-	size_t j, lim = i + RULES_WINDOW;
-	int d = 0;
-
-	if (!tok_is(tv, i, "("))
+	if (!tok_is(tv, i, "(") || tv->match[i] == SIZE_MAX ||
+	    tv->match[i] - i > RULES_WINDOW)
 		return SIZE_MAX;
-	for (j = i; j < tv->n && j < lim; j++) {
-		if (is(&tv->v[j], "("))
-			d++;
-		else if (is(&tv->v[j], ")") && --d == 0)
-			return j;
-		else if (is(&tv->v[j], ";") || is(&tv->v[j], "{") ||
-			 is(&tv->v[j], "}"))
-			return SIZE_MAX;
-	}
-	return SIZE_MAX;
+	return tv->match[i];
 }
 
 /* The index of the '(' matching the ')' at i, or SIZE_MAX. */
 static size_t open_paren(const struct toks *tv, size_t i)
 {
-	size_t j = i, n = 0;
-	int d = 0;
-
-	if (!tok_is(tv, i, ")"))
+	if (!tok_is(tv, i, ")") || tv->match[i] == SIZE_MAX ||
+	    i - tv->match[i] > RULES_WINDOW)
 		return SIZE_MAX;
-	for (;; j--) {
-		if (is(&tv->v[j], ")"))
-			d++;
-		else if (is(&tv->v[j], "(") && --d == 0)
-			return j;
-		if (!j || ++n > RULES_WINDOW)
-			return SIZE_MAX;
+	return tv->match[i];
+}
+
+/*
+ * Pair the parentheses of a statement once per token list, so rules can
+ * jump over calls in constant time: a ';' or a brace ends every open
+ * parenthesis (a `for (;;)` header is not a call we look into).
+ */
+static void match_parens(struct toks *tv)
+{
+	size_t i, sp = 0;
+
+	if (tv->n > tv->match_alloc) {
+		free(tv->match);
+		free(tv->stack);
+		tv->match = xcalloc(tv->n, sizeof(*tv->match));
+		tv->stack = xcalloc(tv->n, sizeof(*tv->stack));
+		tv->match_alloc = tv->n;
 	}
+	for (i = 0; i < tv->n; i++) {
+		const struct tok *t = &tv->v[i];
+
+		tv->match[i] = SIZE_MAX;
+		if (t->kind != T_PUNCT)
+			continue;
+		if (is(t, "(")) {
+			tv->stack[sp++] = i;
+		} else if (is(t, ")") && sp) {
+			sp--;
+			tv->match[i] = tv->stack[sp];
+			tv->match[tv->stack[sp]] = i;
+		} else if (is(t, ";") || is(t, "{") || is(t, "}")) {
+			sp = 0;
+		}
+	}
+}
+
+static void toks_release(struct toks *tv)
+{
+	free(tv->v);
+	free(tv->match);
+	free(tv->stack);
+	memset(tv, 0, sizeof(*tv));
 }
 
 /*
@@ -357,7 +383,7 @@ static size_t chain_len(const struct toks *tv, size_t i)
 
 	if (!tk(tv, i) || tv->v[i].kind != T_ID)
 		return 0;
-	while (j + 2 < tv->n &&
+	while (j + 2 < tv->n && j - i + 3 <= RULES_MAX_CHAIN &&
 	       (is(&tv->v[j + 1], "->") || is(&tv->v[j + 1], ".")) &&
 	       tv->v[j + 2].kind == T_ID)
 		j += 2;
@@ -567,6 +593,10 @@ static bool chain_checked(const struct toks *tv, size_t i, size_t clen)
 
 static void rule_unchecked_alloc(struct scan *sc)
 {
+	/* tokens before an lvalue that make it part of a larger expression
+	 * (or a chain longer than we follow) */
+	static const char *const not_stmt[] = {"(", "=",  ",",	"]",  ")",
+					       "!", "&&", "||", "->", "."};
 	const struct toks *tv = &sc->tk;
 	size_t i, j, k, lhs, clen, open, close, cand = 0;
 	char name[RULES_MAX_NAME], fn[64], title[512], expl[1024];
@@ -602,7 +632,7 @@ static void rule_unchecked_alloc(struct scan *sc)
 		lhs = k - 2;
 		if (tv->v[lhs].kind != T_ID)
 			continue;
-		while (lhs >= 2 &&
+		while (lhs >= 2 && k - 1 - lhs + 2 <= RULES_MAX_CHAIN &&
 		       (is(&tv->v[lhs - 1], "->") ||
 			is(&tv->v[lhs - 1], ".")) &&
 		       tv->v[lhs - 2].kind == T_ID)
@@ -612,10 +642,7 @@ static void rule_unchecked_alloc(struct scan *sc)
 			continue;
 		/* assigned inside a condition, `*pp = `, `a[i] = `: not ours */
 		if (lhs &&
-		    (is(&tv->v[lhs - 1], "(") || is(&tv->v[lhs - 1], "=") ||
-		     is(&tv->v[lhs - 1], ",") || is(&tv->v[lhs - 1], "]") ||
-		     is(&tv->v[lhs - 1], ")") || is(&tv->v[lhs - 1], "!") ||
-		     is(&tv->v[lhs - 1], "&&") || is(&tv->v[lhs - 1], "||") ||
+		    (is_in(&tv->v[lhs - 1], not_stmt, ARRAY_SIZE(not_stmt)) ||
 		     (is(&tv->v[lhs - 1], "*") &&
 		      (lhs < 2 || tv->v[lhs - 2].kind != T_ID))))
 			continue;
@@ -822,7 +849,7 @@ static bool unlock_past_hunk(struct scan *sc, const struct lockfn *lf,
 			     const char *obj)
 {
 	const struct sb *file = post_image(sc);
-	struct toks tv = {NULL, 0, 0, false};
+	struct toks tv;
 	struct lexer lx = {false, false, 0};
 	struct sb region;
 	const char *p, *end, *nl;
@@ -832,6 +859,7 @@ static bool unlock_past_hunk(struct scan *sc, const struct lockfn *lf,
 
 	if (!file || !file->len)
 		return false;
+	memset(&tv, 0, sizeof(tv));
 	sb_init(&region, 0);
 	p = file->buf;
 	end = file->buf + file->len;
@@ -849,19 +877,21 @@ static bool unlock_past_hunk(struct scan *sc, const struct lockfn *lf,
 	}
 	for (off = 0; off < region.len; off += strlen(region.buf + off) + 1)
 		lex_text_line(&tv, &lx, region.buf + off, 0);
+	match_parens(&tv);
 	found = unlock_after(&tv, 0, lf, obj);
 out:
-	free(tv.v);
+	toks_release(&tv);
 	sb_release(&region);
 	return found;
 }
 
-/* Is there a label `name:` in the hunk? Its index, or SIZE_MAX. */
-static size_t find_label(const struct toks *tv, const struct tok *name)
+/* Is there a label `name:` after token from? Its index, or SIZE_MAX. */
+static size_t find_label(const struct toks *tv, size_t from,
+			 const struct tok *name)
 {
 	size_t j;
 
-	for (j = 0; j + 1 < tv->n; j++)
+	for (j = from; j + 1 < tv->n && j < from + RULES_WINDOW; j++)
 		if (same(&tv->v[j], name) && is(&tv->v[j + 1], ":") &&
 		    stmt_boundary(tv, prev_idx(j)))
 			return j;
@@ -882,7 +912,7 @@ static int goto_leaks(const struct toks *tv, size_t gi, const struct lockfn *lf,
 		return -1;
 	if (memmem(label->s, label->len, "unlock", 6))
 		return 0;
-	l = find_label(tv, label);
+	l = find_label(tv, gi, label);
 	if (l == SIZE_MAX || l < gi)
 		return -1;
 	for (j = l + 2; j < tv->n && j < l + RULES_WINDOW; j++) {
@@ -1009,11 +1039,12 @@ static void rule_lock_leak(struct scan *sc)
  * The declared size of `char name[N]` in the hunk: N (> 0) when it is a
  * number, 0 when it is an expression, -1 when there is no such array.
  */
-static long char_array_size(const struct toks *tv, const struct tok *name)
+static long char_array_size(const struct toks *tv, size_t call,
+			    const struct tok *name)
 {
-	size_t j;
+	size_t j = call > RULES_WINDOW ? call - RULES_WINDOW : 1;
 
-	for (j = 1; j + 2 < tv->n; j++) {
+	for (j = j ? j : 1; j + 2 < tv->n && j < call; j++) {
 		const struct tok *t = &tv->v[j];
 
 		if (!same(t, name) || !is(&tv->v[j - 1], "char") ||
@@ -1106,7 +1137,7 @@ static void rule_unsafe_string(struct scan *sc)
 		    tv->v[a].kind != T_ID ||
 		    !call_arg(tv, i + 1, close, 1, &sa, &sb2))
 			continue;
-		size = char_array_size(tv, &tv->v[a]);
+		size = char_array_size(tv, i, &tv->v[a]);
 		if (size < 0)
 			continue;
 		if (is(t, "strcpy") || is(t, "strcat")) {
@@ -1281,13 +1312,17 @@ static void rule_alloc_overflow(struct scan *sc)
 		"overflows_type",
 	};
 	const struct toks *tv = &sc->tk;
-	size_t i, j, k, close, a, b, cand = 0;
+	size_t i, k, close, a, b, cand = 0, guard = SIZE_MAX;
 	char fn[32], expr[RULES_MAX_NAME], title[512], expl[1024];
 
+	/* an overflow guard earlier in the hunk: trust what follows it */
+	for (i = 0; i < tv->n && guard == SIZE_MAX; i++)
+		if (tv->v[i].kind == T_ID &&
+		    is_in(&tv->v[i], guards, ARRAY_SIZE(guards)))
+			guard = i;
 	for (i = 0; i + 1 < tv->n && cand < RULES_MAX_CANDIDATES; i++) {
 		const struct tok *t = &tv->v[i];
 		const struct sizefn *sf = NULL;
-		bool guarded = false;
 
 		if (t->kind != T_ID || !tok_is(tv, i + 1, "(") ||
 		    !tok_added(sc, i))
@@ -1304,12 +1339,7 @@ static void rule_alloc_overflow(struct scan *sc)
 		    !size_product_unchecked(tv, a, b))
 			continue;
 		cand++;
-		/* an overflow guard earlier in the hunk: trust it */
-		for (j = 0; j < i; j++)
-			if (tv->v[j].kind == T_ID &&
-			    is_in(&tv->v[j], guards, ARRAY_SIZE(guards)))
-				guarded = true;
-		if (guarded || t->len >= sizeof(fn))
+		if (guard < i || t->len >= sizeof(fn))
 			continue;
 		memcpy(fn, t->s, t->len);
 		fn[t->len] = '\0';
@@ -1550,6 +1580,7 @@ static void scan_hunk(struct scan *sc)
 	}
 	if (sc->tk.full)
 		return; /* too big to judge: stay silent */
+	match_parens(&sc->tk);
 	rule_unchecked_alloc(sc);
 	rule_lock_leak(sc);
 	rule_unsafe_string(sc);
@@ -1603,7 +1634,7 @@ static int rules_review(const struct rv_voter *v, const struct rv_context *ctx,
 		}
 	}
 	free(sc.pl);
-	free(sc.tk.v);
+	toks_release(&sc.tk);
 	rv_diff_free(own);
 	return ret;
 }

@@ -770,6 +770,27 @@ static void test_hostile_lines(void **state)
 		rv_voter_rules.review(&rv_voter_rules, &ctx, &fs, &err), 0);
 	rv_findings_release(&fs);
 	rv_diff_free(d);
+	sb_reset(&big);
+
+	/* adversarial shapes: endless chains, calls that never close,
+	 * gotos to labels that never come */
+	sb_addf(&big, "--- a/x.c\n+++ b/x.c\n@@ -0,0 +1,%d @@\n", n);
+	for (i = 0; i < n; i++)
+		sb_adds(&big, i % 5 == 0   ? "+\tspin_lock(&l); kfree(a"
+					     "->b->c->d->e->f->g->h);\n"
+			      : i % 5 == 1 ? "+\ta->b->c->d->e->f = "
+					     "malloc(1); goto nowhere;\n"
+			      : i % 5 == 2 ? "+\tif (x) return; spin_unlock("
+					     "(((\n"
+			      : i % 5 == 3 ? "+\tchar b[4]; strcpy(b, s\n"
+					   : "+\ta->b->c->d->e->f->g->h->i "
+					     "= 1;\n");
+	assert_int_equal(rv_diff_parse(&d, big.buf, big.len, &err), 0);
+	ctx.diff = d;
+	assert_int_equal(
+		rv_voter_rules.review(&rv_voter_rules, &ctx, &fs, &err), 0);
+	rv_findings_release(&fs);
+	rv_diff_free(d);
 	sb_release(&big);
 }
 
