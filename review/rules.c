@@ -607,8 +607,7 @@ static void rule_unchecked_alloc(struct scan *sc)
 		bool nofail = false;
 
 		if (t->kind != T_ID || !tok_is(tv, i + 1, "(") ||
-		    !is_in(t, alloc_fns, ARRAY_SIZE(alloc_fns)) ||
-		    !tok_added(sc, i))
+		    !is_in(t, alloc_fns, ARRAY_SIZE(alloc_fns)))
 			continue;
 		open = i + 1;
 		close = close_paren(tv, open);
@@ -705,7 +704,9 @@ static void rule_unchecked_alloc(struct scan *sc)
 		}
 		continue;
 	found:
-		if (!tokens_text(tv, lhs, lhs + clen, name, sizeof(name)) ||
+		/* the patch must add the allocation or the early use */
+		if ((!tok_added(sc, i) && !tok_added(sc, j)) ||
+		    !tokens_text(tv, lhs, lhs + clen, name, sizeof(name)) ||
 		    t->len >= sizeof(fn))
 			continue;
 		memcpy(fn, t->s, t->len);
@@ -1411,7 +1412,7 @@ static void rule_use_after_free(struct scan *sc)
 		bool dfree = false;
 		int depth = t->depth;
 
-		if (!ff || !tok_is(tv, i + 1, "(") || !tok_added(sc, i) ||
+		if (!ff || !tok_is(tv, i + 1, "(") ||
 		    !stmt_boundary(tv, prev_idx(i)))
 			continue;
 		close = close_paren(tv, i + 1);
@@ -1491,7 +1492,9 @@ static void rule_use_after_free(struct scan *sc)
 				break;
 			}
 		}
+		/* the patch must add the free or the use after it */
 		if (use == SIZE_MAX || t->len >= sizeof(fn) ||
+		    (!tok_added(sc, i) && !tok_added(sc, use)) ||
 		    !tokens_text(tv, a, b, name, sizeof(name)))
 			continue;
 		memcpy(fn, t->s, t->len);

@@ -155,6 +155,9 @@ static void test_alloc_unchecked_variants_fire(void **state)
 	       "+\tdev->stats = devm_kzalloc(&pdev->dev, sizeof(*dev->stats), "
 	       "GFP_KERNEL);",
 	       "+\tdev->stats->rx = 0;");
+	/* the patch adds a use between an existing allocation and its check */
+	EXPECT("null-deref", 1, " \tp = kmalloc(sizeof(*p), GFP_KERNEL);",
+	       "+\tp->flags = 0;", " \tif (!p)", " \t\treturn -ENOMEM;");
 	/* the context line after the added allocation dereferences it */
 	EXPECT("null-deref", 1, "+\tp = vmalloc(size);", " \tp->len = size;");
 	/* returning a member of it dereferences it too */
@@ -214,6 +217,9 @@ static void test_alloc_near_misses_silent(void **state)
 	       "+\t */", "+\tif (!p)", "+\t\treturn;");
 	/* the allocation is removed, not added */
 	EXPECT("null-deref", 0, "-\tp = malloc(n);", " \tp->a = 1;");
+	/* a bug the patch did not write: all context */
+	EXPECT("null-deref", 0, " \tp = malloc(n);", " \tp->a = 1;",
+	       "+\tp->b = 2;");
 	/* reassigned before use */
 	EXPECT("null-deref", 0, "+\tp = malloc(n);", "+\tp = other;",
 	       "+\tp->a = 1;");
@@ -499,6 +505,8 @@ static void test_use_after_free_fires(void **state)
 	EXPECT("use-after-free", 1, "+\tfree(node);", "+\tnode = node->next;");
 	EXPECT("use-after-free", 1, "+\tdevm_kfree(dev, priv);",
 	       "+\tpriv->state = 0;");
+	/* an existing free, and the patch adds a use after it */
+	EXPECT("use-after-free", 1, " \tkfree(req);", "+\treq->done = true;");
 	EXPECT("use-after-free", 1, "+\tkfree_skb(skb);",
 	       "+\tstats->bytes += skb->len;");
 	/* and freeing again is a double free */
@@ -531,6 +539,9 @@ static void test_use_after_free_silent(void **state)
 	EXPECT("use-after-free", 0, "+\tkfree(p);", "+\tq->p->a = 1;");
 	/* the free is in a removed line */
 	EXPECT("use-after-free", 0, "-\tkfree(p);", "+\tp->a = 1;");
+	/* a bug the patch did not write: all context */
+	EXPECT("use-after-free", 0, " \tkfree(p);", " \tp->a = 1;",
+	       "+\tp->b = 2;");
 	/* address taken: a helper may reset it */
 	EXPECT("use-after-free", 0, "+\tfree(p);", "+\treset(&p);",
 	       "+\tp->a = 1;");
