@@ -35,8 +35,6 @@ struct parser {
 	size_t lines_alloc;
 	int old_left, new_left; /* lines the current hunk still owes */
 	int old_no, new_no;	/* numbers of the next lines */
-	bool got_minus; /* a `--- ` line named the old side of this file */
-	bool got_plus;
 	enum pstate st;
 	struct errmsg *err;
 };
@@ -85,9 +83,9 @@ static const char *file_name(const struct rv_file *f)
 {
 	if (!f)
 		return "(no file)";
-	if (f->new_path)
+	if (f->new_path && strcmp(f->new_path, "/dev/null"))
 		return f->new_path;
-	if (f->old_path)
+	if (f->old_path && strcmp(f->old_path, "/dev/null"))
 		return f->old_path;
 	return "(unnamed file)";
 }
@@ -210,8 +208,12 @@ static void strip_component(char *path)
 
 static void strip_dot_slash(char *path)
 {
-	while (path[0] == '.' && path[1] == '/')
-		memmove(path, path + 2, strlen(path + 2) + 1);
+	size_t n = 0;
+
+	while (path[n] == '.' && path[n + 1] == '/')
+		n += 2;
+	if (n)
+		memmove(path, path + n, strlen(path + n) + 1);
 }
 
 /*
@@ -274,7 +276,6 @@ static int start_file(struct parser *ps)
 	ps->f->status = RV_FILE_MODIFIED;
 	ps->hunks_alloc = 0;
 	ps->h = NULL;
-	ps->got_minus = ps->got_plus = false;
 	return 0;
 }
 
@@ -562,7 +563,6 @@ static int minus_plus(struct parser *ps, const char *m, size_t mlen,
 	set_path(&ps->f->old_path, a);
 	set_path(&ps->f->new_path, b);
 	a = b = NULL;
-	ps->got_minus = ps->got_plus = true;
 	ps->st = ST_FILE;
 out:
 	free(a);

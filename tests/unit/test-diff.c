@@ -459,6 +459,37 @@ static void test_malformed_hunk_headers(void **state)
 				 RV_ERR_INPUT);
 }
 
+static void test_deleted_file_error_names_it(void **state)
+{
+	static const char text[] = "--- a/gone.c\n"
+				   "+++ /dev/null\n"
+				   "@@ -1,3 +0,0 @@\n"
+				   "-a\n";
+	struct errmsg err;
+
+	assert_int_equal(parse_err(text, strlen(text), &err), RV_ERR_INPUT);
+	assert_non_null(strstr(err.msg, "gone.c hunk 1"));
+}
+
+static void test_dot_slash_paths(void **state)
+{
+	struct sb sb = SB_INIT;
+	struct rv_diff *d = NULL;
+	struct errmsg err;
+	int i;
+
+	/* ./ prefixes go, in linear time even when there are thousands */
+	sb_adds(&sb, "--- ");
+	for (i = 0; i < 2000; i++)
+		sb_adds(&sb, "./");
+	sb_adds(&sb, "src/x.c\n+++ ./src/x.c\n@@ -1 +1 @@\n-a\n+b\n");
+	assert_int_equal(rv_diff_parse(&d, sb.buf, sb.len, &err), 0);
+	assert_string_equal(d->files[0].old_path, "src/x.c");
+	assert_string_equal(d->files[0].new_path, "src/x.c");
+	rv_diff_free(d);
+	sb_release(&sb);
+}
+
 static void test_nul_byte(void **state)
 {
 	static const char text[] = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\0c\n";
@@ -685,6 +716,8 @@ int main(void)
 		cmocka_unit_test(test_hunk_wrong_kind),
 		cmocka_unit_test(test_huge_counts),
 		cmocka_unit_test(test_malformed_hunk_headers),
+		cmocka_unit_test(test_deleted_file_error_names_it),
+		cmocka_unit_test(test_dot_slash_paths),
 		cmocka_unit_test(test_nul_byte),
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_too_many_files),
