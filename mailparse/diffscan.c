@@ -48,15 +48,20 @@ static bool git_header_line(const char *p, const char *e)
 }
 
 /* `@@ -a[,b] +c[,d] @@`: fills counts; false when not a hunk header. */
-static bool parse_hunk_header(const char *p, const char *e, long *old,
-			      long *new)
+static bool parse_hunk_header(const char *p, const char *e, long *nold,
+			      long *nnew)
 {
 	long v[4] = {0, 1, 0, 1};
 	int k = 0;
 
-	if (!starts(p, e, "@@ -"))
+	/* "@@ -a,b +c,d @@"; hand-made mail also has "@@@ -a,b +c,d @@" */
+	if (!starts(p, e, "@@"))
 		return false;
-	p += 4;
+	while (p < e && *p == '@')
+		p++;
+	if (!starts(p, e, " -"))
+		return false;
+	p += 2;
 	for (k = 0; k < 4; k += 2) {
 		if (k == 2) {
 			if (p >= e || *p != '+')
@@ -88,8 +93,8 @@ static bool parse_hunk_header(const char *p, const char *e, long *old,
 	}
 	if (!starts(p, e, "@@"))
 		return false;
-	*old = v[1];
-	*new = v[3];
+	*nold = v[1];
+	*nnew = v[3];
 	return true;
 }
 
@@ -397,6 +402,47 @@ static bool rename_line(const char *p, const char *e, struct section *sec,
 	return false;
 }
 
+/* `-- ` (signature) or `---` (b4's separator): never hunk lines. */
+static bool sig_or_sep(const char *p, const char *e)
+{
+	if (e > p && e[-1] == '\r')
+		e--;
+	if (e - p == 3 && !memcmp(p, "-- ", 3))
+		return true;
+	return starts(p, e, "---") && mp_line_blank(p + 3, e);
+}
+
+/*
+ * After a hunk whose counts ran out, more hunk-looking lines with at
+ * least one change among them mean the counts were wrong (hand-edited
+ * patches; b4 takes them too). Returns where they end, or p.
+ */
+static const char *miscounted_tail(const char *p, const char *end)
+{
+	const char *q = p, *good = p;
+	bool change = false;
+
+	while (q < end) {
+		const char *e = mp_eol(q, end), *n = e < end ? e + 1 : end;
+
+		if (e == q || (e == q + 1 && *q == '\r')) {
+			q = n; /* an empty context line a mailer stripped */
+			continue;
+		}
+		if (*q == ' ') {
+			good = n;
+		} else if ((*q == '+' || *q == '-') && !sig_or_sep(q, e) &&
+			   !mp_diff_starts_here(q, end)) {
+			change = true;
+			good = n;
+		} else {
+			break;
+		}
+		q = n;
+	}
+	return change ? good : p;
+}
+
 /*
  * Walk a diff from text (which starts with a diff header) and return the
  * offset just past its last line; *clean tells whether it was well formed.
@@ -408,32 +454,33 @@ static size_t walk(const char *text, size_t len, bool *clean,
 	const char *p = text, *end = text + len, *last = text;
 	enum wstate st = W_BETWEEN;
 	struct section sec = {0};
-	long old = 0, new = 0;
-	bool ok = true;
+	long nold = 0, nnew = 0;
+	bool ok = true, after_hunk = false;
 
 	while (p < end) {
 		const char *e = mp_eol(p, end);
-		const char *next = e < end ? e + 1 : end;
+		const char *next = e < end ? e + 1 : end, *stop;
 		char c = *p;
 
 		switch (st) {
 		case W_HUNK:
 			if (p == e || c == ' ' || (c == '\r' && e == p + 1)) {
-				old--;
-				new --;
+				nold--;
+				nnew--;
 			} else if (c == '-') {
-				old--;
+				nold--;
 			} else if (c == '+') {
-				new --;
+				nnew--;
 			} else if (c != '\\') {
 				ok = false; /* hunk cut short */
 				goto done;
 			}
 			last = next;
-			if (old <= 0 && new <= 0) {
-				if (old < 0 || new < 0)
+			if (nold <= 0 && nnew <= 0) {
+				if (nold < 0 || nnew < 0)
 					ok = false;
 				st = W_BETWEEN;
+				after_hunk = true;
 			}
 			break;
 		case W_BINARY:
@@ -458,6 +505,7 @@ static size_t walk(const char *text, size_t len, bool *clean,
 					goto done;
 				section_flush(&sec, fl);
 				sec.active = true;
+				after_hunk = false;
 				if (starts(p, e, "diff --git ") && fl)
 					parse_git_line(&sec, p, e);
 				st = W_HEADER;
@@ -467,6 +515,7 @@ static size_t walk(const char *text, size_t len, bool *clean,
 						goto done;
 					section_flush(&sec, fl);
 					sec.active = true;
+					after_hunk = false;
 				} else if (sec.old) {
 					goto done;
 				}
@@ -478,10 +527,10 @@ static size_t walk(const char *text, size_t len, bool *clean,
 				if (fl)
 					set_name(&sec.new,
 						 path_of(p + 4, e, 'b'));
-			} else if (parse_hunk_header(p, e, &old, &new)) {
+			} else if (parse_hunk_header(p, e, &nold, &nnew)) {
 				if (!sec.active)
 					goto done;
-				st = old > 0 || new > 0 ? W_HUNK : W_BETWEEN;
+				st = nold > 0 || nnew > 0 ? W_HUNK : W_BETWEEN;
 			} else if (c == '\\' && st == W_BETWEEN && sec.active) {
 				/* "\ No newline at end of file" */
 			} else if (st == W_HEADER &&
@@ -493,6 +542,11 @@ static size_t walk(const char *text, size_t len, bool *clean,
 			} else if (st == W_HEADER && (git_header_line(p, e) ||
 						      starts(p, e, "===="))) {
 				/* mode, index, similarity, Binary files ... */
+			} else if (st == W_BETWEEN && after_hunk &&
+				   (stop = miscounted_tail(p, end)) > p) {
+				/* hunk counts were wrong: keep what follows */
+				ok = false;
+				next = stop;
 			} else {
 				goto done;
 			}

@@ -921,6 +921,60 @@ static void test_plain_unified_diff(void **state)
 	mp_patch_free(p);
 }
 
+static void test_miscounted_hunks(void **state)
+{
+	/* b4's hand-made samples: "@@@" header, counts that are too low */
+	struct mp_patch *p = parse(HDRS "Subject: [PATCH] Simple test\n"
+					"\n"
+					"Body.\n"
+					"\n"
+					"Signed-off-by: A <a@example.org>\n"
+					"\n"
+					"--- a/b4/junk.py\n"
+					"+++ b/b4/junk.py\n"
+					"@@@ -1,1 +1,1 @@ def junk():\n"
+					" \n"
+					" \n"
+					"-junk1\n"
+					"+junk2\n"
+					" \n"
+					" \n"
+					"-- \n"
+					"2.wong.fu\n");
+
+	assert_int_equal(p->kind, MP_KIND_PATCH);
+	assert_string_equal(p->files[0], "b4/junk.py");
+	assert_true(ends_with(p->diff, p->diff_len, "-junk1\n+junk2\n \n \n"));
+	assert_int_equal(p->ntrailers, 1);
+	mp_patch_free(p);
+
+	/* the same with the blank context lines stripped to nothing */
+	p = parse(HDRS "Subject: [PATCH] Simple test\n"
+		       "\n"
+		       "Body.\n"
+		       "\n"
+		       "--- a/b4/junk.py\n"
+		       "+++ b/b4/junk.py\n"
+		       "@@ -1,1 +1,1 @@ def junk():\n"
+		       "\n"
+		       "\n"
+		       "-junk1\n"
+		       "+junk2\n"
+		       "\n"
+		       "\n"
+		       "-- \n"
+		       "2.wong.fu\n");
+	assert_true(ends_with(p->diff, p->diff_len, "\n-junk1\n+junk2\n"));
+	mp_patch_free(p);
+
+	/* a right count followed by the signature and b4's --- stays put */
+	p = parse(HDRS "Subject: [PATCH] x\n\nBody.\n---\n" DIFF
+		       "---\nbase-commit: 0123456789abcdef\n-- \nsig\n");
+	assert_string_equal(p->diff, DIFF);
+	assert_string_equal(p->base_commit, "0123456789abcdef");
+	mp_patch_free(p);
+}
+
 static void test_pull_request(void **state)
 {
 	struct mp_patch *p = parse(
@@ -1224,6 +1278,7 @@ int main(void)
 		cmocka_unit_test(test_b4_metadata),
 		cmocka_unit_test(test_fence_in_notes),
 		cmocka_unit_test(test_plain_unified_diff),
+		cmocka_unit_test(test_miscounted_hunks),
 		cmocka_unit_test(test_pull_request),
 		cmocka_unit_test(test_reply_and_cover),
 		cmocka_unit_test(test_no_diff_and_headers),
