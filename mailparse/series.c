@@ -363,23 +363,27 @@ static void group_members(struct mp_collector *c)
 			root = id; /* the oldest reference ends the walk */
 			if (!a || !a->member)
 				continue;
-			if (a->version == e->version && a->total == e->total) {
+			/* the nearest series message decides */
+			if (a->version == e->version &&
+			    (a->total == e->total ||
+			     (a->index == 0 && a->total > 0))) {
+				/* same series (a cover may miscount) */
 				uf_union(c, i, (size_t)(a - c->e));
 				joined = true;
+			} else {
+				/* another version: group under that parent */
+				root = id;
 			}
-			break; /* the nearest series message decides */
+			break;
 		}
 		if (joined)
 			continue;
-		if (id) {
-			/* its nearest series parent is another version */
-			continue;
-		}
 		if (root) {
 			/*
-			 * The thread starts at a message we do not have, or
-			 * at one that is no patch (a bug report): patches of
-			 * one version under the same root are one series.
+			 * The thread starts at a message we do not have, at
+			 * one that is no patch (a bug report), or at another
+			 * version of the series (a v2 answering v1's cover):
+			 * patches of one version under it are one series.
 			 */
 			char *key = g_strdup_printf("%d/%d %s", e->version,
 						    e->total, root);
@@ -552,8 +556,15 @@ static struct mp_series *build_series(struct mp_collector *c,
 	struct mp_series *s = xcalloc(1, sizeof(*s));
 	struct entry *first = &c->e[g->m[0]];
 	size_t i;
-	int total = first->total;
+	int total = 0;
 	struct entry *cov;
+
+	/* the patches' own count wins over a cover letter that miscounts */
+	for (i = 0; i < g->n; i++)
+		if (c->e[g->m[i]].index > 0 && c->e[g->m[i]].total > total)
+			total = c->e[g->m[i]].total;
+	if (!total)
+		total = first->total;
 
 	s->version = first->version;
 	s->total = total > 0 ? total : 1;

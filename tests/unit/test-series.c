@@ -218,6 +218,43 @@ static void test_v2_in_reply_to_v1(void **state)
 	mp_set_free(set);
 }
 
+static void test_coverless_v2_answering_v1_cover(void **state)
+{
+	const struct spec specs[] = {
+		{ "c1", NULL, NULL, NULL, 1, 0, 2, C },
+		{ "a1", "c1", "c1", NULL, 1, 1, 2, P },
+		{ "a2", "c1", "c1", NULL, 1, 2, 2, P },
+		/* v2 has no cover: both patches answer v1's */
+		{ "b1", "c1", "c1", NULL, 2, 1, 2, P },
+		{ "b2", "c1", "c1", NULL, 2, 2, 2, P },
+	};
+	struct mp_set *set = collect(specs, 5, NULL);
+
+	assert_int_equal(set->nseries, 2);
+	assert_int_equal(set->series[1]->version, 2);
+	assert_true(set->series[1]->complete);
+	assert_null(set->series[1]->cover);
+	assert_true(set->series[0]->superseded);
+	mp_set_free(set);
+}
+
+static void test_cover_that_miscounts(void **state)
+{
+	const struct spec specs[] = {
+		{ "c", NULL, NULL, NULL, 1, 0, 4, C },
+		{ "p1", "c", "c", NULL, 1, 1, 3, P },
+		{ "p2", "c", "c", NULL, 1, 2, 3, P },
+		{ "p3", "c", "c", NULL, 1, 3, 3, P },
+	};
+	struct mp_set *set = collect(specs, 4, NULL);
+
+	assert_int_equal(set->nseries, 1);
+	assert_int_equal(set->series[0]->total, 3);
+	assert_true(set->series[0]->complete);
+	assert_non_null(set->series[0]->cover);
+	mp_set_free(set);
+}
+
 static void test_v2_unthreaded_same_title_supersedes(void **state)
 {
 	const struct spec specs[] = {
@@ -448,6 +485,8 @@ int main(void)
 		cmocka_unit_test(test_missing_cover_groups_by_thread_root),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_v2_in_reply_to_v1),
+		cmocka_unit_test(test_coverless_v2_answering_v1_cover),
+		cmocka_unit_test(test_cover_that_miscounts),
 		cmocka_unit_test(test_v2_unthreaded_same_title_supersedes),
 		cmocka_unit_test(test_followup_trailers),
 		cmocka_unit_test(test_unthreaded_grouping),
