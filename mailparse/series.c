@@ -716,6 +716,7 @@ static void attach_followups(struct mp_collector *c, struct mp_set *set)
 		struct entry *e = &c->e[i], *t = NULL;
 		struct mp_patch *cur = e->p;
 		struct mp_series *s;
+		size_t budget = 4096; /* lookups: hostile References are long */
 
 		if (e->taken || !e->nfu)
 			continue;
@@ -723,7 +724,8 @@ static void attach_followups(struct mp_collector *c, struct mp_set *set)
 			const char *id;
 			struct entry *a = NULL;
 
-			for (k = 0; (id = ancestor(cur, k)) && k < 4096; k++) {
+			for (k = 0; budget && (id = ancestor(cur, k)); k++) {
+				budget--;
 				a = find_entry(c, id);
 				if (a)
 					break;
