@@ -61,8 +61,11 @@ struct scan {
 	size_t npl;
 	struct toks tk;
 	struct rv_findings *out;
-	struct sb *file; /* post-image of the file, read on demand */
-	int file_state;	 /* 0 not tried, 1 read, -1 not available */
+	struct sb *file;      /* post-image of the file, read on demand */
+	int file_state;	      /* 0 not tried, 1 read, -1 not available */
+	struct toks after;    /* the function's rest past the hunk, on demand */
+	struct sb after_text; /* the lines `after` points into */
+	int after_state;      /* 0 not tried, 1 lexed, -1 not available */
 };
 
 /* ---- lexing --------------------------------------------------------- */
@@ -720,8 +723,8 @@ static void rule_unchecked_alloc(struct scan *sc)
 			 "`%s` is used at line %d before anything tests it, so "
 			 "an allocation failure becomes a NULL pointer "
 			 "dereference instead of an error return. Check the "
-			 "result right after the call (for example `if (!%s) "
-			 "return -ENOMEM;` or the function's usual error path) "
+			 "result right after the call (`if (!%s)` followed by "
+			 "the function's usual error path, such as -ENOMEM) "
 			 "before the first use.",
 			 fn, name, sc->pl[tv->v[j].line].new_no, name);
 		emit(sc, "null-deref", RV_SEV_MEDIUM, t->line, tv->v[j].line,
@@ -843,28 +846,30 @@ static const struct sb *post_image(struct scan *sc)
 }
 
 /*
- * Look past the end of the hunk in the post-image file (when there is
- * one) for an unlock of obj before the function ends.
+ * The tokens of the post-image lines after the hunk, up to the end of
+ * the function (a '}' in column 0) or RULES_LOOKAHEAD_LINES, when a
+ * repository holds the post-image; NULL otherwise. Built once per hunk.
  */
-static bool unlock_past_hunk(struct scan *sc, const struct lockfn *lf,
-			     const char *obj)
+static const struct toks *after_hunk(struct scan *sc)
 {
-	const struct sb *file = post_image(sc);
-	struct toks tv;
+	const struct sb *file;
 	struct lexer lx = {false, false, 0};
-	struct sb region;
 	const char *p, *end, *nl;
 	int lineno = 1, last = sc->h->new_start + sc->h->new_lines - 1;
-	bool found = false;
 	size_t off, n;
 
+	if (sc->after_state)
+		return sc->after_state > 0 ? &sc->after : NULL;
+	sc->after_state = -1;
+	file = post_image(sc);
 	if (!file || !file->len)
-		return false;
-	memset(&tv, 0, sizeof(tv));
-	sb_init(&region, 0);
+		return NULL;
+	sb_reset(&sc->after_text);
+	sc->after.n = 0;
+	sc->after.full = false;
 	p = file->buf;
 	end = file->buf + file->len;
-	/* the lines after the hunk, each NUL-terminated, up to the '}' */
+	/* each line NUL-terminated, so the lexer can read them in place */
 	for (; p < end && lineno <= last + RULES_LOOKAHEAD_LINES;
 	     p = nl ? nl + 1 : end, lineno++) {
 		nl = memchr(p, '\n', (size_t)(end - p));
@@ -873,17 +878,27 @@ static bool unlock_past_hunk(struct scan *sc, const struct lockfn *lf,
 			continue;
 		if (*p == '}')
 			break;
-		if (sb_add(&region, p, n) < 0 || sb_addch(&region, '\0') < 0)
-			goto out;
+		if (sb_add(&sc->after_text, p, n) < 0 ||
+		    sb_addch(&sc->after_text, '\0') < 0)
+			return NULL;
 	}
-	for (off = 0; off < region.len; off += strlen(region.buf + off) + 1)
-		lex_text_line(&tv, &lx, region.buf + off, 0);
-	match_parens(&tv);
-	found = unlock_after(&tv, 0, lf, obj);
-out:
-	toks_release(&tv);
-	sb_release(&region);
-	return found;
+	for (off = 0; off < sc->after_text.len;
+	     off += strlen(sc->after_text.buf + off) + 1)
+		lex_text_line(&sc->after, &lx, sc->after_text.buf + off, 0);
+	if (sc->after.full)
+		return NULL;
+	match_parens(&sc->after);
+	sc->after_state = 1;
+	return &sc->after;
+}
+
+/* Is there an unlock of obj past the hunk, before the function ends? */
+static bool unlock_past_hunk(struct scan *sc, const struct lockfn *lf,
+			     const char *obj)
+{
+	const struct toks *after = after_hunk(sc);
+
+	return after && unlock_after(after, 0, lf, obj);
 }
 
 /* Is there a label `name:` after token from? Its index, or SIZE_MAX. */
@@ -899,23 +914,13 @@ static size_t find_label(const struct toks *tv, size_t from,
 	return SIZE_MAX;
 }
 
-/*
- * Where does `goto label` lead, for a lock on obj: 1 to a return with obj
- * still locked, 0 to an unlock (or a label that says so), -1 unknown.
- */
-static int goto_leaks(const struct toks *tv, size_t gi, const struct lockfn *lf,
-		      const char *obj)
+/* From label index l in tv: 0 if obj is unlocked before a return, 1 if
+ * a return comes first, -1 if neither shows. */
+static int label_leaks(const struct toks *tv, size_t l, const struct lockfn *lf,
+		       const char *obj)
 {
-	const struct tok *label = tk(tv, gi + 1);
-	size_t l, j;
+	size_t j;
 
-	if (!label || label->kind != T_ID)
-		return -1;
-	if (memmem(label->s, label->len, "unlock", 6))
-		return 0;
-	l = find_label(tv, gi, label);
-	if (l == SIZE_MAX || l < gi)
-		return -1;
 	for (j = l + 2; j < tv->n && j < l + RULES_WINDOW; j++) {
 		if (is_unlock_of(tv, j, lf, obj))
 			return 0;
@@ -923,6 +928,35 @@ static int goto_leaks(const struct toks *tv, size_t gi, const struct lockfn *lf,
 			return 1;
 	}
 	return -1;
+}
+
+/*
+ * Where does `goto label` lead, for a lock on obj: 1 to a return with obj
+ * still locked, 0 to an unlock (or a label that says so), -1 unknown.
+ * The label is looked for further down the hunk, then past it in the
+ * post-image when a repository is at hand.
+ */
+static int goto_leaks(struct scan *sc, size_t gi, const struct lockfn *lf,
+		      const char *obj)
+{
+	const struct toks *tv = &sc->tk, *after;
+	const struct tok *label = tk(tv, gi + 1);
+	size_t l;
+
+	if (!label || label->kind != T_ID)
+		return -1;
+	if (memmem(label->s, label->len, "unlock", 6))
+		return 0;
+	l = find_label(tv, gi, label);
+	if (l != SIZE_MAX)
+		return label_leaks(tv, l, lf, obj);
+	after = after_hunk(sc);
+	if (!after)
+		return -1;
+	l = find_label(after, 0, label);
+	if (l == SIZE_MAX)
+		return -1;
+	return label_leaks(after, l, lf, obj);
 }
 
 /* Is the statement at i conditional: inside a deeper block, or `if (..) x`. */
@@ -993,7 +1027,7 @@ static void rule_lock_leak(struct scan *sc)
 				if (tok_added(sc, i) || tok_added(sc, j))
 					ret_at = j;
 			} else if (is(u, "goto")) {
-				int leak = goto_leaks(tv, j, lf, obj);
+				int leak = goto_leaks(sc, j, lf, obj);
 
 				if (leak < 0 && !conditional_stmt(tv, j, depth))
 					break;
@@ -1581,6 +1615,7 @@ static void scan_hunk(struct scan *sc)
 		lex_text_line(&sc->tk, &lx, l->text, (unsigned)sc->npl);
 		sc->npl++;
 	}
+	sc->after_state = 0;
 	if (sc->tk.full)
 		return; /* too big to judge: stay silent */
 	match_parens(&sc->tk);
@@ -1638,6 +1673,8 @@ static int rules_review(const struct rv_voter *v, const struct rv_context *ctx,
 	}
 	free(sc.pl);
 	toks_release(&sc.tk);
+	toks_release(&sc.after);
+	sb_release(&sc.after_text);
 	rv_diff_free(own);
 	return ret;
 }

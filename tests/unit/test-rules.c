@@ -575,6 +575,26 @@ static void test_lock_leak_lookahead_in_repo(void **state)
 		"void other(struct foo *foo)\n"
 		"{\n" /* 20 */
 		"\tmutex_unlock(&foo->m);\n"
+		"}\n"
+		"int foo_put(struct foo *foo)\n" /* 23 */
+		"{\n"
+		"\tmutex_lock(&foo->m);\n" /* 25 */
+		"\tif (foo->dead)\n"
+		"\t\tgoto out;\n" /* 27 */
+		"\tfoo->v = 0;\n"
+		"\tmutex_unlock(&foo->m);\n"
+		"out:\n" /* 30 */
+		"\treturn 0;\n"
+		"}\n"
+		"int foo_put2(struct foo *foo)\n"
+		"{\n"
+		"\tmutex_lock(&foo->m);\n" /* 35 */
+		"\tif (foo->dead)\n"
+		"\t\tgoto out_free;\n"
+		"\tfoo->v = 0;\n"
+		"out_free:\n"
+		"\tmutex_unlock(&foo->m);\n" /* 40 */
+		"\treturn 0;\n"
 		"}\n";
 	static const char diff[] =
 		"--- a/foo.c\n+++ b/foo.c\n"
@@ -590,7 +610,15 @@ static void test_lock_leak_lookahead_in_repo(void **state)
 		"-\tmutex_lock(&foo->mm);\n"
 		"+\tmutex_lock(&foo->m);\n"
 		" \tif (!foo->ready)\n"
-		" \t\treturn -EAGAIN;\n";
+		" \t\treturn -EAGAIN;\n"
+		"@@ -25,1 +25,3 @@ int foo_put(struct foo *foo)\n"
+		" \tmutex_lock(&foo->m);\n"
+		"+\tif (foo->dead)\n"
+		"+\t\tgoto out;\n"
+		"@@ -33,1 +35,3 @@ int foo_put2(struct foo *foo)\n"
+		" \tmutex_lock(&foo->m);\n"
+		"+\tif (foo->dead)\n"
+		"+\t\tgoto out_free;\n";
 	char dir[] = "/tmp/quorum-test-rules.XXXXXX";
 	char cmd[512], id[RV_OID_HEXSZ + 1];
 	struct rv_repo *repo = NULL;
@@ -631,12 +659,19 @@ static void test_lock_leak_lookahead_in_repo(void **state)
 	assert_int_equal(
 		rv_voter_rules.review(&rv_voter_rules, &ctx, &fs, &err), 0);
 	/* foo_set unlocks past its hunk; foo_get never does (the unlock
-	 * further down the file belongs to another function) */
-	assert_int_equal(fs.n, 1);
+	 * further down the file belongs to another function); foo_put's
+	 * `out:` label past the hunk returns without unlocking, foo_put2's
+	 * label unlocks */
+	assert_int_equal(fs.n, 2);
 	assert_string_equal(fs.items[0].category, "lock-leak");
 	assert_int_equal(fs.items[0].line_start, 3);
 	assert_int_equal(fs.items[0].line_end, 5);
 	assert_string_equal(fs.items[0].function, "foo_set");
+	assert_string_equal(fs.items[1].category, "lock-leak");
+	assert_int_equal(fs.items[1].line_start, 25);
+	assert_int_equal(fs.items[1].line_end, 27);
+	assert_string_equal(fs.items[1].function, "foo_put");
+	assert_non_null(strstr(fs.items[1].title, "`goto`"));
 	rv_findings_release(&fs);
 
 	/* a post-image the repo does not have is "not available" */
