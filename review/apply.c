@@ -149,21 +149,41 @@ out:
 	return ret;
 }
 
-/* One line of a file, quoted for a message: no newline, bounded. */
-static void add_quoted(struct sb *sb, const char *s, size_t len)
+/*
+ * One line of a file, quoted for a message: no newline, bounded, tabs as
+ * spaces. skip leading bytes are shown as "..." (to reach a difference).
+ */
+static void add_quoted(struct sb *sb, const char *s, size_t len, size_t skip)
 {
 	size_t i;
 
 	while (len && (s[len - 1] == '\n' || s[len - 1] == '\r'))
 		len--;
-	while (len && (*s == ' ' || *s == '\t'))
+	while (len && !skip && (*s == ' ' || *s == '\t'))
 		s++, len--;
 	sb_addch(sb, '"');
+	if (skip && skip < len) {
+		sb_adds(sb, "...");
+		s += skip;
+		len -= skip;
+	}
 	for (i = 0; i < len && i < 72; i++)
-		sb_addch(sb, isprint((unsigned char)s[i]) ? s[i] : '?');
+		sb_addch(sb, s[i] == '\t' ? ' ' :
+			 isprint((unsigned char)s[i]) ? s[i] : '?');
 	if (len > 72)
 		sb_adds(sb, "...");
 	sb_addch(sb, '"');
+}
+
+/* Where to start showing two long lines so their difference is seen. */
+static size_t diff_window(const char *a, size_t alen, const char *b,
+			  size_t blen)
+{
+	size_t i = 0;
+
+	while (i < alen && i < blen && a[i] == b[i])
+		i++;
+	return i > 50 ? i - 30 : 0;
 }
 
 static unsigned canon_mode(unsigned m)
@@ -336,6 +356,7 @@ static void describe_hunk_failure(struct sb *why, const struct ap_file *f,
 {
 	const struct ap_hunk *h = &f->hunks[fail->hunk];
 	const char *path = f->old_path ? f->old_path : f->new_path;
+	size_t skip = 0;
 
 	if (fail->corrupt_delete) {
 		sb_addf(why, "deleting %s leaves content the patch does not remove",
@@ -344,14 +365,17 @@ static void describe_hunk_failure(struct sb *why, const struct ap_file *f,
 	}
 	sb_addf(why, "%s hunk %zu (%.*s) expected ", path, fail->hunk + 1,
 		(int)h->header_len, h->header);
+	if (fail->expected && fail->found)
+		skip = diff_window(fail->expected, fail->expected_len,
+				   fail->found, fail->found_len);
 	if (fail->expected)
-		add_quoted(why, fail->expected, fail->expected_len);
+		add_quoted(why, fail->expected, fail->expected_len, skip);
 	else
 		sb_adds(why, "the end of the file");
 	sb_addf(why, " at line %d, ", fail->line);
 	if (fail->found) {
 		sb_adds(why, "the base has ");
-		add_quoted(why, fail->found, fail->found_len);
+		add_quoted(why, fail->found, fail->found_len, skip);
 	} else {
 		sb_adds(why, "the base file ends before it");
 	}
