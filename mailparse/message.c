@@ -163,7 +163,14 @@ static bool has_string(char **arr, size_t n, const char *s)
 	return false;
 }
 
-/* References: oldest first, unique; beyond the cap keep the root + newest. */
+/*
+ * References: oldest first, unique; beyond the cap keep the root and the
+ * newest. Real headers are a few KB: only the root and the last REF_TAIL
+ * bytes are read, which bounds the ids (and the dedup work) of a hostile
+ * header.
+ */
+#define REF_TAIL 16384
+
 static void parse_references(struct mp_patch *p, const char *v)
 {
 	char **all = NULL;
@@ -171,17 +178,21 @@ static void parse_references(struct mp_patch *p, const char *v)
 	const char *after;
 	char *id;
 
-	while (v && *v && (id = first_msgid(v, &after))) {
+	if (!v || !(id = first_msgid(v, &after)))
+		return;
+	add_string(&all, &n, id); /* the root */
+	v = after;
+	if (strlen(v) > REF_TAIL) {
+		const char *tail = v + strlen(v) - REF_TAIL;
+
+		v = strchr(tail, '<') ? strchr(tail, '<') : tail;
+	}
+	while (*v && (id = first_msgid(v, &after))) {
 		v = after;
-		if (n < 4 * MAX_REFERENCES && !has_string(all, n, id))
-			add_string(&all, &n, id);
-		else if (n >= 4 * MAX_REFERENCES) {
-			/* keep the newest: slide the window, keep the root */
-			free(all[1]);
-			memmove(all + 1, all + 2, (n - 2) * sizeof(char *));
-			all[n - 1] = id;
-		} else
+		if (has_string(all, n, id))
 			free(id);
+		else
+			add_string(&all, &n, id);
 	}
 	if (n > MAX_REFERENCES) {
 		size_t drop = n - MAX_REFERENCES;
@@ -325,10 +336,12 @@ out:
 static bool crlf_repair(struct sb *t)
 {
 	size_t lines = 0, w = 0;
-	const char *p = t->buf, *end = t->buf + t->len, *nl;
+	const char *p, *end, *nl;
 
 	if (!t->len)
 		return false;
+	p = t->buf;
+	end = t->buf + t->len;
 	while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
 		if (nl == t->buf || nl[-1] != '\r')
 			return false;

@@ -1132,7 +1132,36 @@ static void test_references_capped(void **state)
 			assert_string_not_equal(p->references[i],
 						p->references[j]);
 	mp_patch_free(p);
+
+	/* a hostile header of 300,000 ids: linear work, root + newest kept */
+	g_string_assign(m, "From: a@example.org\nSubject: Re: x\n"
+			   "References:");
+	for (int i = 0; i < 300000; i++)
+		g_string_append_printf(m, " <%d@x>", i);
+	g_string_append(m, "\n\nbody\n");
+	p = parse(m->str);
+	assert_int_equal(p->nreferences, 128);
+	assert_string_equal(p->references[0], "0@x");
+	assert_string_equal(p->references[127], "299999@x");
+	mp_patch_free(p);
 	g_string_free(m, TRUE);
+}
+
+static void test_headers_only(void **state)
+{
+	/* no body at all, and a body of CRLF blank lines */
+	struct mp_patch *p = parse("From: a@example.org\nSubject: [PATCH] x\n");
+
+	assert_int_equal(p->kind, MP_KIND_COVER);
+	assert_string_equal(p->commit_message, "x\n");
+	assert_null(p->notes);
+	assert_null(p->diff);
+	mp_patch_free(p);
+	p = parse("From: a@example.org\r\nSubject: y\r\n\r\n\r\n");
+	assert_int_equal(p->kind, MP_KIND_OTHER);
+	assert_string_equal(p->subject.title, "y");
+	assert_string_equal(p->commit_message, "y\n");
+	mp_patch_free(p);
 }
 
 /* ---- bad input and limits ---- */
@@ -1283,6 +1312,7 @@ int main(void)
 		cmocka_unit_test(test_reply_and_cover),
 		cmocka_unit_test(test_no_diff_and_headers),
 		cmocka_unit_test(test_references_capped),
+		cmocka_unit_test(test_headers_only),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_hostile_bytes),
