@@ -583,13 +583,18 @@ static bool chain_checked(const struct toks *tv, size_t i, size_t clen)
 	const struct tok *prev = i ? &tv->v[i - 1] : NULL;
 	const struct tok *next = tk(tv, i + clen);
 
+	/* `!p->x` tests a member: that is a dereference of p */
+	if (next && (is(next, "->") || is(next, "[")))
+		return false;
 	if (prev && is_in(prev, before, ARRAY_SIZE(before)))
 		return true;
 	if (next && is_in(next, after, ARRAY_SIZE(after)))
 		return true;
+	/* `if (p)`, `assert(p)`, `!(p)` */
 	if (prev && is(prev, "(") && next && is(next, ")") && i >= 2 &&
-	    tv->v[i - 2].kind == T_ID &&
-	    is_in(&tv->v[i - 2], check_words, ARRAY_SIZE(check_words)))
+	    (is(&tv->v[i - 2], "!") ||
+	     (tv->v[i - 2].kind == T_ID &&
+	      is_in(&tv->v[i - 2], check_words, ARRAY_SIZE(check_words)))))
 		return true;
 	return false;
 }
@@ -675,7 +680,9 @@ static void rule_unchecked_alloc(struct scan *sc)
 					       is(&tv->v[j - 1], "else")));
 
 				for (e = j + 1;
-				     e < tv->n && !is(&tv->v[e], ";"); e++) {
+				     e < tv->n && e < j + RULES_WINDOW &&
+				     !is(&tv->v[e], ";");
+				     e++) {
 					if (!chain_at(tv, e, lhs, clen))
 						continue;
 					if (chain_deref(tv, e, clen))
@@ -999,8 +1006,8 @@ static void rule_lock_leak(struct scan *sc)
 				break;
 			}
 			if (is(u, "}") && !held && u->depth < released) {
-				held = true; /* out of the branch that unlocked
-					      */
+				/* out of the branch that unlocked */
+				held = true;
 				released = 0;
 			}
 			if (is_unlock_of(tv, j, lf, obj)) {
@@ -1022,8 +1029,7 @@ static void rule_lock_leak(struct scan *sc)
 				continue;
 			if (is(u, "return")) {
 				if (!conditional_stmt(tv, j, depth))
-					break; /* returns holding it on purpose
-						*/
+					break; /* held on purpose */
 				if (tok_added(sc, i) || tok_added(sc, j))
 					ret_at = j;
 			} else if (is(u, "goto")) {
@@ -1480,7 +1486,9 @@ static void rule_use_after_free(struct scan *sc)
 				break;
 			if (u->kind == T_ID && is(u, "return")) {
 				for (e = j + 1;
-				     e < tv->n && !is(&tv->v[e], ";"); e++)
+				     e < tv->n && e < j + RULES_WINDOW &&
+				     !is(&tv->v[e], ";");
+				     e++)
 					if (chain_at(tv, e, a, clen) &&
 					    chain_deref(tv, e, clen)) {
 						use = e;
@@ -1513,7 +1521,9 @@ static void rule_use_after_free(struct scan *sc)
 				/* reassigned; the right side may still use it
 				 */
 				for (e = j + clen + 1;
-				     e < tv->n && !is(&tv->v[e], ";"); e++)
+				     e < tv->n && e < j + RULES_WINDOW &&
+				     !is(&tv->v[e], ";");
+				     e++)
 					if (chain_at(tv, e, a, clen) &&
 					    chain_deref(tv, e, clen)) {
 						use = e;

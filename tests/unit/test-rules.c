@@ -158,6 +158,9 @@ static void test_alloc_unchecked_variants_fire(void **state)
 	/* the patch adds a use between an existing allocation and its check */
 	EXPECT("null-deref", 1, " \tp = kmalloc(sizeof(*p), GFP_KERNEL);",
 	       "+\tp->flags = 0;", " \tif (!p)", " \t\treturn -ENOMEM;");
+	/* testing a member is a dereference, not a check of p */
+	EXPECT("null-deref", 1, "+\tp = kzalloc(sizeof(*p), GFP_KERNEL);",
+	       "+\tif (!p->ops)", "+\t\treturn -EINVAL;");
 	/* the context line after the added allocation dereferences it */
 	EXPECT("null-deref", 1, "+\tp = vmalloc(size);", " \tp->len = size;");
 	/* returning a member of it dereferences it too */
@@ -185,6 +188,10 @@ static void test_alloc_checked_silent(void **state)
 	EXPECT("null-deref", 0, "+\tp = malloc(n);", "+\tx = p ? p->a : 0;");
 	EXPECT("null-deref", 0, "+\tp = malloc(n);", "+\tif (p)",
 	       "+\t\tp->a = 1;");
+	EXPECT("null-deref", 0, "+\tp = malloc(n);", "+\tif (!(p))",
+	       "+\t\treturn;", "+\tp->a = 1;");
+	EXPECT("null-deref", 0, "+\tp = malloc(n);", "+\tif (NULL == p)",
+	       "+\t\treturn;", "+\tp->a = 1;");
 	EXPECT("null-deref", 0, "+\tp = malloc(n);",
 	       "+\tif (p != NULL && p->a)", "+\t\tp->b = 1;");
 }
