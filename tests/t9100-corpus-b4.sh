@@ -29,10 +29,16 @@ for m in msgs:
     subj = re.search(r"^Subject: (.*(?:\n[ \t].*)*)", head, re.M)
     subj = re.sub(r"\s*\n[ \t]+", " ", subj.group(1)) if subj else ""
     title = re.sub(r"^(\s*\[[^\]]*\])+\s*", "", subj)
-    msg = body.split("\n---\n")[0].rstrip("\n")
-    para = msg.split("\n\n")[-1]
+    # the commit message ends at "---", or where a diff starts
+    cut = re.search(r"^(---$|--- |diff --git |Index: )", body, re.M)
+    msg = body[:cut.start()] if cut else body
+    rest = body[cut.start():] if cut else ""
+    para = msg.rstrip("\n").split("\n\n")[-1]
     tr = [tuple(x.strip() for x in l.split(":", 1)) for l in para.split("\n")
           if re.match(r"^[A-Za-z0-9-]+: ", l)]
+    # b4 0.12 appends follow-ups after a non-git diff: count those too
+    tr += [tuple(x.strip() for x in l.split(":", 1))
+           for l in rest.split("\n") if re.match(r"^[A-Za-z-]+-by: ", l)]
     b4.append((title, tr))
 
 # ours: the newest series; a partial reroll takes the missing patches from
