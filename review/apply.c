@@ -838,7 +838,8 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 	struct rv_apply_result *r = NULL, *best = NULL;
 	struct cand cands[4];
 	size_t ncand = 0, npresent = 0, k, i;
-	struct sb note = SB_INIT;
+	struct sb note = SB_INIT, tried = SB_INIT;
+	size_t ntried = 0;
 	struct errmsg first_err = { { 0 } };
 	char hex[RV_OID_HEXSZ + 1];
 	char **prereqs = NULL;
@@ -936,18 +937,24 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 			rv_apply_result_free(r);
 			r = NULL;
 		}
-		sb_addf(&note, "did not apply on %s %.12s; ",
+		ntried++;
+		sb_addf(&tried, "did not apply on %s %.12s; ",
 			source_name(cands[i].src), git_oid_tostr_s(&cands[i].oid));
 		/* Input and safety errors do not depend on the base. */
 		if (ret != RV_ERR_APPLY)
 			break;
 	}
 	ret = best->failed < 0 ? 0 : first_ret;
+	if (ret == 0 || ntried > 1)
+		sb_adds(&note, sb_str(&tried));
 	if (ret == 0)
 		sb_addf(&note, "used %s %.12s", source_name(best->base_source),
 			best->base_id);
-	else
+	else if (ntried > 1)
 		sb_addf(&note, "reported against %s %.12s",
+			source_name(best->base_source), best->base_id);
+	else
+		sb_addf(&note, "tried %s %.12s only",
 			source_name(best->base_source), best->base_id);
 
 	collect_prereqs(s, &prereqs, &nprereqs);
@@ -1004,6 +1011,7 @@ out:
 	free(prereqs);
 	rv_apply_result_free(best);
 	sb_release(&note);
+	sb_release(&tried);
 	return ret;
 }
 
