@@ -69,10 +69,26 @@ struct pending {
 	size_t keylen;
 };
 
+/* HTML mailers turn <a@b> into <a@b<mailto:a@b>>: drop the mailto. */
+static void drop_mailto(struct sb *v)
+{
+	char *m;
+
+	while (v->len && (m = strstr(v->buf, "<mailto:"))) {
+		char *gt = strchr(m, '>');
+
+		if (!gt)
+			break;
+		memmove(m, gt + 1, strlen(gt + 1) + 1);
+		v->len = strlen(v->buf);
+	}
+}
+
 static void pending_flush(struct pending *pd)
 {
 	if (!pd->key)
 		return;
+	drop_mailto(&pd->value);
 	if (pd->n < MAX_TRAILERS) {
 		pd->t = xrealloc(pd->t, (pd->n + 1) * sizeof(*pd->t));
 		pd->t[pd->n].key = mp_strdup_utf8(pd->key, pd->keylen);

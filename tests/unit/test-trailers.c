@@ -128,6 +128,20 @@ static void test_mixed_block(void **state)
 	free_all(t, n);
 }
 
+static void test_html_junk(void **state)
+{
+	struct mp_trailer *t = NULL;
+	size_t n = 0;
+
+	assert_int_equal(
+		mp_trailers_parse("t\n\nReviewed-by: H J <h@example.com"
+				  "<mailto:h@example.com>>\n",
+				  &t, &n),
+		1);
+	assert_string_equal(t[0].value, "H J <h@example.com>");
+	free_all(t, n);
+}
+
 static void test_many(void **state)
 {
 	size_t len = 20 + 2000 * 24, n = 0;
@@ -150,6 +164,7 @@ int main(void)
 		cmocka_unit_test(test_wrapped_fixes),
 		cmocka_unit_test(test_not_trailers),
 		cmocka_unit_test(test_mixed_block),
+		cmocka_unit_test(test_html_junk),
 		cmocka_unit_test(test_many),
 	};
 
