@@ -1150,7 +1150,8 @@ static void rule_unsafe_string(struct scan *sc)
 		    !tok_added(sc, i) ||
 		    (prev &&
 		     (is(prev, "->") || is(prev, ".") || is(prev, "*") ||
-		      (prev->kind == T_ID && !is(prev, "return")))))
+		      (prev->kind == T_ID && !is(prev, "return") &&
+		       !is(prev, "else") && !is(prev, "do")))))
 			continue;
 		if (t->len >= sizeof(fn))
 			continue;

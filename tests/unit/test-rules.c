@@ -381,6 +381,8 @@ static void test_unsafe_string_fires(void **state)
 	       "+\tvsprintf(line, fmt, ap);");
 	EXPECT("unsafe-string", 1, "+\tchar b[8];",
 	       "+\tsprintf(b, \"%-6s\", s);");
+	EXPECT("unsafe-string", 1, "+\tchar b[8];", "+\tif (x)",
+	       "+\t\tb[0] = 0;", "+\telse strcpy(b, s);");
 }
 
 static void test_gets_always(void **state)
