@@ -94,24 +94,29 @@ static char *dup_trim(const char *p, const char *e)
 /* A header value made one valid UTF-8 line (unfolded, trimmed). */
 static char *dup_header(const char *v)
 {
-	struct sb s = SB_INIT;
+	char *r, *w;
 	bool space = false;
-	char *r;
 
 	if (!v)
 		return NULL;
+	r = w = xmalloc(strlen(v) + 1);
 	for (; *v; v++) {
 		if (*v == '\r' || *v == '\n' || *v == '\t' || *v == ' ') {
-			space = s.len > 0;
+			space = w > r;
 			continue;
 		}
 		if (space)
-			sb_addch(&s, ' ');
+			*w++ = ' ';
 		space = false;
-		sb_addch(&s, *v);
+		*w++ = *v;
 	}
-	r = mp_strdup_utf8(sb_str(&s), s.len);
-	sb_release(&s);
+	*w = '\0';
+	if (!mp_utf8_ok(r, (size_t)(w - r))) {
+		char *u = mp_strdup_utf8(r, (size_t)(w - r));
+
+		free(r);
+		r = u;
+	}
 	return r;
 }
 
@@ -797,45 +802,58 @@ static int walk_mime(struct ctx *c, GMimeObject *obj, size_t depth)
 	return 0;
 }
 
-/* Decoded, UTF-8 text of a leaf part into out. */
-static int part_text(struct ctx *c, GMimeObject *obj, struct sb *out)
+/*
+ * The transfer-decoded bytes of a leaf part: where they lie in the raw
+ * message when there is nothing to decode, else in *mem (caller unrefs).
+ */
+static void part_bytes(struct ctx *c, GMimeObject *obj, const char **data,
+		       size_t *len, GMimeStream **mem)
 {
 	GMimeDataWrapper *w = g_mime_part_get_content(GMIME_PART(obj));
-	GMimeContentEncoding enc;
-	GMimeStream *mem = NULL, *src;
-	const char *cs, *data = NULL;
-	size_t len = 0;
-	int rc = 0;
+	GMimeStream *src;
+	GByteArray *ba;
 
+	*data = NULL;
+	*len = 0;
+	*mem = NULL;
 	if (!w)
-		return 0;
-	cs = g_mime_object_get_content_type_parameter(obj, "charset");
-	enc = g_mime_data_wrapper_get_encoding(w);
+		return;
 	src = g_mime_data_wrapper_get_stream(w);
-	if (enc <= GMIME_CONTENT_ENCODING_BINARY && src &&
-	    src->super_stream == c->stream && src->bound_start >= 0 &&
+	if (g_mime_data_wrapper_get_encoding(w) <=
+		    GMIME_CONTENT_ENCODING_BINARY &&
+	    src && src->super_stream == c->stream && src->bound_start >= 0 &&
 	    (size_t)src->bound_start <= c->rawlen) {
-		/* nothing to decode: read the bytes where they lie */
 		size_t end =
 			src->bound_end < 0 || (size_t)src->bound_end > c->rawlen
 				? c->rawlen
 				: (size_t)src->bound_end;
 
-		data = c->raw + src->bound_start;
-		len = end > (size_t)src->bound_start
-			      ? end - (size_t)src->bound_start
-			      : 0;
-	} else {
-		GByteArray *ba;
-
-		mem = g_mime_stream_mem_new();
-		g_mime_data_wrapper_write_to_stream(w, mem);
-		ba = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
-		if (ba) {
-			data = (const char *)ba->data;
-			len = ba->len;
-		}
+		*data = c->raw + src->bound_start;
+		*len = end > (size_t)src->bound_start
+			       ? end - (size_t)src->bound_start
+			       : 0;
+		return;
 	}
+	*mem = g_mime_stream_mem_new();
+	g_mime_data_wrapper_write_to_stream(w, *mem);
+	ba = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(*mem));
+	if (ba) {
+		*data = (const char *)ba->data;
+		*len = ba->len;
+	}
+}
+
+/* Decoded, UTF-8 text of a leaf part into out. */
+static int part_text(struct ctx *c, GMimeObject *obj, struct sb *out)
+{
+	const char *cs =
+		g_mime_object_get_content_type_parameter(obj, "charset");
+	const char *data;
+	GMimeStream *mem;
+	size_t len;
+	int rc = 0;
+
+	part_bytes(c, obj, &data, &len, &mem);
 	if (len && mp_append_utf8(out, data, len, cs, &c->guessed) < 0)
 		rc = errmsg_set(c->err, MP_ERR_TOO_BIG,
 				"a decoded part is over %zu bytes, the "
@@ -844,6 +862,43 @@ static int part_text(struct ctx *c, GMimeObject *obj, struct sb *out)
 	if (mem)
 		g_object_unref(mem);
 	return rc;
+}
+
+/*
+ * The common case, read in place: a body that is valid UTF-8 already,
+ * needs no CRLF or flowed repair and lies in the raw message. Returns
+ * false when the body must be copied and repaired.
+ */
+static bool body_in_place(struct ctx *c, const char **data, size_t *len)
+{
+	const char *cs = g_mime_object_get_content_type_parameter(c->body_part,
+								  "charset");
+	const char *fmt = g_mime_object_get_content_type_parameter(c->body_part,
+								   "format");
+	const char *nl;
+	GMimeStream *mem;
+
+	if (fmt && !g_ascii_strcasecmp(fmt, "flowed"))
+		return false;
+	part_bytes(c, c->body_part, data, len, &mem);
+	if (mem || !*data) {
+		if (mem)
+			g_object_unref(mem);
+		*data = NULL;
+		return false;
+	}
+	nl = *len ? memchr(*data, '\n', *len) : NULL;
+	if (nl && nl > *data && nl[-1] == '\r')
+		return false; /* maybe CRLF throughout */
+	if (!mp_utf8_ok(*data, *len))
+		return false;
+	if (!cs)
+		for (size_t i = 0; i < *len; i++)
+			if ((unsigned char)(*data)[i] >= 0x80) {
+				c->guessed = true;
+				break;
+			}
+	return true;
 }
 
 /* Does any line of [p, end) end in a space (a flowed soft break)? */
@@ -863,11 +918,17 @@ static int read_text(struct ctx *c)
 {
 	struct mp_patch *pt = c->p;
 	struct sb body, alt;
+	const char *view = NULL;
+	size_t viewlen = 0;
+	bool in_place;
 	int rc = 0;
 
 	sb_init(&body, c->lim->max_message);
 	sb_init(&alt, c->lim->max_message);
-	if (c->body_part) {
+	in_place = c->body_part && body_in_place(c, &view, &viewlen);
+	if (in_place) {
+		rc = analyze_body(c, view, viewlen, false);
+	} else if (c->body_part) {
 		const char *fmt = g_mime_object_get_content_type_parameter(
 			c->body_part, "format");
 		const char *delsp = g_mime_object_get_content_type_parameter(
@@ -917,7 +978,8 @@ static int read_text(struct ctx *c)
 			}
 		}
 	}
-	rc = analyze_body(c, sb_str(&body), body.len, false);
+	if (!in_place)
+		rc = analyze_body(c, sb_str(&body), body.len, false);
 	if (rc < 0 || pt->diff)
 		goto out;
 	for (size_t i = 0; i < c->natts; i++) {

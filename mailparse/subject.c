@@ -172,7 +172,7 @@ static const char *bracket_group(struct mp_subject *s, const char *p)
 void mp_subject_parse(struct mp_subject *s, const char *subject)
 {
 	const char *p = subject ? subject : "";
-	struct sb title = SB_INIT;
+	char *t, *w;
 	bool space = false;
 
 	memset(s, 0, sizeof(*s));
@@ -197,18 +197,20 @@ void mp_subject_parse(struct mp_subject *s, const char *subject)
 		break;
 	}
 	/* the title, with runs of whitespace (folding) made one space */
+	t = w = xmalloc(strlen(p) + 1);
 	for (; *p; p++) {
 		if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') {
-			space = title.len > 0;
+			space = w > t;
 			continue;
 		}
 		if (space)
-			sb_addch(&title, ' ');
+			*w++ = ' ';
 		space = false;
-		sb_addch(&title, *p);
+		*w++ = *p;
 	}
-	s->title = mp_strdup_utf8(sb_str(&title), title.len);
-	sb_release(&title);
+	*w = '\0';
+	s->title = mp_strdup_utf8(t, (size_t)(w - t));
+	free(t);
 }
 
 void mp_subject_release(struct mp_subject *s)
