@@ -85,6 +85,7 @@ static int lookup(struct pctx *c, const char *path, git_oid *oid,
 {
 	const struct upd *u;
 	git_tree *t = c->tree, *sub = NULL;
+	git_oid next;
 	const char *p = path;
 	size_t i;
 	int ret = 0;
@@ -134,10 +135,11 @@ static int lookup(struct pctx *c, const char *path, git_oid *oid,
 		}
 		if (git_tree_entry_type(e) != GIT_OBJECT_TREE)
 			goto out;
+		/* e lives in t, which may be the sub we are about to free. */
+		git_oid_cpy(&next, git_tree_entry_id(e));
 		git_tree_free(sub);
 		sub = NULL;
-		if (git_tree_lookup(&sub, c->repo->git, git_tree_entry_id(e)) <
-		    0) {
+		if (git_tree_lookup(&sub, c->repo->git, &next) < 0) {
 			ret = rv__git_error(err, RV_ERR_REPO, "cannot read a tree");
 			goto out;
 		}
