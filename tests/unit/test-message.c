@@ -396,6 +396,23 @@ static void test_git_show_and_log(void **state)
 	mp_patch_free(p);
 	free(raw);
 
+	/* --format=fuller: AuthorDate wins over CommitDate */
+	script = g_strdup_printf("%s GIT_COMMITTER_DATE='1800000000 +0000' "
+				 "git commit -q --amend --no-edit; "
+				 "git show --format=fuller HEAD > out",
+				 repo_script);
+	raw = git_fixture("fuller", script, &len);
+	g_free(script);
+	p = parse_len(raw, len);
+	assert_true(p->repairs & MP_FROM_GIT_SHOW);
+	assert_int_equal(p->timestamp, 1700000000);
+	assert_string_equal(p->subject.title,
+			    "files: delete, rename, add, binary");
+	assert_string_equal(p->author_email, "author@example.org");
+	assert_int_equal(p->nfiles, 4);
+	mp_patch_free(p);
+	free(raw);
+
 	/* git log -p: the first commit only */
 	script = g_strdup_printf("%s git log -p -2 > out", repo_script);
 	raw = git_fixture("log", script, &len);
@@ -1147,6 +1164,24 @@ static void test_references_capped(void **state)
 	g_string_free(m, TRUE);
 }
 
+static void test_bad_dates(void **state)
+{
+	struct mp_patch *p = parse("From: a@example.org\nDate: not a date\n"
+				   "Subject: s\n\nb\n");
+
+	assert_int_equal(p->timestamp, 0);
+	assert_string_equal(p->date, "not a date");
+	mp_patch_free(p);
+	p = parse("commit 0123456789abcdef0123456789abcdef01234567\n"
+		  "Author: X <x@example.org>\n"
+		  "Date:   2024-02-29T12:00:00+01:00\n\n    t\n");
+	assert_int_equal(p->timestamp, 1709204400);
+	assert_int_equal(p->tz_offset, 60);
+	assert_int_equal(p->kind, MP_KIND_OTHER);
+	assert_string_equal(p->commit_message, "t\n");
+	mp_patch_free(p);
+}
+
 static void test_headers_only(void **state)
 {
 	/* no body at all, and a body of CRLF blank lines */
@@ -1313,6 +1348,7 @@ int main(void)
 		cmocka_unit_test(test_no_diff_and_headers),
 		cmocka_unit_test(test_references_capped),
 		cmocka_unit_test(test_headers_only),
+		cmocka_unit_test(test_bad_dates),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_hostile_bytes),
