@@ -18,6 +18,7 @@ static const struct cmd *const commands[] = {
 	&cmd_apply_def,
 	&cmd_index_def,
 	&cmd_similar_def,
+	&cmd_eval_def,
 };
 
 int error(const char *fmt, ...)

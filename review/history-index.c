@@ -11,6 +11,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,9 @@ struct indexer {
 	struct smap authors; /* a = commits */
 	struct smap subjects; /* a = seq of the latest commit so titled */
 	struct smap oids; /* hex id -> a = seq */
+	struct smap subsys; /* a = commits, b = bugs found so far */
+	struct pjob *jobs; /* pairs whose hunks are still to be read */
+	size_t njobs, jobs_alloc;
 	int64_t next_seq;
 	sqlite3_stmt *ins_commit, *ins_pair, *ins_hunk, *ins_fts, *ins_unres,
 		*ins_funcfix;
@@ -156,6 +160,17 @@ static int load_state(struct indexer *ix)
 			 true)
 			->a = sqlite3_column_int64(st, 1);
 	sqlite3_finalize(st);
+	if ((ret = prep(ix, &st, "SELECT name, commits, bugs FROM subsystems")))
+		return ret;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct smap_ent *e = smap_get(
+			&ix->subsys, (const char *)sqlite3_column_text(st, 0),
+			true);
+
+		e->a = sqlite3_column_int64(st, 1);
+		e->b = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
 	if ((ret = prep(ix, &st, "SELECT seq, oid, subject FROM commits "
 				 "ORDER BY seq")))
 		return ret;
@@ -181,8 +196,25 @@ static int save_state(struct indexer *ix)
 	size_t i;
 	int ret;
 
-	if ((ret = hist_exec(ix->db, "DELETE FROM paths; DELETE FROM authors;",
+	if ((ret = hist_exec(ix->db,
+			     "DELETE FROM paths; DELETE FROM authors;"
+			     " DELETE FROM subsystems;",
 			     ix->err)))
+		return ret;
+	if ((ret = prep(ix, &st, "INSERT INTO subsystems VALUES (?, ?, ?)")))
+		return ret;
+	for (i = 0; i < ix->subsys.cap && !ret; i++) {
+		struct smap_ent *e = &ix->subsys.e[i];
+
+		if (!e->key)
+			continue;
+		sqlite3_bind_text(st, 1, e->key, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, e->a);
+		sqlite3_bind_int64(st, 3, e->b);
+		ret = step_done(ix, st);
+	}
+	sqlite3_finalize(st);
+	if (ret)
 		return ret;
 	if ((ret = prep(ix, &st, "INSERT INTO paths VALUES (?, ?, ?, ?)")))
 		return ret;
@@ -647,20 +679,148 @@ static char *explanation(const char *msg)
 	return sb_detach(&out, NULL);
 }
 
-/* Store the pair fix -> bug and the hunks of both. */
+/*
+ * A pair whose hunks are still to be read. The walk records the pair row
+ * at once (so later commits see it) and leaves the diffs, the costly
+ * part, to hunk_worker() threads after the walk.
+ */
+struct hrow {
+	int role; /* 0: the bug commit's hunk, 1: the fix's */
+	char *file, *func, *lines, *tokens_of;
+};
+
+struct pjob {
+	int64_t pair, fix_seq;
+	git_oid fix, bug;
+	struct hrow *rows;
+	size_t nrows, alloc;
+};
+
+static void pjob_add_row(struct pjob *j, int role, const char *file,
+			 const char *func, struct sb *lines, const char *tok)
+{
+	struct hrow *r;
+
+	ALLOC_GROW(j->rows, j->nrows + 1, j->alloc);
+	r = &j->rows[j->nrows++];
+	r->role = role;
+	r->file = xstrdup_or_null(file);
+	r->func = xstrdup_or_null(func);
+	r->lines = sb_detach(lines, NULL);
+	r->tokens_of = xstrdup_or_null(tok);
+}
+
+static void pjob_release(struct pjob *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->nrows; i++) {
+		free(j->rows[i].file);
+		free(j->rows[i].func);
+		free(j->rows[i].lines);
+		free(j->rows[i].tokens_of);
+	}
+	free(j->rows);
+	j->rows = NULL;
+	j->nrows = j->alloc = 0;
+}
+
+/* Append each line of text to out with a one-character prefix. */
+static void prefix_lines(struct sb *out, char origin, const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+
+		sb_addch(out, origin);
+		sb_add(out, p, n);
+		p += n;
+	}
+}
+
+/* Read the hunks of a pair's fix and bug commits (thread-safe: own repo). */
+static void extract_hunks(git_repository *repo, struct pjob *j)
+{
+	struct hhunks fh = { 0 }, bh = { 0 };
+	struct hset fixlines = { 0 };
+	git_commit *fix = NULL, *bug = NULL;
+	char **paths = NULL;
+	size_t npaths = 0, i, k, stored = 0;
+
+	if (git_commit_lookup(&fix, repo, &j->fix) < 0 ||
+	    git_commit_lookup(&bug, repo, &j->bug) < 0)
+		goto out;
+	if (commit_hunks(repo, fix, NULL, 0, HIST_MAX_HUNK_LINES, &fh) < 0)
+		goto out;
+	for (i = 0; i < fh.n; i++) {
+		struct hhunk *h = &fh.v[i];
+		struct sb lines = SB_INIT;
+
+		hset_add_lines(&fixlines, sb_str(&h->minus));
+		hset_add_lines(&fixlines, sb_str(&h->ctx));
+		for (k = 0; k < npaths; k++)
+			if (!strcmp(paths[k], h->file))
+				break;
+		if (k == npaths && npaths < HIST_MAX_FILES_PER_PAIR) {
+			paths = xrealloc(paths, (npaths + 1) * sizeof(*paths));
+			paths[npaths++] = h->file;
+		}
+		if (stored >= HIST_MAX_HUNKS_PER_PAIR)
+			continue;
+		/* The fix's own hunk: its '-' lines are the buggy code. */
+		prefix_lines(&lines, '-', sb_str(&h->minus));
+		prefix_lines(&lines, '+', sb_str(&h->plus));
+		pjob_add_row(j, 1, h->file, h->func, &lines,
+			     h->nminus ? sb_str(&h->minus) : sb_str(&h->ctx));
+		sb_release(&lines);
+		stored++;
+	}
+	if (!npaths)
+		goto out;
+	if (fixlines.n)
+		qsort(fixlines.v, fixlines.n, sizeof(*fixlines.v), cmp_u64);
+	/* The bug commit's hunks in the files the fix touched. */
+	if (commit_hunks(repo, bug, paths, npaths, 4000, &bh) < 0)
+		goto out;
+	stored = 0;
+	for (i = 0; i < bh.n && stored < HIST_MAX_HUNKS_PER_PAIR; i++) {
+		struct hhunk *h = &bh.v[i];
+		struct sb kept = SB_INIT, lines = SB_INIT;
+		size_t nkept = 0;
+
+		select_bug_lines(sb_str(&h->plus), h->nplus, &fixlines, &kept,
+				 &nkept);
+		if (nkept) {
+			prefix_lines(&lines, '+', sb_str(&kept));
+			pjob_add_row(j, 0, h->file, h->func, &lines,
+				     sb_str(&kept));
+			stored++;
+		}
+		sb_release(&kept);
+		sb_release(&lines);
+	}
+out:
+	free(paths);
+	free(fixlines.v);
+	hhunks_release(&fh);
+	hhunks_release(&bh);
+	git_commit_free(fix);
+	git_commit_free(bug);
+}
+
+/* Record the pair fix -> bug now; its hunks are read after the walk. */
 static int store_pair(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 		      const git_oid *bug_oid, const char *kind,
 		      const char *how)
 {
-	struct hhunks fh = { 0 }, bh = { 0 };
-	struct hset fixlines = { 0 };
 	git_commit *bug = NULL;
 	char bug_hex[GIT_OID_HEXSZ + 1], fix_hex[GIT_OID_HEXSZ + 1];
-	char **paths = NULL;
-	size_t npaths = 0, i, j, stored = 0;
+	char name[48];
 	struct smap_ent *be;
+	struct pjob *j;
 	char *expl = NULL;
-	int64_t pair;
 	int ret = 0;
 
 	git_oid_tostr(bug_hex, sizeof(bug_hex), bug_oid);
@@ -684,98 +844,101 @@ static int store_pair(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 			  SQLITE_TRANSIENT);
 	if ((ret = step_done(ix, ix->ins_pair)))
 		goto out;
-	pair = sqlite3_last_insert_rowid(ix->db);
-
-	if (commit_hunks(ix->repo, fix, NULL, 0, HIST_MAX_HUNK_LINES, &fh) < 0)
-		goto out;
-	for (i = 0; i < fh.n && !ret; i++) {
-		struct hhunk *h = &fh.v[i];
-		struct sb lines = SB_INIT;
-
-		hset_add_lines(&fixlines, sb_str(&h->minus));
-		hset_add_lines(&fixlines, sb_str(&h->ctx));
-		for (j = 0; j < npaths; j++)
-			if (!strcmp(paths[j], h->file))
-				break;
-		if (j == npaths && npaths < HIST_MAX_FILES_PER_PAIR) {
-			paths = xrealloc(paths, (npaths + 1) * sizeof(*paths));
-			paths[npaths++] = h->file;
-		}
-		if (stored >= HIST_MAX_HUNKS_PER_PAIR)
-			continue;
-		/* The fix's own hunk: '-' lines are the buggy code. */
-		{
-			const char *p;
-
-			for (p = sb_str(&h->minus); *p;) {
-				const char *nl = strchr(p, '\n');
-
-				sb_addch(&lines, '-');
-				sb_add(&lines, p, (size_t)(nl - p) + 1);
-				p = nl + 1;
-			}
-			for (p = sb_str(&h->plus); *p;) {
-				const char *nl = strchr(p, '\n');
-
-				sb_addch(&lines, '+');
-				sb_add(&lines, p, (size_t)(nl - p) + 1);
-				p = nl + 1;
-			}
-		}
-		ret = store_hunk(ix, pair, 1, h->file, h->func, sb_str(&lines),
-				 h->nminus ? sb_str(&h->minus) :
-					     sb_str(&h->ctx));
-		if (h->func) {
-			sqlite3_bind_text(ix->ins_funcfix, 1, h->file, -1,
-					  SQLITE_STATIC);
-			sqlite3_bind_text(ix->ins_funcfix, 2, h->func, -1,
-					  SQLITE_STATIC);
-			sqlite3_bind_int64(ix->ins_funcfix, 3, fix_seq);
-			if (!ret)
-				ret = step_done(ix, ix->ins_funcfix);
-		}
-		stored++;
-		sb_release(&lines);
-	}
-	if (ret || !npaths)
-		goto out;
-	if (fixlines.n)
-		qsort(fixlines.v, fixlines.n, sizeof(*fixlines.v), cmp_u64);
-	/* The bug commit's hunks in the files the fix touched. */
-	if (commit_hunks(ix->repo, bug, paths, npaths, 4000, &bh) < 0)
-		goto out;
-	stored = 0;
-	for (i = 0; i < bh.n && !ret && stored < HIST_MAX_HUNKS_PER_PAIR;
-	     i++) {
-		struct hhunk *h = &bh.v[i];
-		struct sb kept = SB_INIT, lines = SB_INIT;
-		size_t nkept = 0;
-		const char *p;
-
-		select_bug_lines(sb_str(&h->plus), h->nplus, &fixlines, &kept,
-				 &nkept);
-		if (nkept) {
-			for (p = sb_str(&kept); *p;) {
-				const char *nl = strchr(p, '\n');
-
-				sb_addch(&lines, '+');
-				sb_add(&lines, p, (size_t)(nl - p) + 1);
-				p = nl + 1;
-			}
-			ret = store_hunk(ix, pair, 0, h->file, h->func,
-					 sb_str(&lines), sb_str(&kept));
-			stored++;
-		}
-		sb_release(&kept);
-		sb_release(&lines);
-	}
+	/* Known from now on: this subsystem had one more bug. */
+	hist_subsystem(git_commit_summary(bug) ? git_commit_summary(bug) : "",
+		       name, sizeof(name));
+	smap_get(&ix->subsys, name, true)->b++;
+	ALLOC_GROW(ix->jobs, ix->njobs + 1, ix->jobs_alloc);
+	j = &ix->jobs[ix->njobs++];
+	memset(j, 0, sizeof(*j));
+	j->pair = sqlite3_last_insert_rowid(ix->db);
+	j->fix_seq = fix_seq;
+	j->fix = *git_commit_id(fix);
+	j->bug = *bug_oid;
 out:
-	free(paths);
-	free(fixlines.v);
 	free(expl);
-	hhunks_release(&fh);
-	hhunks_release(&bh);
 	git_commit_free(bug);
+	return ret;
+}
+
+struct hworker {
+	const char *gitdir;
+	struct pjob *jobs;
+	size_t njobs, first, step;
+	int ret;
+};
+
+static void *hunk_worker(void *arg)
+{
+	struct hworker *w = arg;
+	git_repository *repo = NULL;
+	size_t i;
+
+	if (git_repository_open(&repo, w->gitdir) < 0) {
+		w->ret = -1;
+		return NULL;
+	}
+	for (i = w->first; i < w->njobs; i += w->step)
+		extract_hunks(repo, &w->jobs[i]);
+	git_repository_free(repo);
+	return NULL;
+}
+
+/* How many threads read the pairs' diffs (the walk itself is one). */
+#define HIST_HUNK_THREADS 2
+
+/* Read every pending pair's hunks, in parallel, then store them in order. */
+static int store_hunks(struct indexer *ix)
+{
+	struct hworker w[HIST_HUNK_THREADS];
+	pthread_t tid[HIST_HUNK_THREADS];
+	bool started[HIST_HUNK_THREADS] = { false };
+	size_t i, k;
+	int ret = 0;
+
+	for (i = 0; i < HIST_HUNK_THREADS; i++) {
+		w[i].gitdir = git_repository_path(ix->repo);
+		w[i].jobs = ix->jobs;
+		w[i].njobs = ix->njobs;
+		w[i].first = i;
+		w[i].step = HIST_HUNK_THREADS;
+		w[i].ret = 0;
+		if (i && ix->njobs > 1)
+			started[i] = pthread_create(&tid[i], NULL, hunk_worker,
+						    &w[i]) == 0;
+	}
+	/* This thread does its share, and any share a thread could not. */
+	for (i = 0; i < HIST_HUNK_THREADS; i++)
+		if (!i || !started[i])
+			hunk_worker(&w[i]);
+	for (i = 1; i < HIST_HUNK_THREADS; i++)
+		if (started[i])
+			pthread_join(tid[i], NULL);
+	for (i = 0; i < HIST_HUNK_THREADS; i++)
+		if (w[i].ret)
+			return errmsg_set(ix->err, RV_ERR_REPO,
+					  "cannot reopen the repository to read "
+					  "the fixes' diffs");
+	for (i = 0; i < ix->njobs && !ret; i++) {
+		struct pjob *j = &ix->jobs[i];
+
+		for (k = 0; k < j->nrows && !ret; k++) {
+			struct hrow *r = &j->rows[k];
+
+			ret = store_hunk(ix, j->pair, r->role, r->file, r->func,
+					 r->lines, r->tokens_of);
+			if (!ret && r->role == 1 && r->func) {
+				sqlite3_bind_text(ix->ins_funcfix, 1, r->file,
+						  -1, SQLITE_STATIC);
+				sqlite3_bind_text(ix->ins_funcfix, 2, r->func,
+						  -1, SQLITE_STATIC);
+				sqlite3_bind_int64(ix->ins_funcfix, 3,
+						   j->fix_seq);
+				ret = step_done(ix, ix->ins_funcfix);
+			}
+		}
+		pjob_release(j);
+	}
 	return ret;
 }
 
@@ -859,21 +1022,12 @@ static int resolve_ref(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 
 /* ---- one commit ----------------------------------------------------- */
 
-static bool subject_says_fix(const char *s)
-{
-	const char *p;
-
-	for (p = s; (p = strcasestr(p, "fix")); p += 3)
-		if (p == s || !isalnum((unsigned char)p[-1]))
-			return true;
-	return false;
-}
-
 static int index_commit(struct indexer *ix, git_commit *c)
 {
-	char hex[GIT_OID_HEXSZ + 1], dir[128];
+	char hex[GIT_OID_HEXSZ + 1], dir[128], sname[48];
 	struct hist_refs refs = { 0 };
 	struct tchanges tc = { 0 };
+	struct smap_ent *se;
 	struct sb prefix = SB_INIT;
 	git_commit *parent = NULL;
 	git_tree *tree = NULL, *ptree = NULL;
@@ -883,7 +1037,7 @@ static int index_commit(struct indexer *ix, git_commit *c)
 	int64_t t = git_commit_time(c), seq;
 	struct smap dirs = { 0 };
 	struct smap_ent *ae;
-	size_t i, aged = 0, added = 0;
+	size_t i, aged = 0;
 	double agesum = 0;
 	int ret = 0;
 
@@ -895,7 +1049,7 @@ static int index_commit(struct indexer *ix, git_commit *c)
 		subj = "";
 	hist_parse_refs(msg ? msg : "", subj, &refs);
 	ix->n_not_commit += refs.not_commit;
-	f.isfix = refs.n > 0 || subject_says_fix(subj);
+	f.isfix = refs.n > 0 || hist_subject_fixes(subj);
 
 	if (git_commit_tree(&tree, c) < 0 ||
 	    (git_commit_parentcount(c) &&
@@ -908,24 +1062,37 @@ static int index_commit(struct indexer *ix, git_commit *c)
 						    "a tree is unreadable");
 		goto out;
 	}
+	hist_subsystem(subj, sname, sizeof(sname));
+	se = smap_get(&ix->subsys, sname, true);
+	f.subsys = hist_subsys_rate(se->a, se->b);
 	for (i = 0; i < tc.n; i++) {
 		const struct tchange *d = &tc.v[i];
 		size_t osz = 0, nsz = 0;
 		git_object_t type;
 		struct smap_ent *pe;
+		double delta;
 
 		if (!d->added)
 			git_odb_read_header(&osz, &type, ix->odb, &d->old_id);
 		if (!d->deleted)
 			git_odb_read_header(&nsz, &type, ix->odb, &d->new_id);
 		/* A size change stands in for churn; +1 so an edit counts. */
-		f.bytes += (double)(osz > nsz ? osz - nsz : nsz - osz) + 1;
+		delta = (double)(osz > nsz ? osz - nsz : nsz - osz) + 1;
+		switch (hist_file_kind(d->path)) {
+		case 0:
+			f.src += delta;
+			break;
+		case 1:
+			f.hdr += delta;
+			break;
+		default:
+			f.other += delta;
+			break;
+		}
 		hist_top_dir(d->path, dir, sizeof(dir));
 		smap_get(&dirs, dir, true);
 		pe = smap_get(&ix->paths, d->path, true);
-		if (d->added || !pe->a) {
-			added++;
-		} else {
+		if (!d->added && pe->a) {
 			agesum += (double)(t > pe->c ? t - pe->c : 0) / 86400.0;
 			aged++;
 		}
@@ -934,7 +1101,7 @@ static int index_commit(struct indexer *ix, git_commit *c)
 	f.files = (double)tc.n;
 	f.dirs = (double)dirs.n;
 	f.age_days = aged ? agesum / (double)aged : 0;
-	f.newfrac = tc.n ? (double)added / (double)tc.n : 0;
+	f.kw = hist_subject_adds(subj);
 	ae = smap_get(&ix->authors, au && au->email ? au->email : "", true);
 	f.author = (double)ae->a;
 
@@ -944,19 +1111,13 @@ static int index_commit(struct indexer *ix, git_commit *c)
 	sqlite3_bind_int64(ix->ins_commit, 3, t);
 	sqlite3_bind_text(ix->ins_commit, 4, subj, -1, SQLITE_STATIC);
 	sqlite3_bind_text(ix->ins_commit, 5, ae->key, -1, SQLITE_STATIC);
-	sqlite3_bind_double(ix->ins_commit, 6, f.bytes);
-	sqlite3_bind_double(ix->ins_commit, 7, f.files);
-	sqlite3_bind_double(ix->ins_commit, 8, f.dirs);
-	sqlite3_bind_double(ix->ins_commit, 9, f.fixhist);
-	sqlite3_bind_double(ix->ins_commit, 10, f.age_days);
-	sqlite3_bind_double(ix->ins_commit, 11, f.isfix);
-	sqlite3_bind_double(ix->ins_commit, 12, f.author);
-	sqlite3_bind_double(ix->ins_commit, 13, f.newfrac);
+	hist_facts_bind(ix->ins_commit, 6, &f);
 	if ((ret = step_done(ix, ix->ins_commit)))
 		goto out;
 
 	/* The state after this commit, for the commits that follow. */
 	ae->a++;
+	se->a++;
 	for (i = 0; i < tc.n; i++) {
 		struct smap_ent *pe = smap_get(&ix->paths, tc.v[i].path, true);
 
@@ -1006,8 +1167,7 @@ static int fit_model(struct indexer *ix)
 		newest = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	if ((ret = prep(ix, &st,
-			"SELECT bytes, files, dirs, fixhist, age, isfix,"
-			" authorexp, newfrac,"
+			"SELECT " HIST_FACT_COLS ","
 			" EXISTS(SELECT 1 FROM pairs p WHERE p.bug_seq = c.seq)"
 			" FROM commits c WHERE time <= ?")))
 		return ret;
@@ -1015,18 +1175,11 @@ static int fit_model(struct indexer *ix)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct hist_facts f;
 
-		f.bytes = sqlite3_column_double(st, 0);
-		f.files = sqlite3_column_double(st, 1);
-		f.dirs = sqlite3_column_double(st, 2);
-		f.fixhist = sqlite3_column_double(st, 3);
-		f.age_days = sqlite3_column_double(st, 4);
-		f.isfix = sqlite3_column_double(st, 5);
-		f.author = sqlite3_column_double(st, 6);
-		f.newfrac = sqlite3_column_double(st, 7);
+		hist_facts_from_row(st, 0, &f);
 		ALLOC_GROW(X, (n + 1) * HF_N, alloc);
 		ALLOC_GROW(y, n + 1, yalloc);
 		hist_features(&f, &X[n * HF_N]);
-		y[n] = sqlite3_column_int(st, 8);
+		y[n] = sqlite3_column_int(st, HIST_NFACTS);
 		n++;
 	}
 	sqlite3_finalize(st);
@@ -1233,8 +1386,8 @@ again:
 	if ((ret = load_state(&ix)))
 		goto out;
 	if ((ret = prep(&ix, &ix.ins_commit,
-			"INSERT INTO commits VALUES "
-			"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) ||
+			"INSERT INTO commits VALUES (?, ?, ?, ?, ?,"
+			" ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) ||
 	    (ret = prep(&ix, &ix.ins_pair,
 			"INSERT INTO pairs(kind, how, fix_seq, fix_oid,"
 			" fix_subject, fix_expl, bug_seq, bug_oid,"
@@ -1277,6 +1430,11 @@ again:
 	}
 	if (ret)
 		goto out;
+	if (ix.njobs && opts->progress)
+		opts->progress(opts->progress_arg,
+			       "indexing history: reading the fixes' diffs");
+	if ((ret = store_hunks(&ix)))
+		goto out;
 	if ((ret = hist_exec(ix.db, "DELETE FROM tips", err)) ||
 	    (ret = save_state(&ix)))
 		goto out;
@@ -1308,6 +1466,10 @@ out:
 	smap_release(&ix.authors);
 	smap_release(&ix.subjects);
 	smap_release(&ix.oids);
+	smap_release(&ix.subsys);
+	for (i = 0; i < ix.njobs; i++)
+		pjob_release(&ix.jobs[i]);
+	free(ix.jobs);
 	free(todo);
 	free(path);
 	git_revwalk_free(walk);

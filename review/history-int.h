@@ -13,7 +13,7 @@
 
 #include "review.h"
 
-#define HIST_SCHEMA_VERSION "1"
+#define HIST_SCHEMA_VERSION "3"
 
 /* Caps on what one hostile commit may make the index store. */
 #define HIST_MAX_MSG ((size_t)64 << 10) /* bytes of a message we parse */
@@ -28,16 +28,23 @@
 /* The share of history the risk voter calls risky (its threshold). */
 #define HIST_RISK_TOP 0.02
 
-/* Risk features, computed for a commit from what came before it. */
+/*
+ * Risk features of the model, computed for a commit from what came
+ * before it. Measured on iproute2 out of time (train before a window,
+ * score the window): the size of the change split by kind of file, the
+ * earlier fixes of the touched files, the author's experience and the
+ * subject's wording carry the signal; files/directories spread and the
+ * age of the touched code lowered the AUC, so they are kept as facts
+ * (shown to people) but not fed to the model.
+ */
 enum {
-	HF_BYTES, /* log1p(bytes changed) */
-	HF_FILES, /* log1p(files touched) */
-	HF_DIRS, /* log1p(top-level directories touched) */
+	HF_SRC, /* log1p(bytes changed in source files: .c, .py, ...) */
+	HF_HDR, /* log1p(bytes changed in headers) */
+	HF_OTHER, /* log1p(bytes changed in other files: docs, data) */
 	HF_FIXHIST, /* log1p(earlier fixes touching the same files) */
-	HF_AGE, /* log1p(days since the touched files last changed) */
-	HF_ISFIX, /* the commit is itself a fix or revert */
 	HF_AUTHOR, /* log1p(earlier commits by the author) */
-	HF_NEWFRAC, /* fraction of the touched files that are new */
+	HF_KW, /* the subject says it adds something (add, support, new) */
+	HF_ISFIX, /* the commit is itself a fix or revert */
 	HF_N,
 };
 
@@ -58,8 +65,30 @@ struct rv_history {
 
 /* Raw per-commit facts from which the features are derived. */
 struct hist_facts {
-	double bytes, files, dirs, fixhist, age_days, isfix, author, newfrac;
+	double src, hdr, other; /* bytes changed by kind of file */
+	double fixhist, author, kw, isfix;
+	double files, dirs, age_days, subsys; /* facts, not model inputs */
 };
+
+/* The columns of table commits that hold the facts, in struct order. */
+#define HIST_FACT_COLS                                                        \
+	"src, hdr, other, fixhist, authorexp, kw, isfix, files, dirs, age,"   \
+	" subsys"
+#define HIST_NFACTS 11
+/* Read HIST_NFACTS columns of st from col on into f. */
+void hist_facts_from_row(sqlite3_stmt *st, int col, struct hist_facts *f);
+/* Bind f as HIST_NFACTS parameters of st from parameter col on. */
+void hist_facts_bind(sqlite3_stmt *st, int col, const struct hist_facts *f);
+/* Smoothed bug rate of a subsystem with that many commits and bugs. */
+double hist_subsys_rate(int64_t commits, int64_t bugs);
+/* "tc" of "tc: flower: fix x", lower-cased, or "" (buf of len bytes). */
+void hist_subsystem(const char *subject, char *buf, size_t len);
+/* What kind of file path is: 0 source, 1 header, 2 anything else. */
+int hist_file_kind(const char *path);
+/* Does a subject say the commit adds something (a feature)? */
+bool hist_subject_adds(const char *subject);
+/* Does a subject say the commit fixes something? */
+bool hist_subject_fixes(const char *subject);
 
 void hist_features(const struct hist_facts *f, double x[HF_N]);
 double hist_model_score(const struct hist_model *m, const double x[HF_N]);

@@ -471,29 +471,27 @@ static int64_t path_stat(sqlite3 *db, const char *path, int64_t *fixes,
 	return commits;
 }
 
-static bool message_says_fix(const char *msg)
+/* The subject (first line) of a commit message, into buf. */
+static void first_line(const char *msg, char *buf, size_t len)
+{
+	const char *nl = msg ? strchr(msg, '\n') : NULL;
+
+	snprintf(buf, len, "%.*s",
+		 (int)(msg ? (nl ? (size_t)(nl - msg) : strlen(msg)) : 0),
+		 msg ? msg : "");
+}
+
+static bool message_names_fix(const char *msg)
 {
 	const char *p, *nl;
 
-	if (!msg)
-		return false;
-	for (p = msg; *p; p = nl ? nl + 1 : p + strlen(p)) {
+	for (p = msg; p && *p; p = nl ? nl + 1 : NULL) {
 		nl = strchr(p, '\n');
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (!strncasecmp(p, "Fixes:", 6) ||
 		    !strncmp(p, "This reverts commit ", 20))
 			return true;
-		if (p == msg) {
-			const char *f;
-			size_t len = nl ? (size_t)(nl - p) : strlen(p);
-
-			for (f = p; (f = strcasestr(f, "fix")) &&
-				    f < p + len;
-			     f += 3)
-				if (f == p || !isalnum((unsigned char)f[-1]))
-					return true;
-		}
 	}
 	return false;
 }
@@ -502,9 +500,10 @@ void hist_patch_facts(struct rv_history *h, const struct rv_diff *d,
 		      const char *message, const char *author_email,
 		      struct hist_facts *f)
 {
-	char dir[128], **dirs = NULL;
-	size_t ndirs = 0, i, j, k, aged = 0, added = 0, nfiles = 0;
+	char dir[128], **dirs = NULL, subject[256], name[48];
+	size_t ndirs = 0, i, j, k, aged = 0, nfiles = 0;
 	int64_t now = (int64_t)time(NULL);
+	sqlite3_stmt *st = NULL;
 	double agesum = 0;
 
 	memset(f, 0, sizeof(*f));
@@ -512,12 +511,13 @@ void hist_patch_facts(struct rv_history *h, const struct rv_diff *d,
 		const struct rv_file *file = &d->files[i];
 		const char *path = file->new_path ? file->new_path :
 						    file->old_path;
-		double plus = 0, minus = 0;
+		double plus = 0, minus = 0, delta;
 		int64_t fixes, last;
 
 		if (!path)
 			continue;
 		nfiles++;
+		/* The size change, as the index measures it on blobs. */
 		for (j = 0; j < file->nhunks; j++)
 			for (k = 0; k < file->hunks[j].nlines; k++) {
 				const struct rv_line *l =
@@ -531,7 +531,18 @@ void hist_patch_facts(struct rv_history *h, const struct rv_diff *d,
 				else if (l->origin == '-')
 					minus += n;
 			}
-		f->bytes += fabs(plus - minus) + 1;
+		delta = fabs(plus - minus) + 1;
+		switch (hist_file_kind(path)) {
+		case 0:
+			f->src += delta;
+			break;
+		case 1:
+			f->hdr += delta;
+			break;
+		default:
+			f->other += delta;
+			break;
+		}
 		hist_top_dir(path, dir, sizeof(dir));
 		for (j = 0; j < ndirs; j++)
 			if (!strcmp(dirs[j], dir))
@@ -540,10 +551,8 @@ void hist_patch_facts(struct rv_history *h, const struct rv_diff *d,
 			dirs = xrealloc(dirs, (ndirs + 1) * sizeof(*dirs));
 			dirs[ndirs++] = xstrdup_or_null(dir);
 		}
-		if (path_stat(h->db, path, &fixes, &last) == 0 ||
-		    file->status == RV_FILE_ADDED) {
-			added++;
-		} else {
+		if (path_stat(h->db, path, &fixes, &last) > 0 &&
+		    file->status != RV_FILE_ADDED) {
 			agesum += (double)(now > last ? now - last : 0) /
 				  86400.0;
 			aged++;
@@ -553,22 +562,31 @@ void hist_patch_facts(struct rv_history *h, const struct rv_diff *d,
 	f->files = (double)nfiles;
 	f->dirs = (double)ndirs;
 	f->age_days = aged ? agesum / (double)aged : 0;
-	f->newfrac = nfiles ? (double)added / (double)nfiles : 0;
-	f->isfix = message_says_fix(message);
-	if (author_email) {
-		sqlite3_stmt *st = NULL;
-
-		if (sqlite3_prepare_v2(h->db,
-				       "SELECT commits FROM authors WHERE "
-				       "email = ?",
-				       -1, &st, NULL) == SQLITE_OK) {
-			sqlite3_bind_text(st, 1, author_email, -1,
-					  SQLITE_STATIC);
-			if (sqlite3_step(st) == SQLITE_ROW)
-				f->author = sqlite3_column_double(st, 0);
-		}
-		sqlite3_finalize(st);
+	first_line(message, subject, sizeof(subject));
+	f->kw = hist_subject_adds(subject);
+	f->isfix = message_names_fix(message) || hist_subject_fixes(subject);
+	hist_subsystem(subject, name, sizeof(name));
+	f->subsys = hist_subsys_rate(0, 0);
+	if (sqlite3_prepare_v2(h->db,
+			       "SELECT commits, bugs FROM subsystems "
+			       "WHERE name = ?",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			f->subsys = hist_subsys_rate(sqlite3_column_int64(st, 0),
+						     sqlite3_column_int64(st, 1));
 	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (author_email &&
+	    sqlite3_prepare_v2(h->db, "SELECT commits FROM authors WHERE "
+				      "email = ?",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, author_email, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			f->author = sqlite3_column_double(st, 0);
+	}
+	sqlite3_finalize(st);
 	for (i = 0; i < ndirs; i++)
 		free(dirs[i]);
 	free(dirs);
@@ -642,32 +660,30 @@ static void explain(const struct hist_model *m, const struct hist_facts *f,
 		if (why->len)
 			sb_adds(why, "; ");
 		switch (fi) {
-		case HF_BYTES:
-			sb_addf(why, "large (%.0f bytes changed)", f->bytes);
+		case HF_SRC:
+			sb_addf(why, "large (%.0f bytes of source changed)",
+				f->src);
 			break;
-		case HF_FILES:
-			sb_addf(why, "touches %.0f files", f->files);
+		case HF_HDR:
+			sb_addf(why, "changes headers (%.0f bytes)", f->hdr);
 			break;
-		case HF_DIRS:
-			sb_addf(why, "spans %.0f directories", f->dirs);
+		case HF_OTHER:
+			sb_addf(why, "changes %.0f bytes outside the code",
+				f->other);
 			break;
 		case HF_FIXHIST:
 			sb_addf(why, "its files needed %.0f fixes before",
 				f->fixhist);
 			break;
-		case HF_AGE:
-			sb_addf(why, "touches code unchanged for %.0f days",
-				f->age_days);
-			break;
-		case HF_ISFIX:
-			sb_adds(why, "is itself a fix");
-			break;
 		case HF_AUTHOR:
 			sb_addf(why, "author has %.0f earlier commits here",
 				f->author);
 			break;
-		case HF_NEWFRAC:
-			sb_adds(why, "adds new files");
+		case HF_KW:
+			sb_adds(why, "adds a feature");
+			break;
+		case HF_ISFIX:
+			sb_adds(why, "is itself a fix");
 			break;
 		}
 		said++;

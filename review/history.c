@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <strings.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,14 +179,121 @@ void hist_top_dir(const char *path, char *buf, size_t len)
 
 void hist_features(const struct hist_facts *f, double x[HF_N])
 {
-	x[HF_BYTES] = log1p(f->bytes > 0 ? f->bytes : 0);
-	x[HF_FILES] = log1p(f->files);
-	x[HF_DIRS] = log1p(f->dirs);
-	x[HF_FIXHIST] = log1p(f->fixhist);
-	x[HF_AGE] = log1p(f->age_days > 0 ? f->age_days : 0);
+	x[HF_SRC] = log1p(f->src > 0 ? f->src : 0);
+	x[HF_HDR] = log1p(f->hdr > 0 ? f->hdr : 0);
+	x[HF_OTHER] = log1p(f->other > 0 ? f->other : 0);
+	x[HF_FIXHIST] = log1p(f->fixhist > 0 ? f->fixhist : 0);
+	x[HF_AUTHOR] = log1p(f->author > 0 ? f->author : 0);
+	x[HF_KW] = f->kw ? 1.0 : 0.0;
 	x[HF_ISFIX] = f->isfix ? 1.0 : 0.0;
-	x[HF_AUTHOR] = log1p(f->author);
-	x[HF_NEWFRAC] = f->newfrac;
+}
+
+void hist_facts_from_row(sqlite3_stmt *st, int col, struct hist_facts *f)
+{
+	double *v[HIST_NFACTS] = { &f->src,	 &f->hdr,    &f->other,
+				   &f->fixhist,	 &f->author, &f->kw,
+				   &f->isfix,	 &f->files,  &f->dirs,
+				   &f->age_days, &f->subsys };
+	int i;
+
+	for (i = 0; i < HIST_NFACTS; i++)
+		*v[i] = sqlite3_column_double(st, col + i);
+}
+
+void hist_facts_bind(sqlite3_stmt *st, int col, const struct hist_facts *f)
+{
+	const double v[HIST_NFACTS] = { f->src,	     f->hdr,	f->other,
+					f->fixhist,  f->author, f->kw,
+					f->isfix,    f->files,	f->dirs,
+					f->age_days, f->subsys };
+	int i;
+
+	for (i = 0; i < HIST_NFACTS; i++)
+		sqlite3_bind_double(st, col + i, v[i]);
+}
+
+double hist_subsys_rate(int64_t commits, int64_t bugs)
+{
+	return ((double)bugs + 1.0) / ((double)commits + 10.0);
+}
+
+void hist_subsystem(const char *subject, char *buf, size_t len)
+{
+	const char *p = subject, *colon;
+	size_t n, i;
+
+	buf[0] = '\0';
+	if (!strncmp(p, "Revert \"", 8))
+		p += 8;
+	colon = strchr(p, ':');
+	if (!colon || colon == p || colon - p > 40)
+		return;
+	n = (size_t)(colon - p);
+	for (i = 0; i < n; i++)
+		if (isspace((unsigned char)p[i]))
+			return;
+	if (n >= len)
+		n = len - 1;
+	for (i = 0; i < n; i++)
+		buf[i] = (char)tolower((unsigned char)p[i]);
+	buf[n] = '\0';
+}
+
+int hist_file_kind(const char *path)
+{
+	static const char *const src[] = { ".c",  ".cc", ".cpp", ".y",
+					   ".l",  ".sh", ".py",	 ".pl",
+					   ".rs", ".go", ".S",	 ".awk" };
+	const char *dot = strrchr(path, '.');
+	size_t i;
+
+	if (!dot || strchr(dot, '/'))
+		return 2;
+	if (!strcmp(dot, ".h") || !strcmp(dot, ".hpp"))
+		return 1;
+	for (i = 0; i < ARRAY_SIZE(src); i++)
+		if (!strcmp(dot, src[i]))
+			return 0;
+	return 2;
+}
+
+static bool has_word(const char *s, const char *const *words, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		const unsigned char *w;
+		size_t len, i;
+
+		while (*p && !isalpha(*p))
+			p++;
+		w = p;
+		while (isalpha(*p))
+			p++;
+		len = (size_t)(p - w);
+		for (i = 0; len && i < n; i++)
+			if (strlen(words[i]) == len &&
+			    !strncasecmp((const char *)w, words[i], len))
+				return true;
+	}
+	return false;
+}
+
+bool hist_subject_adds(const char *subject)
+{
+	static const char *const words[] = { "add",	  "adds",   "added",
+					     "support",	  "introduce", "implement",
+					     "new",	  "enable", "allow" };
+
+	return subject && has_word(subject, words, ARRAY_SIZE(words));
+}
+
+bool hist_subject_fixes(const char *subject)
+{
+	static const char *const words[] = { "fix", "fixes", "fixed", "revert",
+					     "bug", "crash", "leak" };
+
+	return subject && has_word(subject, words, ARRAY_SIZE(words));
 }
 
 double hist_model_score(const struct hist_model *m, const double x[HF_N])
@@ -341,8 +449,11 @@ static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS commits("
 	" seq INTEGER PRIMARY KEY, oid TEXT NOT NULL UNIQUE,"
 	" time INTEGER NOT NULL, subject TEXT, author TEXT,"
-	" bytes REAL, files REAL, dirs REAL, fixhist REAL, age REAL,"
-	" isfix REAL, authorexp REAL, newfrac REAL);"
+	" src REAL, hdr REAL, other REAL, fixhist REAL, authorexp REAL,"
+	" kw REAL, isfix REAL, files REAL, dirs REAL, age REAL,"
+	" subsys REAL);"
+	"CREATE TABLE IF NOT EXISTS subsystems(name TEXT PRIMARY KEY,"
+	" commits INTEGER, bugs INTEGER);"
 	"CREATE INDEX IF NOT EXISTS commits_time ON commits(time);"
 	"CREATE TABLE IF NOT EXISTS paths(path TEXT PRIMARY KEY,"
 	" commits INTEGER, fixes INTEGER, last_time INTEGER);"

@@ -452,15 +452,29 @@ extern const struct rv_voter rv_voter_history; /* needs ctx->history */
 extern const struct rv_voter rv_voter_risk; /* needs ctx->history */
 extern const struct rv_voter rv_voter_checkpatch; /* needs ctx->workdir */
 
+/* One replayed commit, for a verbose report. */
+struct rv_eval_commit {
+	char id[RV_OID_HEXSZ + 1];
+	double risk; /* -1 when no model could be fitted yet */
+	long lines; /* lines added + removed */
+	bool buggy; /* later named by a Fixes: or reverted */
+	bool flagged; /* a finding at quorum */
+	const char *voters; /* "history,risk": who flagged it (static) */
+};
+
 struct rv_eval_opts {
 	unsigned version;
 	int64_t since, until; /* commit times, seconds since the epoch */
 	rv_progress_fn progress;
 	void *progress_arg;
+	/* Called for each replayed commit when not NULL. */
+	void (*each)(void *arg, const struct rv_eval_commit *c);
+	void *each_arg;
 };
 
 #define RV_EVAL_OPTS_VERSION 1
-#define RV_EVAL_OPTS_INIT { RV_EVAL_OPTS_VERSION, 0, 0, NULL, NULL }
+#define RV_EVAL_OPTS_INIT                                                     \
+	{ RV_EVAL_OPTS_VERSION, 0, 0, NULL, NULL, NULL, NULL }
 
 struct rv_eval_result {
 	size_t commits; /* non-merge commits replayed */

@@ -210,17 +210,17 @@ static void test_model(void **state)
 	for (i = 0; i < 400; i++) {
 		struct hist_facts f = { 0 };
 
-		f.bytes = (double)((i * 37) % 5000);
-		f.files = 1 + (double)(i % 3);
-		y[i] = f.bytes > 4000 && i % 2;
+		f.src = (double)((i * 37) % 5000);
+		f.author = 1 + (double)(i % 3);
+		y[i] = f.src > 4000 && i % 2;
 		hist_features(&f, &X[i * HF_N]);
 	}
 	hist_model_fit(&m, X, y, 400, 0.05);
 	assert_true(m.ok);
 	memcpy(x, &X[0], sizeof(x));
-	x[HF_BYTES] = log1p(10);
+	x[HF_SRC] = log1p(10);
 	small = hist_model_score(&m, x);
-	x[HF_BYTES] = log1p(4900);
+	x[HF_SRC] = log1p(4900);
 	big = hist_model_score(&m, x);
 	assert_true(big > small);
 	assert_true(small >= 0 && big <= 1);
@@ -262,7 +262,8 @@ static void test_db_not_a_db(void **state)
 			 0);
 	assert_non_null(db);
 	assert_non_null(strstr(reason, "rebuilt"));
-	assert_int_equal(hist_meta_int(db, "schema", 0), 1);
+	assert_int_equal(hist_meta_int(db, "schema", 0),
+			 atoi(HIST_SCHEMA_VERSION));
 	sqlite3_close(db);
 
 	/* Now valid: opened as is, nothing to report. */
