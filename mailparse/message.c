@@ -1176,6 +1176,7 @@ static int parse_git_show(struct ctx *c, const char *raw, const char *end)
 	bool indented = true, any = false;
 	int rc;
 
+	free(pt->commit_id); /* `commit <sha>` beats a From_ line */
 	pt->commit_id = mp_strdup_utf8(p + 7, h);
 	pt->repairs |= MP_FROM_GIT_SHOW;
 	for (p = mp_next_line(p, end); p < end; p = mp_next_line(p, end)) {

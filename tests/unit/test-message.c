@@ -1180,6 +1180,14 @@ static void test_bad_dates(void **state)
 	assert_int_equal(p->kind, MP_KIND_OTHER);
 	assert_string_equal(p->commit_message, "t\n");
 	mp_patch_free(p);
+	/* a From_ line before `commit`: the commit line wins, no leak */
+	p = parse("From 1111111111111111111111111111111111111111 Mon Sep 17 "
+		  "00:00:00 2001\n"
+		  "commit 2222222222222222222222222222222222222222\n"
+		  "Author: X <x@example.org>\n\n    t\n");
+	assert_string_equal(p->commit_id,
+			    "2222222222222222222222222222222222222222");
+	mp_patch_free(p);
 }
 
 static void test_headers_only(void **state)
