@@ -13,6 +13,9 @@
 
 #include "review.h"
 
+/* Lines longer than this are never function headers or prototypes. */
+#define FUNC_LINE_MAX 512
+
 /* Hunk start/count values above this are not believable. */
 #define DIFF_MAX_LINENO 100000000
 
@@ -833,8 +836,17 @@ static size_t function_name_of(const char *text, char *buf, size_t bufsz)
 	    text[0] == '#' || text[0] == '{' || text[0] == '}' ||
 	    text[0] == '/' || text[0] == '*')
 		return 0;
-	paren = strchr(text, '(');
+	/* function headers are short; a long line is something else */
+	n = strnlen(text, FUNC_LINE_MAX + 1);
+	if (n > FUNC_LINE_MAX)
+		return 0;
+	paren = memchr(text, '(', n);
 	if (!paren || ends_with_semicolon(text))
+		return 0;
+	/* `int (*fp)(void)`: a pointer declarator, not a function */
+	for (e = paren + 1; *e == ' ' || *e == '\t'; e++)
+		;
+	if (*e == '*' || *e == '^')
 		return 0;
 	/* an initializer or a declaration is not a definition */
 	e = strchr(text, '=');
@@ -908,8 +920,10 @@ size_t rv_hunk_function(const struct rv_hunk *h, size_t idx, char *buf,
 /* Does a line end a statement (a declaration, not a definition)? */
 static bool ends_with_semicolon(const char *text)
 {
-	size_t n = strlen(text);
+	size_t n = strnlen(text, FUNC_LINE_MAX + 1);
 
+	if (n > FUNC_LINE_MAX)
+		return false; /* too long to be a declaration we track */
 	while (n && isspace((unsigned char)text[n - 1]))
 		n--;
 	return n && text[n - 1] == ';';

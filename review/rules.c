@@ -26,6 +26,9 @@
 #define RULES_MAX_NAME 128 /* bytes of an expression we name in a finding */
 #define RULES_LOOKAHEAD_LINES 300 /* file lines read past a hunk */
 #define RULES_MAX_CHAIN 9 /* tokens of an lvalue chain (a->b->c->d->e) */
+/* Past these, more findings are noise nobody reads: drop the rest. */
+#define RULES_MAX_FINDINGS_HUNK 16
+#define RULES_MAX_FINDINGS 128
 
 enum tkind { T_ID, T_NUM, T_STR, T_CHR, T_PUNCT };
 
@@ -66,6 +69,7 @@ struct scan {
 	struct toks after;    /* the function's rest past the hunk, on demand */
 	struct sb after_text; /* the lines `after` points into */
 	int after_state;      /* 0 not tried, 1 lexed, -1 not available */
+	size_t hunk_findings, findings; /* emitted so far */
 };
 
 /* ---- lexing --------------------------------------------------------- */
@@ -479,6 +483,11 @@ static void emit(struct scan *sc, const char *category, enum rv_severity sev,
 	struct sb quote;
 	char fn[128];
 
+	if (sc->hunk_findings >= RULES_MAX_FINDINGS_HUNK ||
+	    sc->findings >= RULES_MAX_FINDINGS)
+		return;
+	sc->hunk_findings++;
+	sc->findings++;
 	sb_init(&quote, 0);
 	memset(&f, 0, sizeof(f));
 	f.patch = sc->ctx->patch_index;
@@ -1627,6 +1636,7 @@ static void scan_hunk(struct scan *sc)
 		sc->npl++;
 	}
 	sc->after_state = 0;
+	sc->hunk_findings = 0;
 	if (sc->tk.full)
 		return; /* too big to judge: stay silent */
 	match_parens(&sc->tk);

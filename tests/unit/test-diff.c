@@ -689,6 +689,9 @@ static void test_hunk_function_section_not_function(void **state)
 		"+\tb;\n"
 		"@@ -40,1 +40,1 @@ static struct ops o = { .f = f(1) };\n"
 		"-\ta;\n"
+		"+\tb;\n"
+		"@@ -60,1 +60,1 @@ int (*handler)(int sig)\n"
+		"-\ta;\n"
 		"+\tb;\n";
 	struct rv_diff *d = parse_ok(text);
 	char buf[64];
@@ -696,6 +699,7 @@ static void test_hunk_function_section_not_function(void **state)
 	assert_int_equal(fn_at(&d->files[0].hunks[0], 1, buf), 0);
 	assert_int_equal(fn_at(&d->files[0].hunks[1], 1, buf), 0);
 	assert_int_equal(fn_at(&d->files[0].hunks[2], 1, buf), 0);
+	assert_int_equal(fn_at(&d->files[0].hunks[3], 1, buf), 0);
 	rv_diff_free(d);
 }
 

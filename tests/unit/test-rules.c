@@ -780,6 +780,34 @@ static void test_diff_from_patch(void **state)
 	assert_int_equal(fs.n, 0);
 }
 
+/* A hunk full of defects yields a bounded number of findings. */
+static void test_findings_capped(void **state)
+{
+	struct sb big = SB_INIT;
+	struct rv_diff *d = NULL;
+	struct rv_context ctx;
+	struct rv_findings fs = {NULL, 0, 0};
+	struct errmsg err;
+	int i, f;
+
+	for (f = 0; f < 20; f++) {
+		sb_addf(&big, "--- a/f%d.c\n+++ b/f%d.c\n@@ -0,0 +1,1000 @@\n",
+			f, f);
+		for (i = 0; i < 1000; i++)
+			sb_adds(&big, "+\tgets(p);\n");
+	}
+	assert_int_equal(rv_diff_parse(&d, big.buf, big.len, &err), 0);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.diff = d;
+	assert_int_equal(
+		rv_voter_rules.review(&rv_voter_rules, &ctx, &fs, &err), 0);
+	assert_true(fs.n >= 16 && fs.n <= 128);
+	assert_string_equal(fs.items[16].file, "f1.c");
+	rv_findings_release(&fs);
+	rv_diff_free(d);
+	sb_release(&big);
+}
+
 /* Hostile text in added lines: no crash, no leak, bounded time. */
 static void test_hostile_lines(void **state)
 {
@@ -870,6 +898,7 @@ int main(void)
 		cmocka_unit_test(test_non_c_files_skipped),
 		cmocka_unit_test(test_function_from_section),
 		cmocka_unit_test(test_diff_from_patch),
+		cmocka_unit_test(test_findings_capped),
 		cmocka_unit_test(test_hostile_lines),
 	};
 
