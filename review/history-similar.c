@@ -340,12 +340,66 @@ static int fill_pair(struct rv_history *h, struct cand *c,
 	return ret;
 }
 
+static int cmp_similar(const void *a, const void *b)
+{
+	const struct rv_similar *x = a, *y = b;
+
+	return x->score < y->score ? 1 : x->score > y->score ? -1 : 0;
+}
+
+/* Fold another hunk of the same pair into s: more matches, a function. */
+static void merge_cand(struct rv_similar *s, struct cand *c)
+{
+	size_t i, j;
+
+	for (i = 0; i < c->nm; i++) {
+		struct rv_similar_match *m = &c->m[i];
+
+		for (j = 0; j < s->nmatches; j++)
+			if (s->matches[j].new_no == m->new_no &&
+			    s->matches[j].file && m->file &&
+			    !strcmp(s->matches[j].file, m->file))
+				break;
+		if (j < s->nmatches) {
+			struct rv_similar_match *e = &s->matches[j];
+
+			/* Prefer what the fix removed: that is the bug. */
+			if (m->fix_removed && !e->fix_removed) {
+				free(e->past_line);
+				e->past_line = m->past_line;
+				m->past_line = NULL;
+				e->fix_removed = true;
+				e->similarity = m->similarity;
+			}
+			continue;
+		}
+		if (s->nmatches >= 12)
+			continue;
+		s->matches = xrealloc(s->matches,
+				      (s->nmatches + 1) * sizeof(*s->matches));
+		s->matches[s->nmatches++] = *m;
+		memset(m, 0, sizeof(*m));
+	}
+	if (c->same_function && !s->same_function) {
+		s->same_function = true;
+		free(s->function);
+		s->function = c->func;
+		c->func = NULL;
+	} else if (!s->function && c->func) {
+		s->function = c->func;
+		c->func = NULL;
+	}
+	if (c->score > s->score)
+		s->score = c->score;
+}
+
 int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 		 struct rv_similar_list *out, struct errmsg *err)
 {
 	struct plines pl = { 0 };
 	struct sb tokens = SB_INIT, q = SB_INIT;
 	struct cand *cands = NULL;
+	int64_t *pairs = NULL;
 	size_t ncands = 0, i, j;
 	sqlite3_stmt *st = NULL;
 	double best_rank = 0;
@@ -395,20 +449,37 @@ int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 	st = NULL;
 	qsort(cands, ncands, sizeof(*cands), cmp_cand);
 	out->items = xcalloc(k, sizeof(*out->items));
-	for (i = 0; i < ncands && out->n < k; i++) {
-		/* One result per pair: its best hunk. */
-		for (j = 0; j < i; j++)
-			if (cands[j].pair == cands[i].pair)
-				break;
-		if (j < i || !cands[i].nm)
+	pairs = xcalloc(k, sizeof(*pairs));
+	for (i = 0; i < ncands; i++) {
+		if (!cands[i].nm)
 			continue;
-		if (fill_pair(h, &cands[i], &out->items[out->n]) == 0)
-			out->n++;
+		/* One result per pair: its best hunk, plus what the others add. */
+		for (j = 0; j < out->n; j++)
+			if (pairs[j] == cands[i].pair)
+				break;
+		if (j < out->n) {
+			merge_cand(&out->items[j], &cands[i]);
+			continue;
+		}
+		if (out->n < k &&
+		    fill_pair(h, &cands[i], &out->items[out->n]) == 0)
+			pairs[out->n++] = cands[i].pair;
 	}
+	for (i = 0; i < out->n; i++) {
+		/* The buggy line itself matched: the strongest evidence. */
+		for (j = 0; j < out->items[i].nmatches; j++)
+			if (out->items[i].matches[j].fix_removed)
+				break;
+		if (j < out->items[i].nmatches)
+			out->items[i].score = fmin(1.0, out->items[i].score + 0.1);
+	}
+	if (out->n > 1)
+		qsort(out->items, out->n, sizeof(*out->items), cmp_similar);
 out:
 	for (i = 0; i < ncands; i++)
 		cand_release(&cands[i]);
 	free(cands);
+	free(pairs);
 	plines_release(&pl);
 	sb_release(&tokens);
 	sb_release(&q);
