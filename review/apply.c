@@ -26,6 +26,7 @@
 struct upd {
 	char *path;
 	bool remove;
+	bool created; /* a new file of this patch: never a source, never removed */
 	git_oid oid;
 	unsigned mode;
 };
@@ -37,6 +38,7 @@ struct pctx {
 	size_t nu, au;
 	bool three_way; /* allowed */
 	bool used_three_way;
+	const struct ap_patch *ap; /* the patch being applied */
 	struct sb why; /* reason of a failure, without the "patch n/m" part */
 };
 
@@ -51,7 +53,7 @@ static struct upd *upd_find(struct pctx *c, const char *path)
 }
 
 static void upd_set(struct pctx *c, const char *path, bool remove,
-		    const git_oid *oid, unsigned mode)
+		    bool created, const git_oid *oid, unsigned mode)
 {
 	struct upd *u = upd_find(c, path);
 
@@ -59,8 +61,13 @@ static void upd_set(struct pctx *c, const char *path, bool remove,
 		ALLOC_GROW(c->u, c->nu + 1, c->au);
 		u = &c->u[c->nu++];
 		u->path = xstrdup_or_null(path);
+		u->created = false;
 	}
+	/* "new a" listed before "rename a -> b": the rename must not undo it. */
+	if (remove && u->created)
+		return;
 	u->remove = remove;
+	u->created = created;
 	if (oid)
 		git_oid_cpy(&u->oid, oid);
 	u->mode = mode;
@@ -80,8 +87,8 @@ static void upd_clear(struct pctx *c)
  * first). Returns 1 found, 0 absent, RV_ERR_UNSAFE when a leading
  * component is a symlink, or RV_ERR_REPO.
  */
-static int lookup(struct pctx *c, const char *path, git_oid *oid,
-		  unsigned *mode, struct errmsg *err)
+static int lookup(struct pctx *c, const char *path, bool source,
+		  git_oid *oid, unsigned *mode, struct errmsg *err)
 {
 	const struct upd *u;
 	git_tree *t = c->tree, *sub = NULL;
@@ -101,6 +108,8 @@ static int lookup(struct pctx *c, const char *path, git_oid *oid,
 					  path, c->u[i].path);
 	}
 	u = upd_find(c, path);
+	if (u && source && u->created)
+		u = NULL; /* a source is what the base had there */
 	if (u) {
 		if (u->remove)
 			return 0;
@@ -383,6 +392,18 @@ static void describe_hunk_failure(struct sb *why, const struct ap_file *f,
 	}
 }
 
+/* Does some file of the patch delete or rename away path? */
+static bool removed_by_patch(const struct ap_patch *ap, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < ap->nfiles; i++)
+		if ((ap->files[i].is_delete || ap->files[i].is_rename) &&
+		    ap->files[i].old_path && !strcmp(ap->files[i].old_path, path))
+			return true;
+	return false;
+}
+
 /* Apply one file of the patch; fills c->u, or err / c->why on failure. */
 static int apply_file(struct pctx *c, const struct ap_file *f,
 		      struct errmsg *err)
@@ -396,7 +417,7 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 	bool have_src = false;
 
 	if (f->old_path && !f->is_new) {
-		found = lookup(c, f->old_path, &src_oid, &src_mode, err);
+		found = lookup(c, f->old_path, true, &src_oid, &src_mode, err);
 		if (found < 0)
 			return found;
 		if (!found)
@@ -419,16 +440,16 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 	}
 	if (f->new_path && !f->is_delete &&
 	    (f->is_new || f->is_rename || f->is_copy)) {
-		found = lookup(c, f->new_path, &dst_oid, &dst_mode, err);
+		found = lookup(c, f->new_path, false, &dst_oid, &dst_mode, err);
 		if (found < 0)
 			return found;
-		if (found)
+		if (found && !removed_by_patch(c->ap, f->new_path))
 			return errmsg_set(err, RV_ERR_APPLY,
 					  "%.200s already exists in the base",
 					  f->new_path);
 	} else if (f->new_path && !f->is_delete) {
 		/* Same path: still refuse a write through a symlinked dir. */
-		found = lookup(c, f->new_path, &dst_oid, &dst_mode, err);
+		found = lookup(c, f->new_path, false, &dst_oid, &dst_mode, err);
 		if (found < 0)
 			return found;
 	}
@@ -442,7 +463,7 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 
 	if (f->binary) {
 		if (f->is_delete) {
-			upd_set(c, f->old_path, true, NULL, 0);
+			upd_set(c, f->old_path, true, false, NULL, 0);
 			return 0;
 		}
 		ret = apply_binary(c, f, have_src ? &src_oid : NULL, src_mode,
@@ -454,7 +475,7 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 	if (!f->nhunks) {
 		/* Rename, copy or mode change only; or an empty new file. */
 		if (f->is_delete) {
-			upd_set(c, f->old_path, true, NULL, 0);
+			upd_set(c, f->old_path, true, false, NULL, 0);
 			return 0;
 		}
 		if (have_src)
@@ -498,7 +519,7 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 		goto out;
 	}
 	if (f->is_delete) {
-		upd_set(c, f->old_path, true, NULL, 0);
+		upd_set(c, f->old_path, true, false, NULL, 0);
 		goto out;
 	}
 	if (git_blob_create_from_buffer(&new_oid, c->repo->git,
@@ -509,8 +530,8 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 	}
 write:
 	if (f->is_rename)
-		upd_set(c, f->old_path, true, NULL, 0);
-	upd_set(c, f->new_path, false, &new_oid, mode);
+		upd_set(c, f->old_path, true, false, NULL, 0);
+	upd_set(c, f->new_path, false, f->is_new, &new_oid, mode);
 out:
 	git_blob_free(blob);
 	sb_release(&content);
@@ -552,6 +573,7 @@ static int patch_apply(struct pctx *c, const struct mp_patch *mp,
 	ret = ap_patch_parse(&ap, diff.buf, diff.len, err);
 	if (ret < 0)
 		goto out_nodiff;
+	c->ap = &ap;
 	for (i = 0; i < ap.nfiles; i++) {
 		ret = apply_file(c, &ap.files[i], err);
 		if (ret < 0)

@@ -626,6 +626,51 @@ static void test_worktree_checkout_and_remove(void **state)
 	run_release(&r);
 }
 
+/* The tree `git apply --cached` makes of PATCH on HEAD of REPO. */
+static char *git_apply_tree(const char *repo, const char *patch)
+{
+	return capture("cd %s && export GIT_INDEX_FILE=$PWD/.git/tmp-index && "
+		       "git read-tree HEAD && git apply --cached ../%s && "
+		       "git write-tree && rm -f .git/tmp-index",
+		       repo, patch);
+}
+
+static void test_new_file_where_a_rename_leaves(void **state)
+{
+	static const char *const names[] = { "sw/swap.patch" };
+	struct run r;
+	char *want;
+
+	base_repo("r13");
+	sh("mkdir -p sw && cat >sw/swap.patch <<'EOF'\n"
+	   "diff --git a/lib/util.c b/lib/util.c\n"
+	   "new file mode 100644\n"
+	   "--- /dev/null\n"
+	   "+++ b/lib/util.c\n"
+	   "@@ -0,0 +1 @@\n"
+	   "+fresh\n"
+	   "diff --git a/lib/util.c b/lib/moved.c\n"
+	   "similarity index 80%%\n"
+	   "rename from lib/util.c\n"
+	   "rename to lib/moved.c\n"
+	   "--- a/lib/util.c\n"
+	   "+++ b/lib/moved.c\n"
+	   "@@ -1,3 +1,3 @@\n"
+	   " one\n"
+	   "-two\n"
+	   "+TWO\n"
+	   " three\n"
+	   "EOF\n");
+	want = git_apply_tree("r13", "sw/swap.patch");
+	assert_int_equal(strlen(want), 40);
+	apply(&r, "r13", names, 1, NULL);
+	if (r.ret)
+		fail_msg("%s", r.err.msg);
+	assert_string_equal(last_tree(&r), want);
+	free(want);
+	run_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -641,6 +686,7 @@ int main(void)
 		cmocka_unit_test(test_patch_id_is_git_patch_id_stable),
 		cmocka_unit_test(test_missing_prerequisite_is_named),
 		cmocka_unit_test(test_worktree_checkout_and_remove),
+		cmocka_unit_test(test_new_file_where_a_rename_leaves),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
