@@ -380,6 +380,51 @@ static void set_where(struct mp_mbox *mb)
 }
 
 /*
+ * The fast path: append, in one piece, the whole lines at the head of the
+ * buffer up to the first line that holds "From " anywhere (which the line
+ * by line path then examines). Returns the bytes consumed; 0 when the
+ * line by line path must take the next line.
+ */
+static size_t bulk_lines(struct mp_mbox *mb, struct sb *msg, bool *too_big,
+			 bool *content)
+{
+	char *s, *e, *lastnl, *hit, *stop;
+	size_t n, i;
+
+	if (mb->start == mb->end && !refill(mb))
+		return 0;
+	s = mb->buf + mb->start;
+	e = mb->buf + mb->end;
+	lastnl = memrchr(s, '\n', (size_t)(e - s));
+	if (!lastnl)
+		return 0;
+	hit = memmem(s, (size_t)(lastnl + 1 - s), "From ", 5);
+	if (!hit) {
+		stop = lastnl + 1;
+	} else {
+		char *ls = hit > s ? memrchr(s, '\n', (size_t)(hit - s)) : NULL;
+
+		stop = ls ? ls + 1 : s;
+	}
+	n = (size_t)(stop - s);
+	if (!n)
+		return 0;
+	mb->start += n;
+	if (!*too_big && msg->len + n > mb->lim.max_message)
+		*too_big = true;
+	if (*too_big)
+		return n;
+	if (sb_add(msg, s, n)) {
+		*too_big = true;
+		return n;
+	}
+	for (i = 0; !*content && i < n; i++)
+		if (!isspace((unsigned char)s[i]))
+			*content = true;
+	return n;
+}
+
+/*
  * Read one message of the current stream into msg. Returns 1, 0 at the
  * end of the stream, or MP_ERR_TOO_BIG (message skipped).
  */
@@ -398,8 +443,15 @@ static int read_message(struct mp_mbox *mb, struct sb *msg)
 		started = true;
 		mb->nmsg++;
 	}
-	while (next_chunk(mb, &chunk, &len, &complete)) {
-		bool line_start = !mb->mid_line;
+	for (;;) {
+		bool line_start;
+
+		if (started && !mb->mid_line && mb->mode != MODE_UNKNOWN &&
+		    bulk_lines(mb, msg, &too_big, &content))
+			continue;
+		if (!next_chunk(mb, &chunk, &len, &complete))
+			break;
+		line_start = !mb->mid_line;
 
 		mb->mid_line = !complete;
 		if (line_start && mb->mode == MODE_UNKNOWN) {

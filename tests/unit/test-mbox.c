@@ -207,6 +207,33 @@ static void test_long_line_is_kept_whole(void **state)
 	sb_release(&in);
 }
 
+static void test_from_line_across_buffer_boundary(void **state)
+{
+	size_t shift;
+
+	/* the second From_ line (and a >From line) straddle the 64 KiB
+	 * read buffer at every offset around its end */
+	for (shift = 0; shift < 16; shift++) {
+		struct sb in = SB_INIT;
+		struct split s;
+		size_t i;
+
+		sb_adds(&in, FROM1 "Subject: one\n\n");
+		while (in.len < 65536 - 8 + shift - 16)
+			sb_adds(&in, "x\n");
+		for (i = in.len; i < 65536 - 8 + shift; i++)
+			sb_addch(&in, i + 1 == 65536 - 8 + shift ? '\n' : 'y');
+		sb_adds(&in, ">From quoted\n" FROM2 "Subject: two\n\nb\n");
+		split_mem(in.buf, in.len, 0, &s);
+		assert_int_equal(s.n, 2);
+		assert_non_null(strstr(s.msg[0], "\nFrom quoted\n"));
+		assert_null(strstr(s.msg[0], "Subject: two"));
+		assert_string_equal(s.msg[1], FROM2 "Subject: two\n\nb\n");
+		split_free(&s);
+		sb_release(&in);
+	}
+}
+
 static void write_file(const char *path, const char *data)
 {
 	FILE *fp = fopen(path, "wb");
@@ -286,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_leading_blank_and_empty_messages),
 		cmocka_unit_test(test_oversized_message_is_skipped),
 		cmocka_unit_test(test_long_line_is_kept_whole),
+		cmocka_unit_test(test_from_line_across_buffer_boundary),
 		cmocka_unit_test(test_maildir_in_name_order),
 		cmocka_unit_test(test_open_errors),
 	};
