@@ -264,7 +264,18 @@ struct rv_voter {
 	void *priv;
 };
 
-/* The offline C heuristics voter. */
+/*
+ * The offline C heuristics voter (owner: rules/diff work). Reads
+ * ctx->diff (or parses ctx->patch->diff when diff is NULL; a malformed
+ * diff returns that RV_ERR_INPUT), looks only at .c .h .cc .cpp .cxx .hh
+ * .hpp files, and reports defects the patch adds, never ones only in
+ * context. Categories (stable ids): "null-deref", "lock-leak",
+ * "unsafe-string", "alloc-overflow", "use-after-free", "double-free".
+ * Works with ctx->repo NULL; with repo and post_tree it reads the
+ * post-image past a hunk for unlocks and goto labels (an unreadable file
+ * is "not available", never an error). At most 16 findings per hunk and
+ * 128 per call; otherwise returns 0.
+ */
 extern const struct rv_voter rv_voter_rules;
 
 /* ---- the review pipeline -------------------------------------------- */
@@ -298,6 +309,7 @@ struct rv_review {
 	struct rv_similar_list *similar; /* top similar past fixes per patch */
 	size_t npatch_info; /* == series->npatches when filled, else 0 */
 	bool no_history; /* no history index: the report says so once */
+	char **risk_why; /* per patch: the factors behind the score, or NULL */
 };
 
 /*
@@ -446,6 +458,15 @@ int rv_history_commit_diff(struct rv_history *h, const char *rev,
 int rv_history_risk(struct rv_history *h, const struct rv_diff *d,
 		    const char *message, const char *author_email,
 		    double *score, struct sb *why, struct errmsg *err);
+
+/* Does the tree at workdir carry a checker the checkpatch voter runs? */
+bool rv_checkpatch_present(const char *workdir);
+
+/*
+ * The work tree of the repository at or above path, or NULL (not a
+ * repository, or a bare one). Caller frees with free().
+ */
+char *rv_workdir_of(const char *path);
 
 /* Offline voters; each abstains (0, no findings) without what it needs. */
 extern const struct rv_voter rv_voter_history; /* needs ctx->history */
