@@ -671,6 +671,63 @@ static void test_new_file_where_a_rename_leaves(void **state)
 	run_release(&r);
 }
 
+/*
+ * Every prefix of a real patch (text, binary, rename, mode) and a few
+ * byte flips: a defined status each time, never a crash (run under ASan).
+ */
+static void test_truncated_and_mangled_patches_are_safe(void **state)
+{
+	struct rv_repo *repo;
+	struct mp_series s = { 0 };
+	struct mp_patch *p, *pp[1];
+	struct errmsg err;
+	char path[512], *full;
+	size_t len, cut, i;
+
+	base_repo("r14");
+	sh("cd r14 && git mv docs/old-name.txt docs/n.txt && chmod +x run.sh && "
+	   "printf '\\7' >>blob.bin && sed -i 's/return 9;/return 99;/' main.c && "
+	   "git commit -qam mix && git format-patch -q --binary -o ../m -1 && "
+	   "git reset -q --hard HEAD~1\n");
+	p = patch_from("m/0001-mix.patch", 0, 0);
+	full = p->diff;
+	len = p->diff_len;
+	pp[0] = p;
+	s.patches = pp;
+	s.npatches = 1;
+	s.total = 1;
+	snprintf(path, sizeof(path), "%s/r14", tmp);
+	assert_int_equal(rv_repo_open(&repo, path, &err), 0);
+	for (i = 0; i < 2; i++) {
+		for (cut = 0; cut <= len; cut += 3) {
+			struct rv_apply_result *res = NULL;
+			char *d = xmalloc(len + 1);
+			int ret;
+
+			memcpy(d, full, len);
+			d[len] = '\0';
+			if (i) /* flip one byte instead of cutting */
+				d[cut % len] ^= (char)(1 + cut % 127);
+			p->diff = d;
+			p->diff_len = i ? len : cut;
+			ret = rv_apply_series(&res, repo, &s, NULL, &err);
+			assert_true(ret == 0 || ret == RV_ERR_APPLY ||
+				    ret == RV_ERR_INPUT || ret == RV_ERR_UNSAFE);
+			if (ret < 0) {
+				assert_non_null(res);
+				assert_non_null(res->patches[0].error);
+				assert_null(strchr(res->patches[0].error, '\n'));
+			}
+			rv_apply_result_free(res);
+			free(d);
+		}
+	}
+	p->diff = full;
+	p->diff_len = len;
+	rv_repo_free(repo);
+	patch_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -687,6 +744,7 @@ int main(void)
 		cmocka_unit_test(test_missing_prerequisite_is_named),
 		cmocka_unit_test(test_worktree_checkout_and_remove),
 		cmocka_unit_test(test_new_file_where_a_rename_leaves),
+		cmocka_unit_test(test_truncated_and_mangled_patches_are_safe),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
