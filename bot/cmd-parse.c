@@ -185,41 +185,61 @@ static cJSON *json_series(const struct mp_series *s)
 	return o;
 }
 
+/* Print one JSON value (and free it); -1 when memory ran out. */
+static int put_json(cJSON *item)
+{
+	char *text = cJSON_PrintUnformatted(item);
+
+	cJSON_Delete(item);
+	if (!text)
+		return -1;
+	fputs(text, stdout);
+	free(text);
+	return 0;
+}
+
+/*
+ * One series at a time, so the output never exists twice in memory
+ * (a big mbox makes thousands of series).
+ */
 static int print_json(const struct mp_set *set)
 {
-	cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray();
-	cJSON *others = cJSON_CreateArray(), *errors = cJSON_CreateArray();
-	char *text;
 	size_t i;
 
-	for (i = 0; i < set->nseries; i++)
-		cJSON_AddItemToArray(arr, json_series(set->series[i]));
-	cJSON_AddItemToObject(root, "series", arr);
+	fputs("{\"series\":[", stdout);
+	for (i = 0; i < set->nseries; i++) {
+		if (i)
+			fputs(",\n", stdout);
+		if (put_json(json_series(set->series[i])))
+			goto nomem;
+	}
+	fputs("],\n\"others\":[", stdout);
 	for (i = 0; i < set->nothers; i++) {
 		cJSON *o = cJSON_CreateObject();
 
 		json_str(o, "message_id", set->others[i]->message_id);
 		json_str(o, "subject", set->others[i]->subject_raw);
 		json_str(o, "kind", kind_name(set->others[i]->kind));
-		cJSON_AddItemToArray(others, o);
+		if (i)
+			fputs(",\n", stdout);
+		if (put_json(o))
+			goto nomem;
 	}
-	cJSON_AddItemToObject(root, "others", others);
+	fputs("],\n\"errors\":[", stdout);
 	for (i = 0; i < set->nerrors; i++) {
 		cJSON *o = cJSON_CreateObject();
 
 		json_str(o, "where", set->errors[i].where);
 		json_str(o, "message", set->errors[i].message);
-		cJSON_AddItemToArray(errors, o);
+		if (i)
+			fputs(",\n", stdout);
+		if (put_json(o))
+			goto nomem;
 	}
-	cJSON_AddItemToObject(root, "errors", errors);
-	text = cJSON_Print(root);
-	cJSON_Delete(root);
-	if (!text)
-		return error("out of memory while writing JSON");
-	fputs(text, stdout);
-	fputc('\n', stdout);
-	free(text);
+	fputs("]}\n", stdout);
 	return 0;
+nomem:
+	return error("out of memory while writing JSON");
 }
 
 /* ---- text ---- */
