@@ -34,8 +34,13 @@ const struct cmd cmd_review_def = {
 	"                 from the config, else a majority of the voters)\n"
 	"  -h, --help     this text\n"
 	"\n"
-	"Voters: with no LLM configured, the offline voters vote alone (today:\n"
-	"rules, C heuristics over the added lines).\n"
+	"Voters: with no LLM configured, the offline voters vote alone: rules\n"
+	"(C heuristics over the added lines), history and risk (with a history\n"
+	"index: run `quorum index`), checkpatch (when the tree has\n"
+	"scripts/checkpatch.pl or devtools/checkpatches.sh). They look at\n"
+	"different things, so each is its own quorum unless --quorum says\n"
+	"otherwise. The report shows each patch's risk score and the most\n"
+	"similar past fixes.\n"
 	"\n"
 	"Exit status: 0 reviewed and nothing at quorum, 1 findings at quorum,\n"
 	"2 usage or input error (including a series that does not apply),\n"
@@ -81,6 +86,8 @@ static int cmd_review(int argc, char **argv)
 	struct rv_repo *repo = NULL;
 	struct mp_set *set = NULL;
 	struct errmsg err = { "" };
+	struct rv_history *history = NULL;
+	char *workdir = NULL;
 	int c, ret = EXIT_USAGE, quorum = 0, reviewed = 0;
 	bool any_findings = false;
 	size_t i;
@@ -158,6 +165,16 @@ static int cmd_review(int argc, char **argv)
 	if (!repo)
 		warning("not in a git repository; reviewing the diff alone "
 			"(use -C REPO to apply it)");
+	if (repo) {
+		/* hist (issue 6): the history index and the tree's checker. */
+		const char *where = repo_path ? repo_path : ".";
+
+		if (rv_history_open(&history, where, &err) < 0)
+			warning("%s; reviewing without it", err.msg);
+		workdir = rv_workdir_of(where);
+		opts.history = history;
+		opts.workdir = workdir;
+	}
 
 	ret = EXIT_CLEAN;
 	for (i = 0; i < set->nseries; i++) {
@@ -191,6 +208,8 @@ static int cmd_review(int argc, char **argv)
 	if (any_findings)
 		ret = EXIT_FINDINGS;
 out:
+	rv_history_free(history);
+	free(workdir);
 	mp_set_free(set);
 	rv_repo_free(repo);
 	qconfig_free(cfg);

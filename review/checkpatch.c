@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <git2.h>
+
 #include "review.h"
 
 #define CHECKPATCH_TIMEOUT_MS 30000
@@ -196,6 +198,29 @@ static void parse_report(const char *text, const char *name,
 	}
 	free(level);
 	free(msg);
+}
+
+bool rv_checkpatch_present(const char *workdir)
+{
+	struct sb path = SB_INIT;
+	bool yes;
+
+	yes = workdir && (is_file(workdir, "scripts/checkpatch.pl", &path) ||
+			  is_file(workdir, "devtools/checkpatches.sh", &path));
+	sb_release(&path);
+	return yes;
+}
+
+char *rv_workdir_of(const char *path)
+{
+	git_repository *repo = NULL;
+	char *wd = NULL;
+
+	if (git_repository_open_ext(&repo, path, 0, NULL) == 0 &&
+	    git_repository_workdir(repo))
+		wd = xstrdup_or_null(git_repository_workdir(repo));
+	git_repository_free(repo);
+	return wd;
 }
 
 static int checkpatch_review(const struct rv_voter *v,

@@ -111,6 +111,17 @@ static void plines_release(struct plines *pl)
 	memset(pl, 0, sizeof(*pl));
 }
 
+/* "int foo(int x)" at column 0, not a declaration or a statement. */
+static bool looks_like_definition(const char *t)
+{
+	size_t n = strlen(t);
+
+	while (n && isspace((unsigned char)t[n - 1]))
+		n--;
+	return (isalpha((unsigned char)t[0]) || t[0] == '_') &&
+	       strchr(t, '(') && n && t[n - 1] != ';' && t[n - 1] != ',';
+}
+
 static void collect_plines(const struct rv_diff *d, struct plines *pl,
 			   struct sb *tokens)
 {
@@ -136,7 +147,18 @@ static void collect_plines(const struct rv_diff *d, struct plines *pl,
 			for (k = 0; k < h->nlines; k++) {
 				const struct rv_line *l = &h->lines[k];
 				struct pline *p;
+				char *nf;
 
+				/* A definition inside the hunk starts a function. */
+				if (l->origin != '-' && l->text &&
+				    looks_like_definition(l->text) &&
+				    (nf = hist_function_name(l->text))) {
+					pl->funcs = xrealloc(
+						pl->funcs, (pl->nfuncs + 1) *
+								   sizeof(*pl->funcs));
+					pl->funcs[pl->nfuncs++] = nf;
+					func = nf;
+				}
 				if (l->origin != '+' || !l->text ||
 				    pl->n >= SIM_MAX_PATCH_LINES)
 					continue;
@@ -232,9 +254,6 @@ static void score_hunk(const struct plines *pl, int role, const char *lines,
 				c->same_function = true;
 		}
 	}
-	for (i = 0; func && i < pl->nfuncs; i++)
-		if (!strcmp(pl->funcs[i], func))
-			c->same_function = c->same_file;
 	while (p && *p) {
 		const char *nl = strchr(p, '\n');
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);

@@ -130,7 +130,8 @@ static int history_review(const struct rv_voter *v,
 			sb_addf(&quote, "%s%s", quote.len ? "\n" : "",
 				m->patch_line);
 		}
-		f.function = s->function;
+		/* The past hunk's function is the patch's only when they match. */
+		f.function = s->same_function ? s->function : NULL;
 		f.severity = RV_SEV_MEDIUM;
 		f.category = (char *)"history";
 		sb_addf(&title, "resembles code that %.12s had to %s",

@@ -13,6 +13,47 @@ static const struct rv_voter *const default_voters[] = {
 	&rv_voter_rules,
 };
 
+/*
+ * hist (issue 6): the default offline set grows with what the repo has:
+ * history and risk with a history index, checkpatch when the tree has a
+ * checker. out holds at least 4.
+ */
+static size_t offline_voters(const struct rv_review_opts *opts,
+			     const struct rv_voter **out)
+{
+	size_t n = 0;
+
+	out[n++] = &rv_voter_rules;
+	if (opts->history) {
+		out[n++] = &rv_voter_history;
+		out[n++] = &rv_voter_risk;
+	}
+	if (opts->workdir && rv_checkpatch_present(opts->workdir))
+		out[n++] = &rv_voter_checkpatch;
+	return n;
+}
+
+/* hist: per-patch risk score and the top similar past fixes. */
+#define REVIEW_SIMILAR_TOP 3
+
+static void patch_history(struct rv_review *r, size_t k,
+			  const struct rv_review_opts *opts,
+			  const struct mp_patch *p, const struct rv_diff *d)
+{
+	struct errmsg herr;
+	struct sb why = SB_INIT;
+
+	if (!opts->history || k >= r->npatch_info)
+		return;
+	if (rv_history_risk(opts->history, d, p->commit_message,
+			    p->author_email, &r->risk[k], &why, &herr) == 0 &&
+	    why.len)
+		r->risk_why[k] = sb_detach(&why, NULL);
+	sb_release(&why);
+	rv_history_similar(opts->history, d, REVIEW_SIMILAR_TOP,
+			   &r->similar[k], &herr);
+}
+
 /* Lines apart two findings may be and still be about the same place. */
 #define CLUSTER_SLACK 3
 
@@ -155,6 +196,7 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 {
 	static const struct rv_review_opts defaults = RV_REVIEW_OPTS_INIT;
 	const struct rv_voter *const *voters;
+	const struct rv_voter *offline[4];
 	struct rv_findings pool = { 0 };
 	struct rv_review *r;
 	size_t nvoters, i, k, present = 0;
@@ -165,6 +207,10 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 		opts = &defaults;
 	voters = opts->voters ? opts->voters : default_voters;
 	nvoters = opts->voters ? opts->nvoters : ARRAY_SIZE(default_voters);
+	if (!opts->voters) {
+		nvoters = offline_voters(opts, offline);
+		voters = offline;
+	}
 
 	r = xcalloc(1, sizeof(*r));
 	r->series = s;
@@ -183,7 +229,25 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 	r->voters = xcalloc(nvoters, sizeof(*r->voters));
 	for (i = 0; i < nvoters; i++)
 		r->voters[r->nvoters++] = xstrdup_or_null(voters[i]->name);
-	r->quorum = opts->quorum > 0 ? opts->quorum : (int)nvoters / 2 + 1;
+	/*
+	 * The offline voters look at different things (C heuristics, past
+	 * bugs, risk, style), so they cannot agree on a finding: when they
+	 * vote alone, each is its own quorum (hist, issue 6).
+	 */
+	r->quorum = opts->quorum > 0 ? opts->quorum :
+		    !opts->voters    ? 1 :
+				       (int)nvoters / 2 + 1;
+	r->no_history = !opts->history;
+	if (opts->history) {
+		size_t j;
+
+		r->npatch_info = s->npatches;
+		r->risk = xcalloc(s->npatches + 1, sizeof(*r->risk));
+		r->risk_why = xcalloc(s->npatches + 1, sizeof(*r->risk_why));
+		r->similar = xcalloc(s->npatches + 1, sizeof(*r->similar));
+		for (j = 0; j < s->npatches; j++)
+			r->risk[j] = -1;
+	}
 
 	for (k = 0; k < s->npatches; k++) {
 		const struct mp_patch *p = s->patches[k];
@@ -209,6 +273,9 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 		ctx.diff = d;
 		ctx.repo = repo;
 		patch_trees(r, slot, &ctx.pre_tree, &ctx.post_tree);
+		ctx.history = opts->history;
+		ctx.workdir = opts->workdir;
+		patch_history(r, k, opts, p, d);
 		for (i = 0; i < nvoters; i++) {
 			struct errmsg verr;
 
@@ -243,5 +310,12 @@ void rv_review_free(struct rv_review *r)
 	free(r->voters);
 	rv_findings_release(&r->findings);
 	rv_findings_release(&r->minority);
+	for (i = 0; i < r->npatch_info; i++) {
+		rv_similar_list_release(&r->similar[i]);
+		free(r->risk_why[i]);
+	}
+	free(r->similar);
+	free(r->risk_why);
+	free(r->risk);
 	free(r);
 }

@@ -180,6 +180,59 @@ static void add_finding(struct sb *out, const struct rv_review *r,
 	sb_adds(out, ")\n\n");
 }
 
+/*
+ * hist (issue 6): each patch's risk score and the past fixes most like
+ * it, shown whether or not a finding reached quorum.
+ */
+#define REPORT_SIMILAR_SHOWN 2
+
+static void add_history(struct sb *out, const struct rv_review *r)
+{
+	const struct mp_series *s = r->series;
+	size_t k, i;
+
+	if (r->no_history) {
+		sb_adds(out, "history: no history index; run `quorum index` "
+			     "to ground reviews in past fixes\n");
+		return;
+	}
+	if (!r->npatch_info)
+		return;
+	sb_adds(out, "history (risk: how much a patch looks like the ones "
+		     "that needed fixes later, 0..1):\n");
+	for (k = 0; k < r->npatch_info && k < s->npatches; k++) {
+		const struct rv_similar_list *l = &r->similar[k];
+
+		if (!s->patches[k] || !s->patches[k]->diff)
+			continue;
+		sb_adds(out, "  ");
+		add_patch_number(out, s, k);
+		if (r->risk[k] < 0)
+			sb_adds(out, "  risk n/a");
+		else
+			sb_addf(out, "  risk %.2f", r->risk[k]);
+		if (r->risk_why[k])
+			sb_addf(out, ": %s", r->risk_why[k]);
+		sb_addch(out, '\n');
+		for (i = 0; i < l->n && i < REPORT_SIMILAR_SHOWN; i++)
+			sb_addf(out,
+				"      like %.12s \"%s\", %s by %.12s \"%s\" "
+				"(score %.2f)\n",
+				l->items[i].bug_id,
+				l->items[i].bug_subject ?
+					l->items[i].bug_subject :
+					"",
+				!strcmp(l->items[i].kind, "revert") ?
+					"reverted" :
+					"fixed",
+				l->items[i].fix_id,
+				l->items[i].fix_subject ?
+					l->items[i].fix_subject :
+					"",
+				l->items[i].score);
+	}
+}
+
 int rv_report_text(const struct rv_review *r, struct sb *out)
 {
 	const struct mp_series *s = r->series;
@@ -218,6 +271,7 @@ int rv_report_text(const struct rv_review *r, struct sb *out)
 	if (r->dropped)
 		sb_addf(out, "%zu finding%s dropped: not on lines the patch has.\n",
 			r->dropped, r->dropped == 1 ? "" : "s");
+	add_history(out, r);
 	sb_adds(out, "cost: $0.00 (offline voters only)\n");
 	return 0;
 }
