@@ -289,7 +289,8 @@ static void test_renames_modes_binary_match_git_am(void **state)
 					     "s2/0002-mode.patch",
 					     "s2/0003-binary.patch",
 					     "s2/0004-delete-and-add.patch",
-					     "s2/0005-eof.patch" };
+					     "s2/0005-eof.patch",
+					     "s2/0006-copy.patch" };
 	struct run r;
 	char *want, *got_am;
 
@@ -300,9 +301,11 @@ static void test_renames_modes_binary_match_git_am(void **state)
 	   "printf '\\3\\4' >>blob.bin && head -c 2000 /dev/urandom >new.bin && git add . && git commit -qm binary\n"
 	   "git rm -q run.sh && printf 'fresh\\n' >lib/fresh.c && mkdir -p a/b && : >a/b/empty && git add . && git commit -qm delete-and-add\n"
 	   "printf 'no newline at end, changed' >docs/eof.txt && git commit -qam eof\n"
-	   "git format-patch -q --binary -o ../s2 HEAD~5 && git tag tip && git reset -q --hard HEAD~5\n"
+	   "sed 's/^int line1(/int copied1(/' main.c >main2.c && git add main2.c && git commit -qm copy\n"
+	   "git format-patch -q -C -C --binary -o ../s2 HEAD~6 && git tag tip && git reset -q --hard HEAD~6\n"
+	   "grep -q '^copy from main.c' ../s2/0006-copy.patch\n"
 	   "git worktree add -q ../r2-am HEAD 2>/dev/null && cd ../r2-am && git am -q ../s2/*.patch\n");
-	apply(&r, "r2", names, 5, NULL);
+	apply(&r, "r2", names, 6, NULL);
 	if (r.ret)
 		fail_msg("%s", r.err.msg);
 	want = capture("cd r2 && git rev-parse 'tip^{tree}'");
