@@ -928,3 +928,53 @@ static bool ends_with_semicolon(const char *text)
 		n--;
 	return n && text[n - 1] == ';';
 }
+
+/* How far back rv_source_function() walks looking for a header. */
+#define SOURCE_FUNC_MAX_LINES 4000
+
+size_t rv_source_function(const char *src, size_t len, int line, char *buf,
+			  size_t bufsz)
+{
+	const char *p, *end = src + len, *target = NULL, *ls, *nl;
+	char copy[FUNC_LINE_MAX + 1];
+	int no = 1, walked = 0;
+	size_t n;
+
+	if (!buf || !bufsz)
+		return 0;
+	buf[0] = '\0';
+	if (!src || line < 1)
+		return 0;
+	/* find the start of the target line */
+	for (p = src; p < end && no < line; p = nl + 1, no++) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			return 0;
+	}
+	if (p >= end)
+		return 0;
+	target = p;
+	/* walk back over the lines before it */
+	for (ls = target; ls > src && walked < SOURCE_FUNC_MAX_LINES;
+	     walked++) {
+		const char *le = ls - 1; /* the '\n' ending the previous line */
+
+		ls = le;
+		while (ls > src && ls[-1] != '\n')
+			ls--;
+		if (*ls == '}')
+			return 0; /* the previous function ended: none */
+		n = (size_t)(le - ls);
+		if (!n || n > FUNC_LINE_MAX || isspace((unsigned char)*ls))
+			continue;
+		memcpy(copy, ls, n);
+		copy[n] = '\0';
+		if (copy[n - 1] == '\r')
+			copy[n - 1] = '\0';
+		n = function_name_of(copy, buf, bufsz);
+		if (n)
+			return n;
+		buf[0] = '\0';
+	}
+	return 0;
+}

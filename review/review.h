@@ -116,6 +116,16 @@ const struct rv_file *rv_diff_find_file(const struct rv_diff *d,
 size_t rv_hunk_function(const struct rv_hunk *h, size_t idx, char *buf,
 			size_t bufsz);
 
+/*
+ * The name of the C function that encloses line (1-based) of the source
+ * text src[0..len): the nearest column-0 function header above it, unless
+ * a column-0 '}' (the end of the function before) comes first; at most
+ * 4000 lines back. Same buffer contract as rv_hunk_function().
+ * (owner: rules/diff work; never fails otherwise)
+ */
+size_t rv_source_function(const char *src, size_t len, int line, char *buf,
+			  size_t bufsz);
+
 /* ---- repository and apply ------------------------------------------- */
 
 struct rv_repo;

@@ -475,11 +475,14 @@ static bool chain_deref(const struct toks *tv, size_t i, size_t clen)
 
 /* ---- findings ------------------------------------------------------- */
 
+static const struct sb *post_image(struct scan *sc);
+
 static void emit(struct scan *sc, const char *category, enum rv_severity sev,
 		 size_t la, size_t lb, const char *title, const char *expl)
 {
 	static const char *const voters[] = {"rules"};
 	struct rv_finding f;
+	const struct sb *file;
 	struct sb quote;
 	char fn[128];
 
@@ -498,6 +501,10 @@ static void emit(struct scan *sc, const char *category, enum rv_severity sev,
 		f.line_end = f.line_start;
 	if (rv_hunk_function(sc->h, sc->pl[la].hidx, fn, sizeof(fn)))
 		f.function = fn;
+	else if ((file = post_image(sc)) &&
+		 rv_source_function(file->buf, file->len, f.line_start, fn,
+				    sizeof(fn)))
+		f.function = fn; /* the header is above the hunk */
 	f.severity = sev;
 	f.category = (char *)category;
 	f.title = (char *)title;

@@ -703,6 +703,51 @@ static void test_hunk_function_section_not_function(void **state)
 	rv_diff_free(d);
 }
 
+static void test_source_function(void **state)
+{
+	static const char src[] = "#include <x.h>\n"	      /* 1 */
+				  "static int\n"	      /* 2 */
+				  "first(struct dev *d,\n"    /* 3 */
+				  "      int n)\n"	      /* 4 */
+				  "{\n"			      /* 5 */
+				  "\tint x;\n"		      /* 6 */
+				  "out:\n"		      /* 7 */
+				  "\treturn x;\n"	      /* 8 */
+				  "}\n"			      /* 9 */
+				  "\n"			      /* 10 */
+				  "int proto(int a);\n"	      /* 11 */
+				  "static struct ops o = {\n" /* 12 */
+				  "\t.f = f(1),\n"	      /* 13 */
+				  "};\r\n"		      /* 14 */
+				  "int (*fp)(int);\n"	      /* 15 */
+				  "void second(void) {\r\n"   /* 16 */
+				  "\tcall();\n"		      /* 17 */
+				  "}";			      /* 18 */
+	char buf[64];
+	size_t n = strlen(src);
+
+	assert_int_equal(rv_source_function(src, n, 6, buf, sizeof(buf)), 5);
+	assert_string_equal(buf, "first");
+	/* a label at column 0 is not the function */
+	assert_int_equal(rv_source_function(src, n, 8, buf, sizeof(buf)), 5);
+	assert_int_equal(rv_source_function(src, n, 9, buf, sizeof(buf)), 5);
+	/* between functions, in an initializer, in a prototype */
+	assert_int_equal(rv_source_function(src, n, 10, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(rv_source_function(src, n, 13, buf, sizeof(buf)), 0);
+	assert_int_equal(rv_source_function(src, n, 15, buf, sizeof(buf)), 0);
+	/* CRLF source, the last line without a newline */
+	assert_int_equal(rv_source_function(src, n, 17, buf, sizeof(buf)), 6);
+	assert_string_equal(buf, "second");
+	assert_int_equal(rv_source_function(src, n, 18, buf, sizeof(buf)), 6);
+	/* out of range and bad arguments */
+	assert_int_equal(rv_source_function(src, n, 19, buf, sizeof(buf)), 0);
+	assert_int_equal(rv_source_function(src, n, 0, buf, sizeof(buf)), 0);
+	assert_int_equal(rv_source_function(src, n, 1, buf, sizeof(buf)), 0);
+	assert_int_equal(rv_source_function(NULL, 0, 1, buf, sizeof(buf)), 0);
+	assert_int_equal(rv_source_function(src, n, 6, buf, 3), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -731,6 +776,7 @@ int main(void)
 		cmocka_unit_test(test_large_hunk_is_linear),
 		cmocka_unit_test(test_hunk_function),
 		cmocka_unit_test(test_hunk_function_section_not_function),
+		cmocka_unit_test(test_source_function),
 	};
 
 	return cmocka_run_group_tests_name("diff", tests, NULL, NULL);

@@ -620,7 +620,7 @@ static void test_lock_leak_lookahead_in_repo(void **state)
 		"+\tmutex_lock(&foo->m);\n"
 		" \tif (!foo->ready)\n"
 		" \t\treturn -EAGAIN;\n"
-		"@@ -25,1 +25,3 @@ int foo_put(struct foo *foo)\n"
+		"@@ -25,1 +25,3 @@\n" /* no section: the repo names it */
 		" \tmutex_lock(&foo->m);\n"
 		"+\tif (foo->dead)\n"
 		"+\t\tgoto out;\n"
