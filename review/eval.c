@@ -265,7 +265,8 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 		if (v[i].time < opts->since || v[i].time > opts->until)
 			continue;
 		memset(&ec, 0, sizeof(ec));
-		if (fitted_at == INT64_MIN ||
+		/* Until there is enough to learn from, try at every commit. */
+		if (!h->model.ok || fitted_at == INT64_MIN ||
 		    v[i].time - fitted_at > EVAL_REFIT_SECONDS) {
 			refit(&h->model, v, i);
 			fitted_at = v[i].time;

@@ -1,0 +1,189 @@
+#!/bin/sh
+# quorum eval: replay a window as if each commit were new. Nothing from
+# after a commit may change how it is scored; labels come from later
+# Fixes:; the JSON has exactly the contracted keys.
+. "$(dirname "$0")/lib.sh"
+
+command -v python3 >/dev/null 2>&1 || skip_all "python3 not installed"
+
+R=$TMP/repo
+mkdir -p "$R" && git -C "$R" init -q
+cd "$R" || exit 1
+n=0
+day() {
+	n=$((n + 1))
+	export GIT_COMMITTER_DATE="$((1500000000 + n * 86400 * 10)) +0000"
+	export GIT_AUTHOR_DATE="$GIT_COMMITTER_DATE"
+}
+at() { date -u -d "@$((1500000000 + $1 * 86400 * 10))" +%Y-%m-%d; }
+feature() { # feature NAME LINES: a new file with a function
+	{
+		echo "int $1(int *v, int n)"
+		echo "{"
+		j=0
+		while [ $j -lt "$2" ]; do
+			echo "	v[$j % n] += $1_step(v, n, $j);"
+			j=$((j + 1))
+		done
+		echo "	return 0;"
+		echo "}"
+	} >"$1.c"
+	git add "$1.c"
+}
+cat >net.c <<'EOC'
+struct opts {
+	char name[16];
+};
+
+int parse_opts(struct opts *o, const char *arg)
+{
+	size_t arg_len = strlen(arg);
+
+	memcpy(o->name, arg, arg_len);
+	o->flags = parse_flags_value(arg, arg_len);
+	return 0;
+}
+EOC
+day; git add net.c && git commit -q -m "net: parse the interface name"
+BUG=$(git rev-parse HEAD)
+# Training history: features that needed fixes, notes that did not.
+i=0
+while [ $i -lt 20 ]; do
+	day; feature "feat$i" 40; git commit -q -m "feat: add feature $i"
+	eval "F$i=\$(git rev-parse HEAD)"
+	day; echo "note $i" >>notes.txt; git add notes.txt; git commit -q -m "docs: note $i"
+	i=$((i + 1))
+done
+i=0
+while [ $i -lt 20 ]; do
+	day; eval "f=\$F$i"
+	echo "/* checked */" >>"feat$i.c"
+	git commit -q -am "feat: fix feature $i" -m "Fixes: $(git rev-parse --short=12 "$f") (\"feat: add feature $i\")"
+	i=$((i + 2))
+done
+# The window starts here.
+WSTART=$((n + 1))
+# X re-adds the unbounded copy BEFORE anyone fixed it.
+day; cat >>net.c <<'EOC'
+
+int parse_alias(struct opts *o, const char *arg)
+{
+	size_t arg_len = strlen(arg);
+
+	memcpy(o->name, arg, arg_len);
+	o->flags = parse_flags_value(arg, arg_len);
+	return 1;
+}
+EOC
+git commit -q -am "net: parse aliases"
+X=$(git rev-parse HEAD)
+day; feature winfeat 50; git commit -q -m "feat: add a window feature"
+WF=$(git rev-parse HEAD)
+day; echo "note w" >>notes.txt; git commit -q -am "docs: window note"
+# Now the fix of the original bug.
+day; sed -i '0,/memcpy(o->name, arg, arg_len);/s//memcpy(o->name, arg, sizeof(o->name) - 1);/' net.c
+git commit -q -am "net: bound the copy in parse_opts" -m "Names of 16 bytes or more overflowed.
+
+Fixes: $(git rev-parse --short=12 "$BUG") (\"net: parse the interface name\")"
+# Y re-adds the copy AFTER the fix: this one the history voter may see.
+day; cat >>net.c <<'EOC'
+
+int parse_peer(struct opts *o, const char *arg)
+{
+	size_t arg_len = strlen(arg);
+
+	memcpy(o->name, arg, arg_len);
+	o->flags = parse_flags_value(arg, arg_len);
+	return 2;
+}
+EOC
+git commit -q -am "net: parse peers"
+Y=$(git rev-parse HEAD)
+WEND=$n
+SINCE=$(at "$WSTART"); UNTIL=$(at "$WEND")
+
+run "$QUORUM" eval -C "$R" --since "$SINCE" --until "$UNTIL"
+is "$rc" 3 "eval without an index exits 3"
+like "$TMP/err" 'quorum index' "... and says to run quorum index"
+
+"$QUORUM" index -C "$R" >/dev/null || echo "Bail out! index failed"
+run "$QUORUM" eval -C "$R" --since "$SINCE" --until "$UNTIL" -v
+is "$rc" 0 "eval exits 0"
+cp "$TMP/out" "$TMP/before"
+like "$TMP/out" '^commits +5$' "the five window commits are replayed"
+like "$TMP/out" '^positives +0$' "none is named by a Fixes: yet"
+x=$(git rev-parse --short=12 "$X"); y=$(git rev-parse --short=12 "$Y")
+grep "^$x " "$TMP/out" >"$TMP/x"
+grep "^$y " "$TMP/out" >"$TMP/y"
+unlike "$TMP/x" 'flagged:.*history' "no leakage: the copy added before its fix is not flagged by history"
+like "$TMP/y" 'flagged:.*history' "the copy added after the fix is flagged by history"
+grep "^$(git rev-parse --short=12 "$WF") " "$TMP/out" >"$TMP/wf"
+like "$TMP/wf" 'risk 0\.[0-9]+' "a window commit gets a risk score from the model"
+
+# The future arrives: fixes naming window commits, more history. Every
+# score and flag of the window must stay as it was; only labels change.
+day; echo "/* bounded */" >>net.c
+git commit -q -am "net: bound aliases" -m "Fixes: $(git rev-parse --short=12 "$X") (\"net: parse aliases\")"
+day; echo "/* checked */" >>winfeat.c
+git commit -q -am "feat: fix the window feature" -m "Fixes: $(git rev-parse --short=12 "$WF") (\"feat: add a window feature\")"
+# Late fixes of old commits change what a leaky model would learn.
+for f in "$F1" "$F3" "$F5" "$F7"; do
+	day; echo "/* late */" >>notes.txt
+	git commit -q -am "feat: late fix" -m "Fixes: $(git rev-parse --short=12 "$f") (\"$(git log -1 --format=%s "$f")\")"
+done
+i=20
+while [ $i -lt 30 ]; do
+	day; feature "late$i" 5; git commit -q -m "late: add $i"
+	day; echo "/* x */" >>"late$i.c"; git commit -q -am "late: fix $i" -m "Fixes: $(git rev-parse --short=12 HEAD~0) (\"late: add $i\")"
+	i=$((i + 1))
+done
+run "$QUORUM" eval -C "$R" --since "$SINCE" --until "$UNTIL" -v
+is "$rc" 3 "a stale index is refused"
+like "$TMP/err" 'older than HEAD.*quorum index' "... with what to run"
+"$QUORUM" index -C "$R" >/dev/null
+run "$QUORUM" eval -C "$R" --since "$SINCE" --until "$UNTIL" -v
+cp "$TMP/out" "$TMP/after"
+like "$TMP/after" '^positives +2$' "later Fixes: label two window commits buggy"
+grep "^$x " "$TMP/after" >"$TMP/x2"
+like "$TMP/x2" 'buggy' "the re-added copy is now labelled buggy"
+scores() { grep -E '^[0-9a-f]{12} ' "$1" | sed -E 's/ (buggy|clean)//'; }
+scores "$TMP/before" >"$TMP/s1"
+scores "$TMP/after" >"$TMP/s2"
+cmp -s "$TMP/s1" "$TMP/s2"
+ok $? "no leakage: risk scores and flags of the window are unchanged by later commits"
+[ -s "$TMP/s1" ]; ok $? "... (and there were scores to compare)"
+
+# JSON: exactly the contracted keys.
+run "$QUORUM" eval -C "$R" --since "$SINCE" --until "$UNTIL" --json
+is "$rc" 0 "--json exits 0"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = ["auc", "baseline_auc", "commits", "positives", "precision", "recall", "seconds"]
+assert sorted(d) == want, sorted(d)
+assert d["commits"] == 5 and d["positives"] == 2
+for k in ("auc", "baseline_auc"):
+    assert d[k] is None or 0 <= d[k] <= 1, d[k]
+assert 0 <= d["precision"] <= 1 and 0 <= d["recall"] <= 1
+assert d["seconds"] >= 0
+' "$TMP/out"
+ok $? "JSON has exactly commits, positives, auc, baseline_auc, precision, recall, seconds"
+
+# An empty window is not an error.
+run "$QUORUM" eval -C "$R" --since 1990-01-01 --until 1990-12-31 --json
+is "$rc" 0 "an empty window exits 0"
+like "$TMP/out" '"commits":0' "... with no commits"
+
+# Bad use.
+run "$QUORUM" eval -C "$R" --since "$SINCE"
+is "$rc" 2 "--until missing is a usage error"
+run "$QUORUM" eval -C "$R" --since yesterday --until "$UNTIL"
+is "$rc" 2 "an unreadable date is a usage error"
+like "$TMP/err" 'yesterday' "... naming it"
+run "$QUORUM" eval -C "$R" --since "$UNTIL" --until "$SINCE"
+is "$rc" 2 "--until before --since is a usage error"
+mkdir -p "$TMP/plain"
+run "$QUORUM" eval -C "$TMP/plain" --since "$SINCE" --until "$UNTIL"
+is "$rc" 3 "not a repository exits 3"
+
+done_testing
