@@ -959,9 +959,8 @@ size_t rv_source_function(const char *src, size_t len, int line, char *buf,
 	     walked++) {
 		const char *le = ls - 1; /* the '\n' ending the previous line */
 
-		ls = le;
-		while (ls > src && ls[-1] != '\n')
-			ls--;
+		ls = memrchr(src, '\n', (size_t)(le - src));
+		ls = ls ? ls + 1 : src;
 		if (*ls == '}')
 			return 0; /* the previous function ended: none */
 		n = (size_t)(le - ls);
