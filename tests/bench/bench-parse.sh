@@ -35,11 +35,13 @@ git -C "$W/iproute2" format-patch -q --stdout --no-merges -"$N" HEAD \
 bytes=$(wc -c <"$W/big.mbox")
 msgs=$(grep -c '^From [0-9a-f]\{40\} Mon Sep 17 00:00:00 2001$' "$W/big.mbox")
 
-# secs_rss CMD...: run, print "SECONDS MAXRSS_KB" (stdout of CMD discarded)
+# secs_rss CMD...: run, print "SECONDS MAXRSS_KB CPU_SECONDS" (stdout of
+# CMD discarded); CPU time (user + sys) is the figure the noise of a shared
+# machine disturbs least
 secs_rss() {
-	/usr/bin/time -f '%e %M' -o "$W/time" "$@" >/dev/null 2>"$W/stderr"
+	/usr/bin/time -f '%e %M %U %S' -o "$W/time" "$@" >/dev/null 2>"$W/stderr"
 	st=$?
-	cat "$W/time" | tail -1
+	tail -1 "$W/time" | awk '{ print $1, $2, $3 + $4 }'
 	return $st
 }
 
@@ -63,11 +65,12 @@ d = json.load(open(sys.argv[1]))
 print(sum(len(s["patches"]) for s in d["series"]))' "$W/out.json" 2>/dev/null)
 
 echo "$q $g $bytes $msgs ${found:-?}" | awk '{
-	qs = $1 > 0 ? $1 : 0.01
+	qs = $1 > 0 ? $1 : 0.01; qc = $3 > 0 ? $3 : 0.01
 	printf "parse: %.1fx git mailsplit+mailinfo (quorum %.2f s, git %.2f s, " \
-	       "%d messages, %d patches found, %.0f MB/s, max RSS %.0f MB; " \
-	       "git max RSS %.0f MB)\n", $3 / qs, $1, $3, $6, $7,
-	       $5 / 1048576 / qs, $2 / 1024, $4 / 1024
+	       "%d messages, %s patches found, %.0f MB/s, max RSS %.0f MB; " \
+	       "CPU time: %.1fx, quorum %.2f s, git %.2f s, %.0f MB/s)\n",
+	       $4 / qs, $1, $4, $8, $9, $7 / 1048576 / qs, $2 / 1024,
+	       $6 / qc, $3, $6, $7 / 1048576 / qc
 }'
 
 big=${QUORUM_BENCH_BIG:-auto}
@@ -87,10 +90,11 @@ if [ "$big" = 1 ]; then
 	h=$(secs_rss "$QUORUM" parse --json "$W/huge.mbox") ||
 		{ echo "parse: quorum parse failed on the 1 GB mbox:"; head -5 "$W/stderr"; exit 1; }
 	echo "$h $hbytes $reps" | awk '{
-		s = $1 > 0 ? $1 : 0.01
-		printf "parse-1GB: %.0f MB in %.1f s (%.0f MB/s, the corpus " \
-		       "mbox %d times), max RSS %.0f MB\n",
-		       $3 / 1048576, $1, $3 / 1048576 / s, $4, $2 / 1024
+		s = $1 > 0 ? $1 : 0.01; c = $3 > 0 ? $3 : 0.01
+		printf "parse-1GB: %.0f MB in %.1f s (%.0f MB/s; CPU %.1f s, " \
+		       "%.0f MB/s; the corpus mbox %d times), max RSS %.0f MB\n",
+		       $4 / 1048576, $1, $4 / 1048576 / s, $3,
+		       $4 / 1048576 / c, $5, $2 / 1024
 	}'
 else
 	echo "parse-1GB: skipped (QUORUM_BENCH_BIG=1 runs it)"
