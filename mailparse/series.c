@@ -218,8 +218,11 @@ void mp_collector_add(struct mp_collector *c, struct mp_patch *p)
 	}
 	if (!p->message_id || !*p->message_id) {
 		/* the parser synthesises ids; never trust that it did */
+		char id[64];
+
+		snprintf(id, sizeof(id), "quorum-seq-%zu@local", c->n);
 		free(p->message_id);
-		p->message_id = g_strdup_printf("quorum-seq-%zu@local", c->n);
+		p->message_id = xstrdup_or_null(id);
 	}
 	if (g_hash_table_contains(c->by_id, p->message_id)) {
 		collector_errorf(c, p->message_id,
