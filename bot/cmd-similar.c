@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "quorum.h"
 
@@ -16,7 +17,7 @@ static int cmd_similar(int argc, char **argv);
 const struct cmd cmd_similar_def = {
 	"similar",
 	cmd_similar,
-	"quorum similar [-C REPO] [-k N] FILE|REV",
+	"quorum similar [-C REPO] [-k N] [--timing] FILE|REV",
 	"past bug/fix pairs that resemble a patch",
 	"For a patch (FILE: an mbox or patch mail, - for standard input) or a\n"
 	"commit (REV), prints the k past bug/fix pairs of the repository's\n"
@@ -29,11 +30,22 @@ const struct cmd cmd_similar_def = {
 	"Options:\n"
 	"  -C REPO        the repository (default: the current directory)\n"
 	"  -k N           how many pairs to show (default 5, at most 100)\n"
+	"  --timing       print how long the search took to standard error\n"
 	"  -h, --help     this text\n"
 	"\n"
 	"Exit status: 0 done (even with nothing similar), 2 usage or input\n"
 	"error, 3 no repository or no history index.",
 };
+
+static bool timing;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 static void print_results(const struct rv_similar_list *l)
 {
@@ -78,6 +90,7 @@ static int similar_of_diff(struct rv_history *h, const char *diff,
 {
 	struct rv_similar_list l = { 0 };
 	struct rv_diff *d = NULL;
+	double t0;
 	int ret;
 
 	ret = rv_diff_parse(&d, diff, len, err);
@@ -85,7 +98,10 @@ static int similar_of_diff(struct rv_history *h, const char *diff,
 		rv_diff_free(d);
 		return ret;
 	}
+	t0 = now_ms();
 	ret = rv_history_similar(h, d, k, &l, err);
+	if (timing)
+		fprintf(stderr, "similar: search took %.2f ms\n", now_ms() - t0);
 	if (!ret)
 		print_results(&l);
 	rv_similar_list_release(&l);
@@ -175,6 +191,7 @@ static int cmd_similar(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "timing", no_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rv_history *h = NULL;
@@ -199,6 +216,9 @@ static int cmd_similar(int argc, char **argv)
 						   "-k wants a number from 1 "
 						   "to 100, not '%s'",
 						   optarg);
+			break;
+		case 't':
+			timing = true;
 			break;
 		case 'h':
 			return cmd_print_help(&cmd_similar_def);
