@@ -82,12 +82,14 @@ struct ap_fail {
 	const char *found; /* what the file has there, NULL past the end */
 	size_t found_len;
 	bool corrupt_delete; /* a deletion that leaves content */
+	bool too_costly; /* over the work budget: a hostile patch */
 };
 
 /*
  * Apply f's text hunks to buf/len (the pre-image) into out, with git
  * apply's rules (exact context, offset search, no fuzz, beginning and
- * end anchors). Returns 0, or RV_ERR_APPLY with *fail filled.
+ * end anchors). Returns 0, RV_ERR_APPLY with *fail filled, or
+ * RV_ERR_INPUT (fail->too_costly) when matching would take too long.
  */
 int ap_apply_text(const struct ap_file *f, const char *buf, size_t len,
 		  struct sb *out, struct ap_fail *fail);

@@ -369,6 +369,11 @@ static void describe_hunk_failure(struct sb *why, const struct ap_file *f,
 	const char *path = f->old_path ? f->old_path : f->new_path;
 	size_t skip = 0;
 
+	if (fail->too_costly) {
+		sb_addf(why, "%s hunk %zu is too costly to match (a hostile patch?); refused",
+			path, fail->hunk + 1);
+		return;
+	}
 	if (fail->corrupt_delete) {
 		sb_addf(why, "deleting %s leaves content the patch does not remove",
 			path);
@@ -492,6 +497,11 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 	ret = ap_apply_text(f, blob ? git_blob_rawcontent(blob) : "",
 			    blob ? (size_t)git_blob_rawsize(blob) : 0, &content,
 			    &fail);
+	if (ret == RV_ERR_INPUT && fail.too_costly) {
+		describe_hunk_failure(&c->why, f, &fail);
+		ret = errmsg_set(err, RV_ERR_INPUT, "%s", sb_str(&c->why));
+		goto out;
+	}
 	if (ret == RV_ERR_APPLY && c->three_way && !fail.corrupt_delete) {
 		struct errmsg err3 = { { 0 } };
 		int r3;

@@ -13,6 +13,10 @@
 /* Hunk line counts beyond this are not a real patch. */
 #define AP_MAX_COUNT 50000000
 #define AP_MAX_PATH 4096
+/* Files one patch may touch; more is not a patch a list would carry. */
+#define AP_MAX_FILES 10000
+/* Line comparisons and copies allowed per file: ~1 s, then refuse. */
+#define AP_MAX_WORK ((size_t)300 * 1000 * 1000)
 
 struct cursor {
 	const char *buf, *end;
@@ -325,6 +329,7 @@ static int parse_range(const char **s, const char *end, int *start, int *n)
 
 static struct ap_file *new_file(struct ap_patch *p)
 {
+	/* Callers check p->nfiles against AP_MAX_FILES first. */
 	ALLOC_GROW(p->files, p->nfiles + 1, p->afiles);
 	memset(&p->files[p->nfiles], 0, sizeof(p->files[0]));
 	return &p->files[p->nfiles++];
@@ -642,6 +647,12 @@ int ap_patch_parse(struct ap_patch *p, const char *diff, size_t len,
 	c.buf = diff;
 	c.end = diff + len;
 	while (cur_next(&c, &pos)) {
+		if (p->nfiles >= AP_MAX_FILES) {
+			ret = errmsg_set(err, RV_ERR_INPUT,
+					 "the patch touches more than %d files",
+					 AP_MAX_FILES);
+			goto out;
+		}
 		if (starts(c.line, c.len, "diff --git ")) {
 			ret = parse_git_file(p, &c, &pos, err);
 			if (ret < 0)
@@ -739,7 +750,7 @@ static bool line_eq(const struct img_line *a, const struct ap_line *b)
 /* git apply's match_fragment for the no-whitespace-options case. */
 static bool match_at(const struct image *img, const struct ap_line *const *pre,
 		     size_t npre, size_t at, bool match_beginning,
-		     bool match_end)
+		     bool match_end, size_t *work)
 {
 	size_t i;
 
@@ -749,16 +760,18 @@ static bool match_at(const struct image *img, const struct ap_line *const *pre,
 		return false;
 	if (match_beginning && at)
 		return false;
-	for (i = 0; i < npre; i++)
+	for (i = 0; i < npre; i++) {
+		++*work;
 		if (!line_eq(&img->l[at + i], pre[i]))
 			return false;
+	}
 	return true;
 }
 
 /* git apply's find_pos: from line, alternately forwards and backwards. */
 static long find_pos(const struct image *img, const struct ap_line *const *pre,
 		     size_t npre, long line, bool match_beginning,
-		     bool match_end)
+		     bool match_end, size_t *work)
 {
 	long back, fwd, cur;
 	unsigned long i;
@@ -772,8 +785,10 @@ static long find_pos(const struct image *img, const struct ap_line *const *pre,
 	back = fwd = cur = line;
 	for (i = 0;; i++) {
 		if (match_at(img, pre, npre, (size_t)cur, match_beginning,
-			     match_end))
+			     match_end, work))
 			return cur;
+		if (*work > AP_MAX_WORK)
+			return -2;
 	again:
 		if (back == 0 && (size_t)fwd == img->n)
 			break;
@@ -826,7 +841,7 @@ int ap_apply_text(const struct ap_file *f, const char *buf, size_t len,
 {
 	struct image img = { 0 }, next = { 0 };
 	const struct ap_line **pre = NULL, **post = NULL;
-	size_t h, i, npre, npost, apre = 0, apost = 0;
+	size_t h, i, npre, npost, apre = 0, apost = 0, work = 0;
 	int ret = 0;
 
 	memset(fail, 0, sizeof(*fail));
@@ -856,7 +871,14 @@ int ap_apply_text(const struct ap_file *f, const char *buf, size_t len,
 		mb = hk->old_start == 0 || hk->old_start == 1;
 		me = trailing == 0;
 		line = hk->new_start ? hk->new_start - 1 : 0;
-		at = find_pos(&img, pre, npre, line, mb, me);
+		at = find_pos(&img, pre, npre, line, mb, me, &work);
+		work += img.n;
+		if (at == -2 || work > AP_MAX_WORK) {
+			fail->hunk = h;
+			fail->too_costly = true;
+			ret = RV_ERR_INPUT;
+			goto out;
+		}
 		if (at < 0) {
 			long want = mb ? 0 : me ? (long)img.n - (long)npre : line;
 

@@ -731,6 +731,24 @@ static void test_truncated_and_mangled_patches_are_safe(void **state)
 	patch_free(p);
 }
 
+/* A hunk built to make matching quadratic is refused, quickly. */
+static void test_quadratic_hunk_is_refused(void **state)
+{
+	static const char *const names[] = { "big/slow.patch" };
+	struct run r;
+
+	sh("rm -rf r15 && git init -q r15 && cd r15 && yes x | head -200000 >flat.txt && "
+	   "git add . && git commit -qm flat && mkdir -p ../big && "
+	   "{ printf 'diff --git a/flat.txt b/flat.txt\\n--- a/flat.txt\\n+++ b/flat.txt\\n"
+	   "@@ -90000,2002 +90000,2002 @@\\n'; yes ' x' | head -2000; "
+	   "printf -- '-y\\n+z\\n x\\n'; } >../big/slow.patch\n");
+	apply(&r, "r15", names, 1, NULL);
+	assert_int_equal(r.ret, RV_ERR_INPUT);
+	assert_non_null(strstr(r.res->patches[0].error,
+			       "flat.txt hunk 1 is too costly to match"));
+	run_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -748,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_worktree_checkout_and_remove),
 		cmocka_unit_test(test_new_file_where_a_rename_leaves),
 		cmocka_unit_test(test_truncated_and_mangled_patches_are_safe),
+		cmocka_unit_test(test_quadratic_hunk_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
