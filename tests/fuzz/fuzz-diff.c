@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * libFuzzer target: raw bytes -> rv_diff_parse() -> the rules voter ->
- * rv_diff_free(). Also checks the parser's promises: every line of every
- * hunk has the origin and numbering the hunk header declares.
+ * rv_diff_free(), and rv_source_function() over the raw bytes. Also checks the
+ * parser's promises: every line of every hunk has the origin and numbering the
+ * hunk header declares.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -57,6 +58,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char fn[64];
 	size_t i, j;
 
+	/* the input as a source file, too */
+	for (i = 1; i < 64; i += 7)
+		rv_source_function((const char *)data, size, (int)i, fn,
+				   sizeof(fn));
 	if (rv_diff_parse(&d, (const char *)data, size, &err) != 0) {
 		if (d)
 			abort();
