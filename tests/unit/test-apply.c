@@ -749,6 +749,54 @@ static void test_quadratic_hunk_is_refused(void **state)
 	run_release(&r);
 }
 
+static void test_fall_through_to_branch_and_head(void **state)
+{
+	static const char *const names[] = { "ft/0001-x.patch" };
+	struct rv_apply_opts opts = RV_APPLY_OPTS_INIT;
+	struct run r;
+	struct sb buf = SB_INIT;
+	struct errmsg err;
+	char *bc, *dev;
+
+	/* base-commit: names a commit where the patch does not apply. */
+	base_repo("r16");
+	sh("cd r16 && git tag old && sed -i 's/return 30;/return -30;/' main.c && git commit -qam moved\n"
+	   "git branch dev && sed -i 's/return 30;/return 31;/; s/return -30;/return 30;/' main.c && git commit -qam x\n"
+	   "git format-patch -q --base=old -o ../ft -1 && git reset -q --hard HEAD~1\n"
+	   "git checkout -q -b other old\n");
+	bc = capture("cd r16 && git rev-parse old");
+	dev = capture("cd r16 && git rev-parse dev");
+	/* HEAD is old too (same id): only base-commit is tried, and fails. */
+	opts.three_way = false; /* (-3 would merge the same change cleanly) */
+	apply(&r, "r16", names, 1, &opts);
+	assert_int_equal(r.ret, RV_ERR_APPLY);
+	assert_int_equal(r.res->base_source, RV_BASE_SERIES);
+	assert_string_equal(r.res->base_id, bc);
+	run_release(&r);
+
+	/* With the list's branch: base-commit fails, the branch is used. */
+	opts.branch = "dev";
+	apply(&r, "r16", names, 1, &opts);
+	assert_int_equal(r.ret, 0);
+	assert_int_equal(r.res->base_source, RV_BASE_BRANCH);
+	assert_string_equal(r.res->base_id, dev);
+	assert_non_null(strstr(r.res->base_note, "did not apply on base-commit"));
+	assert_non_null(strstr(r.res->base_note, "used the list's branch"));
+
+	/* And the tree can be read back. */
+	assert_int_equal(rv_repo_read_file(r.repo, last_tree(&r), "main.c",
+					   &buf, &err), 0);
+	assert_non_null(strstr(sb_str(&buf), "return 31;"));
+	assert_int_equal(rv_repo_read_file(r.repo, last_tree(&r), "nope.c",
+					   &buf, &err), RV_ERR_REPO);
+	assert_int_equal(rv_repo_read_file(r.repo, "xyz", "main.c", &buf, &err),
+			 RV_ERR_REPO);
+	sb_release(&buf);
+	free(bc);
+	free(dev);
+	run_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -767,6 +815,7 @@ int main(void)
 		cmocka_unit_test(test_new_file_where_a_rename_leaves),
 		cmocka_unit_test(test_truncated_and_mangled_patches_are_safe),
 		cmocka_unit_test(test_quadratic_hunk_is_refused),
+		cmocka_unit_test(test_fall_through_to_branch_and_head),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
