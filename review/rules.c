@@ -13,6 +13,7 @@
  */
 #include <ctype.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,17 +202,17 @@ static void lex_line(struct toks *tv, const char *s, unsigned line,
 	}
 }
 
-/* Lex lines, skipping preprocessor lines and their continuations. */
+/* Lexer state carried from line to line of a hunk. */
 struct lexer {
 	bool in_comment;
 	bool in_pp; /* the previous line was a preprocessor line ending in \ */
 	int depth;
 };
 
+/* Lex one line, skipping preprocessor lines and their continuations. */
 static void lex_text_line(struct toks *tv, struct lexer *lx, const char *s,
 			  unsigned line)
 {
-	const char *q;
 	size_t n;
 
 	if (lx->in_pp || (!lx->in_comment && s[strspn(s, " \t")] == '#')) {
@@ -221,8 +222,7 @@ static void lex_text_line(struct toks *tv, struct lexer *lx, const char *s,
 		lx->in_pp = n && s[n - 1] == '\\';
 		return;
 	}
-	q = s;
-	lex_line(tv, q, line, &lx->in_comment, &lx->depth);
+	lex_line(tv, s, line, &lx->in_comment, &lx->depth);
 }
 
 /* ---- token helpers -------------------------------------------------- */
