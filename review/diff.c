@@ -935,7 +935,7 @@ static bool ends_with_semicolon(const char *text)
 size_t rv_source_function(const char *src, size_t len, int line, char *buf,
 			  size_t bufsz)
 {
-	const char *p, *end = src + len, *target = NULL, *ls, *nl;
+	const char *p, *end, *target = NULL, *ls, *nl;
 	char copy[FUNC_LINE_MAX + 1];
 	int no = 1, walked = 0;
 	size_t n;
@@ -945,6 +945,7 @@ size_t rv_source_function(const char *src, size_t len, int line, char *buf,
 	buf[0] = '\0';
 	if (!src || line < 1)
 		return 0;
+	end = src + len;
 	/* find the start of the target line */
 	for (p = src; p < end && no < line; p = nl + 1, no++) {
 		nl = memchr(p, '\n', (size_t)(end - p));
