@@ -30,16 +30,18 @@ const struct cmd cmd_parse_def = {
 	"letter's subject and message-id, and for each patch its number, title,\n"
 	"message-id, author, files touched, trailers, follow-up trailers sent\n"
 	"as replies, and base-commit. An older version that a newer one in the\n"
-	"same input replaces is marked superseded. Replies and pull requests\n"
-	"are counted, not shown; mails that could not be read are listed as\n"
-	"errors and do not stop the run.\n"
+	"same input replaces is marked superseded. Replies, pull requests and\n"
+	"mail without a diff are counted (--json lists them as \"others\"); mail\n"
+	"that could not be read, or is over a size cap, is listed as an error\n"
+	"and does not stop the run.\n"
 	"\n"
 	"Options:\n"
 	"  --json         print JSON instead (schema: contrib/parse-json.md)\n"
 	"  -h, --help     this text\n"
 	"\n"
 	"Exit status: 0 when at least one series was found; 2 on a usage error,\n"
-	"a FILE that cannot be read or is empty, or mail with no patch at all.",
+	"a FILE that cannot be read or is empty, or mail with no patch at all\n"
+	"(--json still prints what was found).",
 };
 
 /* Text for a terminal: control bytes from mail become '?'. */
