@@ -563,9 +563,11 @@ done:
 	return (size_t)(last - text);
 }
 
-void mp_diff_find(const char *text, size_t len, struct mp_diffspan *span)
+void mp_diff_find_files(const char *text, size_t len, struct mp_diffspan *span,
+			char ***files, size_t *nfiles)
 {
 	size_t start = find_start(text, len, true);
+	struct filelist fl = {files, nfiles, nfiles ? *nfiles : 0, NULL};
 
 	memset(span, 0, sizeof(*span));
 	if (start == len)
@@ -574,7 +576,15 @@ void mp_diff_find(const char *text, size_t len, struct mp_diffspan *span)
 		return;
 	span->found = true;
 	span->start = start;
-	span->end = start + walk(text + start, len - start, &span->clean, NULL);
+	span->end = start + walk(text + start, len - start, &span->clean,
+				 files ? &fl : NULL);
+	if (fl.seen)
+		g_hash_table_destroy(fl.seen);
+}
+
+void mp_diff_find(const char *text, size_t len, struct mp_diffspan *span)
+{
+	mp_diff_find_files(text, len, span, NULL, NULL);
 }
 
 void mp_diff_files(const char *diff, size_t len, char ***files, size_t *nfiles)

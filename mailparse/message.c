@@ -581,8 +581,9 @@ static void reply_trailers(struct mp_patch *pt, const char *p, const char *end)
 }
 
 /*
- * Keep the diff and the paths it touches. A MIME boundary takes the last
- * newline of an attached diff with it; put it back so the diff applies.
+ * Keep the diff (its paths were read while finding it). A MIME boundary
+ * takes the last newline of an attached diff with it; put it back so the
+ * diff applies.
  */
 static void set_diff(struct mp_patch *pt, const char *d, size_t len)
 {
@@ -594,7 +595,6 @@ static void set_diff(struct mp_patch *pt, const char *d, size_t len)
 		pt->diff[len++] = '\n';
 	pt->diff[len] = '\0';
 	pt->diff_len = len;
-	mp_diff_files(pt->diff, pt->diff_len, &pt->files, &pt->nfiles);
 }
 
 /*
@@ -614,7 +614,8 @@ static int analyze_body(struct ctx *c, const char *t, size_t len, bool gitshow)
 		p = mp_next_line(p, end);
 	if (!gitshow)
 		p = inbody_headers(c, p, end);
-	mp_diff_find(p, (size_t)(end - p), &span);
+	mp_diff_find_files(p, (size_t)(end - p), &span, &pt->files,
+			   &pt->nfiles);
 	diff_start = span.found ? p + span.start : end;
 	diff_end = span.found ? p + span.end : end;
 	for (q = p; q < diff_start; q = mp_next_line(q, end)) {
@@ -713,7 +714,7 @@ static int analyze_attachment(struct ctx *c, const char *t, size_t len)
 	struct mp_diffspan span;
 	size_t dl;
 
-	mp_diff_find(t, len, &span);
+	mp_diff_find_files(t, len, &span, &pt->files, &pt->nfiles);
 	if (!span.found)
 		return 0;
 	dl = span.end - span.start;

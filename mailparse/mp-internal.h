@@ -50,6 +50,10 @@ struct mp_diffspan {
  */
 void mp_diff_find(const char *text, size_t len, struct mp_diffspan *span);
 
+/* mp_diff_find() that also appends the paths (as mp_diff_files()). */
+void mp_diff_find_files(const char *text, size_t len, struct mp_diffspan *span,
+			char ***files, size_t *nfiles);
+
 /*
  * The paths a diff touches (post-image name, pre-image for deletions),
  * unique, in order of appearance, as valid UTF-8 strings. Appends to
