@@ -161,6 +161,7 @@ static int similar_of_rev(struct rv_history *h, const char *rev, size_t k)
 	struct sb diff = SB_INIT, msg = SB_INIT;
 	char id[RV_OID_HEXSZ + 1];
 	const char *nl;
+	size_t i;
 	int ret = 0;
 
 	if (rv_history_commit_diff(h, rev, &diff, &msg, id, &err) < 0) {
@@ -170,9 +171,12 @@ static int similar_of_rev(struct rv_history *h, const char *rev, size_t k)
 	}
 	rv_history_set_horizon(h, id);
 	nl = strchr(sb_str(&msg), '\n');
-	printf("commit %.12s %.*s\n", id,
-	       (int)(nl ? (size_t)(nl - sb_str(&msg)) : msg.len),
-	       sb_str(&msg));
+	if (nl)
+		sb_setlen(&msg, (size_t)(nl - sb_str(&msg)));
+	for (i = 0; i < msg.len; i++) /* no escape sequences to the tty */
+		if ((unsigned char)msg.buf[i] < 0x20 || msg.buf[i] == 0x7f)
+			msg.buf[i] = '?';
+	printf("commit %.12s %s\n", id, sb_str(&msg));
 	if (!diff.len) {
 		printf("  nothing similar: the commit changes nothing\n");
 		goto out;

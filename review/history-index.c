@@ -676,6 +676,9 @@ static char *explanation(const char *msg)
 		lines++;
 		p = nl ? nl + 1 : p + len;
 	}
+	if (!out.len)
+		return xstrdup_or_null("");
+	hist_sanitize(out.buf);
 	return sb_detach(&out, NULL);
 }
 
@@ -820,7 +823,7 @@ static int store_pair(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 	char name[48];
 	struct smap_ent *be;
 	struct pjob *j;
-	char *expl = NULL;
+	char *expl = NULL, *fix_subj = NULL, *bug_subj = NULL;
 	int ret = 0;
 
 	git_oid_tostr(bug_hex, sizeof(bug_hex), bug_oid);
@@ -834,14 +837,20 @@ static int store_pair(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 	sqlite3_bind_text(ix->ins_pair, 2, how, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(ix->ins_pair, 3, fix_seq);
 	sqlite3_bind_text(ix->ins_pair, 4, fix_hex, -1, SQLITE_STATIC);
-	sqlite3_bind_text(ix->ins_pair, 5, git_commit_summary(fix), -1,
-			  SQLITE_TRANSIENT);
+	fix_subj = xstrdup_or_null(git_commit_summary(fix) ?
+					   git_commit_summary(fix) :
+					   "");
+	bug_subj = xstrdup_or_null(git_commit_summary(bug) ?
+					   git_commit_summary(bug) :
+					   "");
+	hist_sanitize(fix_subj);
+	hist_sanitize(bug_subj);
+	sqlite3_bind_text(ix->ins_pair, 5, fix_subj, -1, SQLITE_STATIC);
 	sqlite3_bind_text(ix->ins_pair, 6, expl, -1, SQLITE_STATIC);
 	if (be)
 		sqlite3_bind_int64(ix->ins_pair, 7, be->a);
 	sqlite3_bind_text(ix->ins_pair, 8, bug_hex, -1, SQLITE_STATIC);
-	sqlite3_bind_text(ix->ins_pair, 9, git_commit_summary(bug), -1,
-			  SQLITE_TRANSIENT);
+	sqlite3_bind_text(ix->ins_pair, 9, bug_subj, -1, SQLITE_STATIC);
 	if ((ret = step_done(ix, ix->ins_pair)))
 		goto out;
 	/* Known from now on: this subsystem had one more bug. */
@@ -857,6 +866,8 @@ static int store_pair(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 	j->bug = *bug_oid;
 out:
 	free(expl);
+	free(fix_subj);
+	free(bug_subj);
 	git_commit_free(bug);
 	return ret;
 }
@@ -1353,12 +1364,25 @@ again:
 	}
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME |
 					  GIT_SORT_REVERSE);
+	/* Hold the write lock from reading the tips on: two runs never
+	 * index the same commits twice. */
+	if (hist_exec(ix.db, "BEGIN IMMEDIATE", NULL) < 0) {
+		ret = errmsg_set(err, RV_ERR_INTERNAL,
+				 "the history index %s is being written by "
+				 "another process (a quorum index?); try again "
+				 "when it is done",
+				 path);
+		goto out;
+	}
+	in_tx = true;
 	if ((ret = hide_tips(&ix, walk, &gone)))
 		goto out;
 	if (gone && !st->rebuilt) {
 		/* A tip we indexed is gone: the history was rewritten. */
 		git_revwalk_free(walk);
 		walk = NULL;
+		hist_exec(ix.db, "ROLLBACK", NULL);
+		in_tx = false;
 		sqlite3_close(ix.db);
 		ix.db = NULL;
 		hist_db_remove(path);
@@ -1381,6 +1405,8 @@ again:
 	if (!ntodo) {
 		st->up_to_date = true;
 		ret = read_totals(&ix);
+		if (!ret && !hist_exec(ix.db, "COMMIT", err))
+			in_tx = false;
 		goto out;
 	}
 	if ((ret = load_state(&ix)))
@@ -1402,9 +1428,6 @@ again:
 	    (ret = prep(&ix, &ix.ins_funcfix,
 			"INSERT INTO funcfix VALUES (?, ?, ?)")))
 		goto out;
-	if ((ret = hist_exec(ix.db, "BEGIN IMMEDIATE", err)))
-		goto out;
-	in_tx = true;
 	for (i = 0; i < ntodo && !ret; i++) {
 		git_commit *c = NULL;
 		double now;

@@ -125,6 +125,12 @@ char *hist_function_name(const char *section);
 /* Top-level directory of a path (or "" for a top-level file), into buf. */
 void hist_top_dir(const char *path, char *buf, size_t len);
 
+/*
+ * Replace control bytes (ESC and friends; tab and newline kept) with '?'
+ * in place: text from a repo's history ends up on a terminal.
+ */
+void hist_sanitize(char *s);
+
 /* 64-bit FNV-1a. */
 uint64_t hist_hash(const void *p, size_t n);
 

@@ -28,6 +28,14 @@ uint64_t hist_hash(const void *p, size_t n)
 	return h;
 }
 
+void hist_sanitize(char *s)
+{
+	for (; s && *s; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n') ||
+		    *s == 0x7f)
+			*s = '?';
+}
+
 /* Words too common in C to say anything about which code this is. */
 static const char *const stopwords[] = {
 	"auto",	    "break",	"case",	  "char",     "const",	  "continue",
@@ -110,7 +118,8 @@ void hist_normalize(const char *line, size_t len, struct sb *out)
 		if (space)
 			sb_addch(out, ' ');
 		space = false;
-		sb_addch(out, c);
+		/* A line ends up on a terminal: no escape sequences. */
+		sb_addch(out, c < 0x20 || c == 0x7f ? '?' : c);
 		if (out->len >= HIST_MAX_LINE)
 			break;
 	}

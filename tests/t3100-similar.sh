@@ -52,6 +52,10 @@ echo "int unrelated_counter;" >other.c
 tick; git add other.c && git commit -q -m "other: add a counter"
 BEFORE_FIX=$(git rev-parse HEAD)
 
+# A hostile fix: escape sequences in its subject and explanation.
+sed -i 's/o->mtu = parse_mtu_value(arg, arg_len);/o->mtu = parse_mtu_value(arg, (int)arg_len);/' net.c
+tick; git commit -q -am "$(printf 'net: \033[31mred\033[0m bounded')" -m "$(printf '\033]0;pwned\007 Copy of o->name, arg.\n\nFixes: %s ("net: parse the interface name")' "$(git rev-parse --short=12 "$BUG")")"
+
 # The fix bounds the copy.
 sed -i 's/memcpy(o->name, arg, arg_len);/memcpy(o->name, arg, min(arg_len, sizeof(o->name) - 1));/' net.c
 tick; git commit -q -am "net: bound the name copy in parse_opts" -m "A name longer than 15 bytes overflowed o->name.
@@ -100,6 +104,10 @@ like "$TMP/out" '^patch 1/1: net: parse aliases too' "names the patch of the mai
 like "$TMP/out" "fix  $(git rev-parse --short=12 "$FIX")" "mail: finds the same pair"
 run sh -c "'$QUORUM' similar -C '$R' - <'$(ls "$TMP"/mail/*.patch)'"
 like "$TMP/out" "fix  $(git rev-parse --short=12 "$FIX")" "mail on standard input works too"
+
+run "$QUORUM" similar -C "$R" -k 10 "$NEW"
+like "$TMP/out" 'net: \?\[31mred\?\[0m bounded' "the hostile fix is listed, its escapes defused"
+ok "$(! grep -q "$(printf '\033')" "$TMP/out"; echo $?)" "no escape byte reaches the terminal"
 
 # -k bounds the list.
 run "$QUORUM" similar -C "$R" -k 1 "$NEW"
