@@ -24,9 +24,11 @@ const struct cmd cmd_eval_def = {
 	"replay history and score quorum against later Fixes:",
 	"Replays every non-merge commit of HEAD's history committed between\n"
 	"--since and --until as if it were a new patch, using only what was\n"
-	"committed before it, and labels it buggy when a later commit names it\n"
+	"committed before it, and labels it buggy when a later commit names "
+	"it\n"
 	"in a Fixes: trailer (or reverts it). Reports how many commits were\n"
-	"replayed and how many were buggy, the AUC of the risk score and, from\n"
+	"replayed and how many were buggy, the AUC of the risk score and, "
+	"from\n"
 	"the same run, of the plain lines-changed baseline, and the precision\n"
 	"and recall of the offline findings at quorum (rules, history, risk).\n"
 	"Run `quorum index` first.\n"
@@ -49,7 +51,7 @@ const struct cmd cmd_eval_def = {
  */
 static int parse_date(const char *s, bool end_of_day, int64_t *out)
 {
-	struct tm tm = { 0 };
+	struct tm tm = {0};
 	const char *rest;
 	char *end;
 
@@ -104,16 +106,16 @@ static void print_num(const char *key, double v)
 static int cmd_eval(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "since", required_argument, NULL, 's' },
-		{ "until", required_argument, NULL, 'u' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"since", required_argument, NULL, 's'},
+		{"until", required_argument, NULL, 'u'},
+		{"json", no_argument, NULL, 'j'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct rv_eval_opts opts = RV_EVAL_OPTS_INIT;
 	struct rv_eval_result res;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	const char *repo = ".", *since = NULL, *until = NULL;
 	bool json = false, verbose = false;
 	int c, ret;

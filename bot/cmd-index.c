@@ -18,7 +18,8 @@ const struct cmd cmd_index_def = {
 	"quorum index [-C REPO] [--rebuild] [--quiet]",
 	"build or update the history index of past fixes",
 	"Walks the history of HEAD and stores every fix/bug pair (a commit\n"
-	"with a `Fixes: <id> (\"subject\")` trailer and the commit it names, or\n"
+	"with a `Fixes: <id> (\"subject\")` trailer and the commit it names, "
+	"or\n"
 	"a revert and the commit it reverts) with the hunks of both, in\n"
 	"<git dir>/quorum/history.db. A second run reads only new commits.\n"
 	"The index grounds `quorum similar`, the history and risk voters of\n"
@@ -43,14 +44,14 @@ static void progress_line(void *arg, const char *line)
 static int cmd_index(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "rebuild", no_argument, NULL, 'r' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"rebuild", no_argument, NULL, 'r'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct rv_index_opts opts = RV_INDEX_OPTS_INIT;
 	struct rv_index_stats st;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	const char *repo = ".";
 	bool quiet = false, tty;
 	int c, ret;
@@ -101,16 +102,16 @@ static int cmd_index(int argc, char **argv)
 		printf("indexed %zu new commits (%zu merges skipped) in %.2f s "
 		       "(%.0f commits/s)\n",
 		       st.commits, st.merges, st.seconds,
-		       st.seconds > 0 ? (double)(st.commits + st.merges) /
-						st.seconds :
-					0.0);
+		       st.seconds > 0
+			       ? (double)(st.commits + st.merges) / st.seconds
+			       : 0.0);
 	printf("commits: %zu\n", st.total_commits);
 	printf("fix/bug pairs: %zu (%zu hunks)\n", st.pairs, st.hunks);
 	printf("Fixes: trailers: %zu, resolved by id: %zu, by subject: %zu, "
 	       "unresolved: %zu (ambiguous ids: %zu)\n",
 	       st.fixes_trailers, st.resolved_id, st.resolved_subject,
 	       st.unresolved, st.ambiguous);
-	printf("reverts: %zu; Fixes: lines naming no commit: %zu\n",
-	       st.reverts, st.not_commit);
+	printf("reverts: %zu; Fixes: lines naming no commit: %zu\n", st.reverts,
+	       st.not_commit);
 	return 0;
 }

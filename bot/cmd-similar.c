@@ -66,29 +66,28 @@ static void print_results(const struct rv_similar_list *l)
 		       !strcmp(s->kind, "revert") ? "rev" : "fix", s->fix_id,
 		       s->fix_subject ? s->fix_subject : "");
 		printf("   in %s%s%s%s%s\n", s->file ? s->file : "?",
-		       s->function ? ", " : "",
-		       s->function ? s->function : "",
+		       s->function ? ", " : "", s->function ? s->function : "",
 		       s->function ? "()" : "",
-		       s->same_function ? " (same function)" :
-		       s->same_file	? " (same file)" :
-					  "");
+		       s->same_function ? " (same function)"
+		       : s->same_file	? " (same file)"
+					: "");
 		for (j = 0; j < s->nmatches; j++) {
 			const struct rv_similar_match *m = &s->matches[j];
 
 			printf("   + %s:%d: %s\n", m->file ? m->file : "?",
 			       m->new_no, m->patch_line);
 			printf("   ~ %s: %s\n",
-			       m->fix_removed ? "removed by the fix" :
-						"added by the bug",
+			       m->fix_removed ? "removed by the fix"
+					      : "added by the bug",
 			       m->past_line);
 		}
 	}
 }
 
-static int similar_of_diff(struct rv_history *h, const char *diff,
-			   size_t len, size_t k, struct errmsg *err)
+static int similar_of_diff(struct rv_history *h, const char *diff, size_t len,
+			   size_t k, struct errmsg *err)
 {
-	struct rv_similar_list l = { 0 };
+	struct rv_similar_list l = {0};
 	struct rv_diff *d = NULL;
 	double t0;
 	int ret;
@@ -101,7 +100,8 @@ static int similar_of_diff(struct rv_history *h, const char *diff,
 	t0 = now_ms();
 	ret = rv_history_similar(h, d, k, &l, err);
 	if (timing)
-		fprintf(stderr, "similar: search took %.2f ms\n", now_ms() - t0);
+		fprintf(stderr, "similar: search took %.2f ms\n",
+			now_ms() - t0);
 	if (!ret)
 		print_results(&l);
 	rv_similar_list_release(&l);
@@ -111,7 +111,7 @@ static int similar_of_diff(struct rv_history *h, const char *diff,
 
 static int similar_of_file(struct rv_history *h, const char *path, size_t k)
 {
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	struct mp_set *set = NULL;
 	size_t i, j, shown = 0;
 	int ret = 0;
@@ -133,12 +133,11 @@ static int similar_of_file(struct rv_history *h, const char *path, size_t k)
 			if (shown++)
 				putchar('\n');
 			printf("patch %d/%d: %s\n",
-			       p->subject.index ? p->subject.index :
-						  (int)j + 1,
+			       p->subject.index ? p->subject.index : (int)j + 1,
 			       s->total > 0 ? s->total : (int)s->npatches,
-			       p->subject.title ? p->subject.title :
-			       p->subject_raw	? p->subject_raw :
-						  "(no subject)");
+			       p->subject.title ? p->subject.title
+			       : p->subject_raw ? p->subject_raw
+						: "(no subject)");
 			if (similar_of_diff(h, p->diff, p->diff_len, k, &err) <
 			    0) {
 				error("%s", err.msg);
@@ -157,7 +156,7 @@ static int similar_of_file(struct rv_history *h, const char *path, size_t k)
 
 static int similar_of_rev(struct rv_history *h, const char *rev, size_t k)
 {
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	struct sb diff = SB_INIT, msg = SB_INIT;
 	char id[RV_OID_HEXSZ + 1];
 	const char *nl;
@@ -194,12 +193,12 @@ out:
 static int cmd_similar(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "timing", no_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 },
+		{"help", no_argument, NULL, 'h'},
+		{"timing", no_argument, NULL, 't'},
+		{NULL, 0, NULL, 0},
 	};
 	struct rv_history *h = NULL;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	const char *repo = ".", *what;
 	struct stat stt;
 	long k = 5;
@@ -246,7 +245,8 @@ static int cmd_similar(int argc, char **argv)
 		      strcmp(repo, ".") ? repo : "");
 		return EXIT_ENV;
 	}
-	if (!strcmp(what, "-") || (stat(what, &stt) == 0 && !S_ISDIR(stt.st_mode)))
+	if (!strcmp(what, "-") ||
+	    (stat(what, &stt) == 0 && !S_ISDIR(stt.st_mode)))
 		ret = similar_of_file(h, what, (size_t)k);
 	else
 		ret = similar_of_rev(h, what, (size_t)k);

@@ -78,7 +78,7 @@ static int run_capture(char *const argv[], const char *dir, struct sb *out,
 	}
 	close(pipefd[1]);
 	for (;;) {
-		struct pollfd pfd = { pipefd[0], POLLIN, 0 };
+		struct pollfd pfd = {pipefd[0], POLLIN, 0};
 		long long left = deadline - now_ms();
 		char buf[8192];
 		ssize_t n;
@@ -122,9 +122,9 @@ static void patch_text(const struct mp_patch *p, struct sb *out)
 
 	sb_addf(out, "From: %s\nSubject: [PATCH] %s\n\n",
 		p->from ? p->from : "unknown <unknown@example.org>",
-		p->subject.title		? p->subject.title :
-		p->subject_raw		? p->subject_raw :
-					  "(no subject)");
+		p->subject.title ? p->subject.title
+		: p->subject_raw ? p->subject_raw
+				 : "(no subject)");
 	if (body)
 		sb_adds(out, body + 1);
 	sb_adds(out, "\n---\n");
@@ -139,7 +139,7 @@ static void patch_text(const struct mp_patch *p, struct sb *out)
 static void parse_report(const char *text, const char *name,
 			 const struct rv_context *ctx, struct rv_findings *out)
 {
-	const char *voters[1] = { name };
+	const char *voters[1] = {name};
 	const char *p = text;
 	char *level = NULL, *msg = NULL;
 	size_t raised = 0;
@@ -155,9 +155,9 @@ static void parse_report(const char *text, const char *name,
 			free(msg);
 			level = xstrndup(p, *p == 'E' ? 5 : 7);
 			msg = xstrndup(p + strlen(level) + 2,
-				       len - strlen(level) - 2 > 300 ?
-					       300 :
-					       len - strlen(level) - 2);
+				       len - strlen(level) - 2 > 300
+					       ? 300
+					       : len - strlen(level) - 2);
 		} else if (msg && len > 1 && *p == '#' &&
 			   (f = strstr(p, ": FILE: ")) && f < p + len) {
 			/* "#22: FILE: path:12:" - the path may hold colons. */
@@ -170,16 +170,16 @@ static void parse_report(const char *text, const char *name,
 			while (colon > path && colon[-1] != ':')
 				colon--;
 			if (colon > path + 1) {
-				struct rv_finding fi = { 0 };
-				char *file = xstrndup(path,
-						      (size_t)(colon - 1 - path));
+				struct rv_finding fi = {0};
+				char *file = xstrndup(
+					path, (size_t)(colon - 1 - path));
 
 				lineno = atoi(colon);
 				fi.patch = ctx->patch_index;
 				fi.file = file;
 				fi.line_start = fi.line_end = lineno;
-				fi.severity = level[0] == 'E' ? RV_SEV_MEDIUM :
-								RV_SEV_LOW;
+				fi.severity = level[0] == 'E' ? RV_SEV_MEDIUM
+							      : RV_SEV_LOW;
 				fi.category = (char *)"style";
 				fi.title = msg;
 				fi.explanation = NULL;
@@ -252,14 +252,14 @@ static int checkpatch_review(const struct rv_voter *v,
 	}
 	sb_init(&report, CHECKPATCH_MAX_OUTPUT);
 	if (dpdk) {
-		char *argv[] = { (char *)"sh", script.buf, tmp.buf, NULL };
+		char *argv[] = {(char *)"sh", script.buf, tmp.buf, NULL};
 
 		rc = run_capture(argv, ctx->workdir, &report,
 				 CHECKPATCH_TIMEOUT_MS);
 	} else {
-		char *argv[] = { (char *)"perl", script.buf,
-				 (char *)"--no-tree", (char *)"--no-summary",
-				 tmp.buf, NULL };
+		char *argv[] = {
+			(char *)"perl",		script.buf, (char *)"--no-tree",
+			(char *)"--no-summary", tmp.buf,    NULL};
 
 		rc = run_capture(argv, ctx->workdir, &report,
 				 CHECKPATCH_TIMEOUT_MS);
@@ -283,5 +283,5 @@ out:
 	return 0;
 }
 
-const struct rv_voter rv_voter_checkpatch = { "checkpatch", 1.0,
-					      checkpatch_review, NULL };
+const struct rv_voter rv_voter_checkpatch = {"checkpatch", 1.0,
+					     checkpatch_review, NULL};

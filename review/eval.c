@@ -44,15 +44,15 @@ static int load_commits(sqlite3 *db, struct ecommit **out, size_t *n,
 
 	*out = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(
-		    db,
-		    "SELECT c.seq, c.time, c.oid, " HIST_FACT_COLS ","
-		    " (SELECT MIN(p.fix_seq) FROM pairs p"
-		    "  WHERE p.bug_seq = c.seq)"
-		    " FROM commits c ORDER BY c.seq",
-		    -1, &st, NULL) != SQLITE_OK)
-		return errmsg_set(err, RV_ERR_INTERNAL,
-				  "history index: %s", sqlite3_errmsg(db));
+	if (sqlite3_prepare_v2(db,
+			       "SELECT c.seq, c.time, c.oid, " HIST_FACT_COLS
+			       ","
+			       " (SELECT MIN(p.fix_seq) FROM pairs p"
+			       "  WHERE p.bug_seq = c.seq)"
+			       " FROM commits c ORDER BY c.seq",
+			       -1, &st, NULL) != SQLITE_OK)
+		return errmsg_set(err, RV_ERR_INTERNAL, "history index: %s",
+				  sqlite3_errmsg(db));
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct ecommit *c;
 		struct hist_facts f;
@@ -62,9 +62,9 @@ static int load_commits(sqlite3 *db, struct ecommit **out, size_t *n,
 		c->seq = sqlite3_column_int64(st, 0);
 		c->time = sqlite3_column_int64(st, 1);
 		snprintf(c->oid, sizeof(c->oid), "%s",
-			 sqlite3_column_text(st, 2) ?
-				 (const char *)sqlite3_column_text(st, 2) :
-				 "");
+			 sqlite3_column_text(st, 2)
+				 ? (const char *)sqlite3_column_text(st, 2)
+				 : "");
 		hist_facts_from_row(st, 3, &f);
 		hist_features(&f, c->x);
 		c->first_fix = sqlite3_column_int64(st, 3 + HIST_NFACTS);
@@ -167,12 +167,11 @@ static const char *offline_findings(struct rv_history *h, const char *msg,
 		&rv_voter_history,
 	};
 	static const char *const names[] = {
-		"rules",	 "history",	    "rules,history",
-		"risk",		 "rules,risk",	    "history,risk",
-		"rules,history,risk",
+		"rules",      "history",      "rules,history",	    "risk",
+		"rules,risk", "history,risk", "rules,history,risk",
 	};
-	struct mp_patch p = { 0 };
-	struct rv_context ctx = { 0 };
+	struct mp_patch p = {0};
+	struct rv_context ctx = {0};
 	unsigned who = 0;
 	size_t i, j;
 
@@ -188,7 +187,7 @@ static const char *offline_findings(struct rv_history *h, const char *msg,
 	ctx.pre_tree = "";
 	ctx.post_tree = "";
 	for (i = 0; i < ARRAY_SIZE(voters); i++) {
-		struct rv_findings fs = { 0 };
+		struct rv_findings fs = {0};
 		struct errmsg err;
 
 		if (voters[i]->review(voters[i], &ctx, &fs, &err) == 0)
@@ -301,7 +300,8 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 		res->flagged_positive += ec.flagged && ec.buggy;
 		if (opts->each)
 			opts->each(opts->each_arg, &ec);
-		if (opts->progress && (now = now_seconds()) - last_progress > 0.2) {
+		if (opts->progress &&
+		    (now = now_seconds()) - last_progress > 0.2) {
 			char line[128];
 
 			snprintf(line, sizeof(line),
@@ -314,11 +314,11 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 	res->auc = auc(risk, done);
 	res->baseline_auc = auc(base, done);
 	res->precision = res->flagged ? (double)res->flagged_positive /
-						(double)res->flagged :
-					0;
+						(double)res->flagged
+				      : 0;
 	res->recall = res->positives ? (double)res->flagged_positive /
-					       (double)res->positives :
-				       0;
+					       (double)res->positives
+				     : 0;
 out:
 	res->seconds = now_seconds() - t0;
 	free(v);

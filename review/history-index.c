@@ -98,12 +98,12 @@ struct indexer {
 	sqlite3 *db;
 	struct rv_index_stats *st;
 	const struct rv_index_opts *opts;
-	struct smap paths; /* a = commits, b = fixes, c = last time */
-	struct smap authors; /* a = commits */
+	struct smap paths;    /* a = commits, b = fixes, c = last time */
+	struct smap authors;  /* a = commits */
 	struct smap subjects; /* a = seq of the latest commit so titled */
-	struct smap oids; /* hex id -> a = seq */
-	struct smap subsys; /* a = commits, b = bugs found so far */
-	struct pjob *jobs; /* pairs whose hunks are still to be read */
+	struct smap oids;     /* hex id -> a = seq */
+	struct smap subsys;   /* a = commits, b = bugs found so far */
+	struct pjob *jobs;    /* pairs whose hunks are still to be read */
 	size_t njobs, jobs_alloc;
 	int64_t next_seq;
 	sqlite3_stmt *ins_commit, *ins_pair, *ins_hunk, *ins_fts, *ins_unres,
@@ -117,8 +117,8 @@ struct indexer {
 static int prep(struct indexer *ix, sqlite3_stmt **st, const char *sql)
 {
 	if (sqlite3_prepare_v2(ix->db, sql, -1, st, NULL) != SQLITE_OK)
-		return errmsg_set(ix->err, RV_ERR_INTERNAL,
-				  "history index: %s", sqlite3_errmsg(ix->db));
+		return errmsg_set(ix->err, RV_ERR_INTERNAL, "history index: %s",
+				  sqlite3_errmsg(ix->db));
 	return 0;
 }
 
@@ -140,8 +140,9 @@ static int load_state(struct indexer *ix)
 	sqlite3_stmt *st = NULL;
 	int ret = 0;
 
-	if ((ret = prep(ix, &st, "SELECT path, commits, fixes, last_time "
-				 "FROM paths")))
+	if ((ret = prep(ix, &st,
+			"SELECT path, commits, fixes, last_time "
+			"FROM paths")))
 		return ret;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct smap_ent *e = smap_get(
@@ -171,8 +172,9 @@ static int load_state(struct indexer *ix)
 		e->b = sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
-	if ((ret = prep(ix, &st, "SELECT seq, oid, subject FROM commits "
-				 "ORDER BY seq")))
+	if ((ret = prep(ix, &st,
+			"SELECT seq, oid, subject FROM commits "
+			"ORDER BY seq")))
 		return ret;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		int64_t seq = sqlite3_column_int64(st, 0);
@@ -292,9 +294,8 @@ static void tchange_add(struct tchanges *tc, struct sb *prefix,
 	c->deleted = !n;
 }
 
-static int tree_diff(git_repository *repo, const git_tree *a,
-		     const git_tree *b, struct sb *prefix,
-		     struct tchanges *tc, int depth);
+static int tree_diff(git_repository *repo, const git_tree *a, const git_tree *b,
+		     struct sb *prefix, struct tchanges *tc, int depth);
 
 /* One side of an entry pair: recurse into trees, list blobs. */
 static int entry_diff(git_repository *repo, const git_tree_entry *ea,
@@ -308,15 +309,15 @@ static int entry_diff(git_repository *repo, const git_tree_entry *ea,
 	size_t plen = prefix->len;
 	int ret = 0;
 
-	if (ea && eb && git_oid_equal(git_tree_entry_id(ea),
-				      git_tree_entry_id(eb)) &&
+	if (ea && eb &&
+	    git_oid_equal(git_tree_entry_id(ea), git_tree_entry_id(eb)) &&
 	    ta == tb)
 		return 0;
 	if (ta || tb) {
-		if ((ta && git_tree_lookup(&sa, repo, git_tree_entry_id(ea)) <
-				   0) ||
-		    (tb && git_tree_lookup(&sb_, repo, git_tree_entry_id(eb)) <
-				   0)) {
+		if ((ta &&
+		     git_tree_lookup(&sa, repo, git_tree_entry_id(ea)) < 0) ||
+		    (tb &&
+		     git_tree_lookup(&sb_, repo, git_tree_entry_id(eb)) < 0)) {
 			ret = -1;
 			goto out;
 		}
@@ -343,9 +344,8 @@ out:
  * The blobs that differ between trees a and b (either may be NULL),
  * descending only into subtrees whose ids differ: no blob is read.
  */
-static int tree_diff(git_repository *repo, const git_tree *a,
-		     const git_tree *b, struct sb *prefix,
-		     struct tchanges *tc, int depth)
+static int tree_diff(git_repository *repo, const git_tree *a, const git_tree *b,
+		     struct sb *prefix, struct tchanges *tc, int depth)
 {
 	size_t i, n;
 	int ret = 0;
@@ -356,8 +356,8 @@ static int tree_diff(git_repository *repo, const git_tree *a,
 	for (i = 0; i < n && !ret; i++) {
 		const git_tree_entry *eb = git_tree_entry_byindex(b, i);
 		const git_tree_entry *ea =
-			a ? git_tree_entry_byname(a, git_tree_entry_name(eb)) :
-			    NULL;
+			a ? git_tree_entry_byname(a, git_tree_entry_name(eb))
+			  : NULL;
 
 		ret = entry_diff(repo, ea, eb, prefix, tc, depth);
 	}
@@ -500,7 +500,7 @@ static int commit_hunks(git_repository *repo, git_commit *c, char **paths,
 			size_t npaths, size_t max_lines, struct hhunks *out)
 {
 	git_diff_options dopts;
-	struct tchanges tc = { 0 };
+	struct tchanges tc = {0};
 	size_t i, done = 0;
 
 	git_diff_options_init(&dopts, GIT_DIFF_OPTIONS_VERSION);
@@ -516,7 +516,8 @@ static int commit_hunks(git_repository *repo, git_commit *c, char **paths,
 
 		if (paths && !path_wanted(ch->path, paths, npaths))
 			continue;
-		if ((!ch->added && git_blob_lookup(&ob, repo, &ch->old_id) < 0) ||
+		if ((!ch->added &&
+		     git_blob_lookup(&ob, repo, &ch->old_id) < 0) ||
 		    (!ch->deleted &&
 		     git_blob_lookup(&nb, repo, &ch->new_id) < 0))
 			goto next; /* a submodule or a missing object */
@@ -528,7 +529,7 @@ static int commit_hunks(git_repository *repo, git_commit *c, char **paths,
 					 &dopts) == 0 &&
 		    patch)
 			patch_hunks(patch, ch->path, max_lines, out);
-next:
+	next:
 		git_patch_free(patch);
 		git_blob_free(ob);
 		git_blob_free(nb);
@@ -746,8 +747,8 @@ static void prefix_lines(struct sb *out, char origin, const char *text)
 /* Read the hunks of a pair's fix and bug commits (thread-safe: own repo). */
 static void extract_hunks(git_repository *repo, struct pjob *j)
 {
-	struct hhunks fh = { 0 }, bh = { 0 };
-	struct hset fixlines = { 0 };
+	struct hhunks fh = {0}, bh = {0};
+	struct hset fixlines = {0};
 	git_commit *fix = NULL, *bug = NULL;
 	char **paths = NULL;
 	size_t npaths = 0, i, k, stored = 0;
@@ -815,8 +816,7 @@ out:
 
 /* Record the pair fix -> bug now; its hunks are read after the walk. */
 static int store_pair(struct indexer *ix, git_commit *fix, int64_t fix_seq,
-		      const git_oid *bug_oid, const char *kind,
-		      const char *how)
+		      const git_oid *bug_oid, const char *kind, const char *how)
 {
 	git_commit *bug = NULL;
 	char bug_hex[GIT_OID_HEXSZ + 1], fix_hex[GIT_OID_HEXSZ + 1];
@@ -831,18 +831,16 @@ static int store_pair(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 	if (git_commit_lookup(&bug, ix->repo, bug_oid) < 0)
 		return 0;
 	be = smap_get(&ix->oids, bug_hex, false);
-	expl = explanation(git_commit_message(fix) ? git_commit_message(fix) :
-						      "");
+	expl = explanation(git_commit_message(fix) ? git_commit_message(fix)
+						   : "");
 	sqlite3_bind_text(ix->ins_pair, 1, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_text(ix->ins_pair, 2, how, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(ix->ins_pair, 3, fix_seq);
 	sqlite3_bind_text(ix->ins_pair, 4, fix_hex, -1, SQLITE_STATIC);
-	fix_subj = xstrdup_or_null(git_commit_summary(fix) ?
-					   git_commit_summary(fix) :
-					   "");
-	bug_subj = xstrdup_or_null(git_commit_summary(bug) ?
-					   git_commit_summary(bug) :
-					   "");
+	fix_subj = xstrdup_or_null(
+		git_commit_summary(fix) ? git_commit_summary(fix) : "");
+	bug_subj = xstrdup_or_null(
+		git_commit_summary(bug) ? git_commit_summary(bug) : "");
 	hist_sanitize(fix_subj);
 	hist_sanitize(bug_subj);
 	sqlite3_bind_text(ix->ins_pair, 5, fix_subj, -1, SQLITE_STATIC);
@@ -903,7 +901,7 @@ static int store_hunks(struct indexer *ix)
 {
 	struct hworker w[HIST_HUNK_THREADS];
 	pthread_t tid[HIST_HUNK_THREADS];
-	bool started[HIST_HUNK_THREADS] = { false };
+	bool started[HIST_HUNK_THREADS] = {false};
 	size_t i, k;
 	int ret = 0;
 
@@ -927,9 +925,10 @@ static int store_hunks(struct indexer *ix)
 			pthread_join(tid[i], NULL);
 	for (i = 0; i < HIST_HUNK_THREADS; i++)
 		if (w[i].ret)
-			return errmsg_set(ix->err, RV_ERR_REPO,
-					  "cannot reopen the repository to read "
-					  "the fixes' diffs");
+			return errmsg_set(
+				ix->err, RV_ERR_REPO,
+				"cannot reopen the repository to read "
+				"the fixes' diffs");
 	for (i = 0; i < ix->njobs && !ret; i++) {
 		struct pjob *j = &ix->jobs[i];
 
@@ -1012,7 +1011,7 @@ static int resolve_ref(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 		sqlite3_bind_int64(st, 1, se->a);
 		if (sqlite3_step(st) == SQLITE_ROW &&
 		    git_oid_fromstr(&oid, (const char *)sqlite3_column_text(
-						      st, 0)) == 0) {
+						  st, 0)) == 0) {
 			if (r->is_revert)
 				ix->n_reverts++;
 			else
@@ -1026,7 +1025,8 @@ static int resolve_ref(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 		sqlite3_finalize(st);
 	}
 	if (r->is_revert)
-		return 0; /* a revert of something we do not have: not a Fixes: */
+		return 0; /* a revert of something we do not have: not a Fixes:
+			   */
 	ix->n_unresolved++;
 	return note_unresolved(ix, fix_hex, r, why);
 }
@@ -1036,17 +1036,17 @@ static int resolve_ref(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 static int index_commit(struct indexer *ix, git_commit *c)
 {
 	char hex[GIT_OID_HEXSZ + 1], dir[128], sname[48];
-	struct hist_refs refs = { 0 };
-	struct tchanges tc = { 0 };
+	struct hist_refs refs = {0};
+	struct tchanges tc = {0};
 	struct smap_ent *se;
 	struct sb prefix = SB_INIT;
 	git_commit *parent = NULL;
 	git_tree *tree = NULL, *ptree = NULL;
-	struct hist_facts f = { 0 };
+	struct hist_facts f = {0};
 	const git_signature *au = git_commit_author(c);
 	const char *msg = git_commit_message(c), *subj;
 	int64_t t = git_commit_time(c), seq;
-	struct smap dirs = { 0 };
+	struct smap dirs = {0};
 	struct smap_ent *ae;
 	size_t i, aged = 0;
 	double agesum = 0;
@@ -1067,10 +1067,10 @@ static int index_commit(struct indexer *ix, git_commit *c)
 	     (git_commit_parent(&parent, c, 0) < 0 ||
 	      git_commit_tree(&ptree, parent) < 0)) ||
 	    tree_diff(ix->repo, ptree, tree, &prefix, &tc, 0) < 0) {
-		ret = errmsg_set(ix->err, RV_ERR_REPO, "cannot read commit %s: %s",
-				 hex,
-				 git_error_last() ? git_error_last()->message :
-						    "a tree is unreadable");
+		ret = errmsg_set(ix->err, RV_ERR_REPO,
+				 "cannot read commit %s: %s", hex,
+				 git_error_last() ? git_error_last()->message
+						  : "a tree is unreadable");
 		goto out;
 	}
 	hist_subsystem(subj, sname, sizeof(sname));
@@ -1206,16 +1206,14 @@ static int fit_model(struct indexer *ix)
 
 /* ---- the entry point ------------------------------------------------ */
 
-static void progress(struct indexer *ix, size_t done, size_t total,
-		     bool last)
+static void progress(struct indexer *ix, size_t done, size_t total, bool last)
 {
 	char line[160];
 
 	if (!ix->opts->progress)
 		return;
 	snprintf(line, sizeof(line),
-		 "indexing history: %zu/%zu commits, %lld fixes%s", done,
-		 total,
+		 "indexing history: %zu/%zu commits, %lld fixes%s", done, total,
 		 (long long)(ix->n_by_id + ix->n_by_subject + ix->n_reverts),
 		 last ? ", done." : "");
 	ix->opts->progress(ix->opts->progress_arg, line);
@@ -1229,8 +1227,7 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int add_stat(struct indexer *ix, const char *key, int64_t v,
-		    size_t *out)
+static int add_stat(struct indexer *ix, const char *key, int64_t v, size_t *out)
 {
 	int64_t total = hist_meta_int(ix->db, key, 0) + v;
 
@@ -1243,9 +1240,10 @@ static int read_totals(struct indexer *ix)
 	sqlite3_stmt *st = NULL;
 	int ret;
 
-	if ((ret = prep(ix, &st, "SELECT (SELECT COUNT(*) FROM commits),"
-				 " (SELECT COUNT(*) FROM pairs),"
-				 " (SELECT COUNT(*) FROM hunks)")))
+	if ((ret = prep(ix, &st,
+			"SELECT (SELECT COUNT(*) FROM commits),"
+			" (SELECT COUNT(*) FROM pairs),"
+			" (SELECT COUNT(*) FROM hunks)")))
 		return ret;
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		ix->st->total_commits = (size_t)sqlite3_column_int64(st, 0);
@@ -1302,7 +1300,7 @@ int rv_history_index(const char *repo_path, const struct rv_index_opts *opts,
 		     struct rv_index_stats *st, struct errmsg *err)
 {
 	static const struct rv_index_opts defaults = RV_INDEX_OPTS_INIT;
-	struct indexer ix = { 0 };
+	struct indexer ix = {0};
 	git_revwalk *walk = NULL;
 	git_oid oid, head;
 	git_oid *todo = NULL;
@@ -1357,9 +1355,10 @@ again:
 	if (git_odb_free(ix.odb), ix.odb = NULL,
 	    git_repository_odb(&ix.odb, ix.repo) < 0 ||
 		    git_revwalk_new(&walk, ix.repo) < 0) {
-		ret = errmsg_set(err, RV_ERR_REPO, "cannot walk the history: %s",
-				 git_error_last() ? git_error_last()->message :
-						    "unknown error");
+		ret = errmsg_set(err, RV_ERR_REPO,
+				 "cannot walk the history: %s",
+				 git_error_last() ? git_error_last()->message
+						  : "unknown error");
 		goto out;
 	}
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME |
@@ -1394,8 +1393,8 @@ again:
 	}
 	if (git_revwalk_push(walk, &head) < 0) {
 		ret = errmsg_set(err, RV_ERR_REPO, "cannot walk from HEAD: %s",
-				 git_error_last() ? git_error_last()->message :
-						    "unknown error");
+				 git_error_last() ? git_error_last()->message
+						  : "unknown error");
 		goto out;
 	}
 	while (git_revwalk_next(&oid, walk) == 0) {
@@ -1421,8 +1420,9 @@ again:
 	    (ret = prep(&ix, &ix.ins_hunk,
 			"INSERT INTO hunks(pair_id, role, file, func, lines)"
 			" VALUES (?, ?, ?, ?, ?)")) ||
-	    (ret = prep(&ix, &ix.ins_fts,
-			"INSERT INTO hunks_fts(rowid, tokens) VALUES (?, ?)")) ||
+	    (ret = prep(
+		     &ix, &ix.ins_fts,
+		     "INSERT INTO hunks_fts(rowid, tokens) VALUES (?, ?)")) ||
 	    (ret = prep(&ix, &ix.ins_unres,
 			"INSERT INTO unresolved VALUES (?, ?, ?, ?)")) ||
 	    (ret = prep(&ix, &ix.ins_funcfix,
@@ -1433,11 +1433,10 @@ again:
 		double now;
 
 		if (git_commit_lookup(&c, ix.repo, &todo[i]) < 0) {
-			ret = errmsg_set(err, RV_ERR_REPO,
-					 "cannot read a commit: %s",
-					 git_error_last() ?
-						 git_error_last()->message :
-						 "unknown error");
+			ret = errmsg_set(
+				err, RV_ERR_REPO, "cannot read a commit: %s",
+				git_error_last() ? git_error_last()->message
+						 : "unknown error");
 			break;
 		}
 		if (git_commit_parentcount(c) > 1)

@@ -22,8 +22,8 @@
 #define HIST_MAX_FILES_PER_PAIR 24
 #define HIST_MAX_HUNKS_PER_PAIR 40
 #define HIST_MAX_HUNK_LINES 80 /* lines kept of one side of one hunk */
-#define HIST_MAX_LINE 300 /* bytes kept of one line */
-#define HIST_MAX_EXPL 400 /* bytes of the fix's explanation */
+#define HIST_MAX_LINE 300      /* bytes kept of one line */
+#define HIST_MAX_EXPL 400      /* bytes of the fix's explanation */
 
 /* The share of history the risk voter calls risky (its threshold). */
 #define HIST_RISK_TOP 0.02
@@ -38,13 +38,13 @@
  * (shown to people) but not fed to the model.
  */
 enum {
-	HF_SRC, /* log1p(bytes changed in source files: .c, .py, ...) */
-	HF_HDR, /* log1p(bytes changed in headers) */
-	HF_OTHER, /* log1p(bytes changed in other files: docs, data) */
+	HF_SRC,	    /* log1p(bytes changed in source files: .c, .py, ...) */
+	HF_HDR,	    /* log1p(bytes changed in headers) */
+	HF_OTHER,   /* log1p(bytes changed in other files: docs, data) */
 	HF_FIXHIST, /* log1p(earlier fixes touching the same files) */
-	HF_AUTHOR, /* log1p(earlier commits by the author) */
-	HF_KW, /* the subject says it adds something (add, support, new) */
-	HF_ISFIX, /* the commit is itself a fix or revert */
+	HF_AUTHOR,  /* log1p(earlier commits by the author) */
+	HF_KW,	    /* the subject says it adds something (add, support, new) */
+	HF_ISFIX,   /* the commit is itself a fix or revert */
 	HF_N,
 };
 
@@ -52,13 +52,13 @@ struct hist_model {
 	bool ok;
 	double mean[HF_N], sd[HF_N];
 	double w[HF_N + 1]; /* w[HF_N] is the intercept */
-	double threshold; /* score at which the risk voter speaks */
+	double threshold;   /* score at which the risk voter speaks */
 };
 
 struct rv_history {
 	sqlite3 *db;
 	git_repository *repo;
-	char *workdir; /* NULL for a bare repository */
+	char *workdir;	 /* NULL for a bare repository */
 	int64_t horizon; /* only fixes with seq < horizon are visible */
 	struct hist_model model;
 };
@@ -71,8 +71,8 @@ struct hist_facts {
 };
 
 /* The columns of table commits that hold the facts, in struct order. */
-#define HIST_FACT_COLS                                                        \
-	"src, hdr, other, fixhist, authorexp, kw, isfix, files, dirs, age,"   \
+#define HIST_FACT_COLS                                                         \
+	"src, hdr, other, fixhist, authorexp, kw, isfix, files, dirs, age,"    \
 	" subsys"
 #define HIST_NFACTS 11
 /* Read HIST_NFACTS columns of st from col on into f. */

@@ -83,8 +83,8 @@ static void read_subject(const char *p, const char *end, struct sb *subj)
 			p++;
 		q = memchr(p, '\n', (size_t)(end - p));
 		if (p >= end || *p == '\n' ||
-		    hist_is_trailer_line(p, q ? (size_t)(q - p) :
-						(size_t)(end - p)))
+		    hist_is_trailer_line(p, q ? (size_t)(q - p)
+					      : (size_t)(end - p)))
 			break;
 	}
 	/* Strip the closing ) and the quotes: ("x") and (x) both. */

@@ -11,7 +11,7 @@
 
 /* One commit a message names as the one it fixes or reverts. */
 struct hist_ref {
-	char id[41]; /* hex as written (7..40 digits), "" when none */
+	char id[41];   /* hex as written (7..40 digits), "" when none */
 	char *subject; /* the quoted subject, or NULL */
 	bool is_revert;
 };

@@ -19,7 +19,7 @@
 #define SIM_MAX_QUERY_TOKENS 48
 #define SIM_CANDIDATES 80
 #define SIM_LINE_MIN 0.75 /* token Jaccard for two lines to "match" */
-#define SIM_MAX_TOK 48 /* tokens kept of one line */
+#define SIM_MAX_TOK 48	  /* tokens kept of one line */
 
 /* A line as a sorted set of token hashes. */
 struct tline {
@@ -139,9 +139,9 @@ static void collect_plines(const struct rv_diff *d, struct plines *pl,
 			char *func = hist_function_name(h->section);
 
 			if (func) {
-				pl->funcs = xrealloc(pl->funcs,
-						     (pl->nfuncs + 1) *
-							     sizeof(*pl->funcs));
+				pl->funcs = xrealloc(
+					pl->funcs,
+					(pl->nfuncs + 1) * sizeof(*pl->funcs));
 				pl->funcs[pl->nfuncs++] = func;
 			}
 			for (k = 0; k < h->nlines; k++) {
@@ -149,13 +149,15 @@ static void collect_plines(const struct rv_diff *d, struct plines *pl,
 				struct pline *p;
 				char *nf;
 
-				/* A definition inside the hunk starts a function. */
+				/* A definition inside the hunk starts a
+				 * function. */
 				if (l->origin != '-' && l->text &&
 				    looks_like_definition(l->text) &&
 				    (nf = hist_function_name(l->text))) {
 					pl->funcs = xrealloc(
-						pl->funcs, (pl->nfuncs + 1) *
-								   sizeof(*pl->funcs));
+						pl->funcs,
+						(pl->nfuncs + 1) *
+							sizeof(*pl->funcs));
 					pl->funcs[pl->nfuncs++] = nf;
 					func = nf;
 				}
@@ -250,7 +252,8 @@ static void score_hunk(const struct plines *pl, int role, const char *lines,
 	for (i = 0; i < pl->n; i++) {
 		if (!strcmp(pl->v[i].file, file)) {
 			c->same_file = true;
-			if (func && pl->v[i].func && !strcmp(pl->v[i].func, func))
+			if (func && pl->v[i].func &&
+			    !strcmp(pl->v[i].func, func))
 				c->same_function = true;
 		}
 	}
@@ -297,8 +300,8 @@ static void score_hunk(const struct plines *pl, int role, const char *lines,
 		p = nl ? nl + 1 : NULL;
 	}
 	c->score = 0.45 * (c->nm ? fmin(1.0, (double)c->nm / 3.0) *
-					   (simsum / (double)c->nm) :
-				   0) +
+					   (simsum / (double)c->nm)
+				 : 0) +
 		   0.25 * bm + 0.15 * (c->same_file ? 1 : 0) +
 		   0.15 * (c->same_function ? 1 : 0);
 	free(used);
@@ -312,8 +315,7 @@ static int cmp_cand(const void *a, const void *b)
 	return x->score < y->score ? 1 : x->score > y->score ? -1 : 0;
 }
 
-static int fill_pair(struct rv_history *h, struct cand *c,
-		     struct rv_similar *s)
+static int fill_pair(struct rv_history *h, struct cand *c, struct rv_similar *s)
 {
 	sqlite3_stmt *st = NULL;
 	int ret = -1;
@@ -330,17 +332,17 @@ static int fill_pair(struct rv_history *h, struct cand *c,
 		memset(s, 0, sizeof(*s));
 		s->kind = kind && !strcmp(kind, "revert") ? "revert" : "fixes";
 		snprintf(s->fix_id, sizeof(s->fix_id), "%s",
-			 sqlite3_column_text(st, 1) ?
-				 (const char *)sqlite3_column_text(st, 1) :
-				 "");
+			 sqlite3_column_text(st, 1)
+				 ? (const char *)sqlite3_column_text(st, 1)
+				 : "");
 		s->fix_subject = xstrdup_or_null(
 			(const char *)sqlite3_column_text(st, 2));
 		s->fix_explanation = xstrdup_or_null(
 			(const char *)sqlite3_column_text(st, 3));
 		snprintf(s->bug_id, sizeof(s->bug_id), "%s",
-			 sqlite3_column_text(st, 4) ?
-				 (const char *)sqlite3_column_text(st, 4) :
-				 "");
+			 sqlite3_column_text(st, 4)
+				 ? (const char *)sqlite3_column_text(st, 4)
+				 : "");
 		s->bug_subject = xstrdup_or_null(
 			(const char *)sqlite3_column_text(st, 5));
 		s->file = c->file;
@@ -415,7 +417,7 @@ static void merge_cand(struct rv_similar *s, struct cand *c)
 int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 		 struct rv_similar_list *out, struct errmsg *err)
 {
-	struct plines pl = { 0 };
+	struct plines pl = {0};
 	struct sb tokens = SB_INIT, q = SB_INIT;
 	struct cand *cands = NULL;
 	int64_t *pairs = NULL;
@@ -472,7 +474,8 @@ int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 	for (i = 0; i < ncands; i++) {
 		if (!cands[i].nm)
 			continue;
-		/* One result per pair: its best hunk, plus what the others add. */
+		/* One result per pair: its best hunk, plus what the others add.
+		 */
 		for (j = 0; j < out->n; j++)
 			if (pairs[j] == cands[i].pair)
 				break;
@@ -490,7 +493,8 @@ int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 			if (out->items[i].matches[j].fix_removed)
 				break;
 		if (j < out->items[i].nmatches)
-			out->items[i].score = fmin(1.0, out->items[i].score + 0.1);
+			out->items[i].score =
+				fmin(1.0, out->items[i].score + 0.1);
 	}
 	if (out->n > 1)
 		qsort(out->items, out->n, sizeof(*out->items), cmp_similar);
@@ -505,9 +509,8 @@ out:
 	return ret;
 }
 
-int rv_history_similar(struct rv_history *h, const struct rv_diff *d,
-		       size_t k, struct rv_similar_list *out,
-		       struct errmsg *err)
+int rv_history_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
+		       struct rv_similar_list *out, struct errmsg *err)
 {
 	return hist_similar(h, d, k, out, err);
 }
@@ -599,8 +602,8 @@ void hist_patch_facts(struct rv_history *h, const struct rv_diff *d,
 	memset(f, 0, sizeof(*f));
 	for (i = 0; i < d->nfiles; i++) {
 		const struct rv_file *file = &d->files[i];
-		const char *path = file->new_path ? file->new_path :
-						    file->old_path;
+		const char *path =
+			file->new_path ? file->new_path : file->old_path;
 		double plus = 0, minus = 0, delta;
 		int64_t fixes, last;
 
@@ -612,9 +615,8 @@ void hist_patch_facts(struct rv_history *h, const struct rv_diff *d,
 			for (k = 0; k < file->hunks[j].nlines; k++) {
 				const struct rv_line *l =
 					&file->hunks[j].lines[k];
-				double n = l->text ? (double)strlen(l->text) +
-							     1 :
-						     1;
+				double n = l->text ? (double)strlen(l->text) + 1
+						   : 1;
 
 				if (l->origin == '+')
 					plus += n;
@@ -643,8 +645,8 @@ void hist_patch_facts(struct rv_history *h, const struct rv_diff *d,
 		}
 		if (path_stat(h->db, path, &fixes, &last) > 0 &&
 		    file->status != RV_FILE_ADDED) {
-			agesum += (double)(now > last ? now - last : 0) /
-				  86400.0;
+			agesum +=
+				(double)(now > last ? now - last : 0) / 86400.0;
 			aged++;
 		}
 		f->fixhist += (double)fixes;
@@ -663,14 +665,16 @@ void hist_patch_facts(struct rv_history *h, const struct rv_diff *d,
 			       -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 		if (sqlite3_step(st) == SQLITE_ROW)
-			f->subsys = hist_subsys_rate(sqlite3_column_int64(st, 0),
-						     sqlite3_column_int64(st, 1));
+			f->subsys =
+				hist_subsys_rate(sqlite3_column_int64(st, 0),
+						 sqlite3_column_int64(st, 1));
 	}
 	sqlite3_finalize(st);
 	st = NULL;
 	if (author_email &&
-	    sqlite3_prepare_v2(h->db, "SELECT commits FROM authors WHERE "
-				      "email = ?",
+	    sqlite3_prepare_v2(h->db,
+			       "SELECT commits FROM authors WHERE "
+			       "email = ?",
 			       -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, author_email, -1, SQLITE_STATIC);
 		if (sqlite3_step(st) == SQLITE_ROW)
@@ -709,11 +713,12 @@ static void add_function_fixes(struct rv_history *h, const struct rv_diff *d,
 			if (sqlite3_step(st) == SQLITE_ROW &&
 			    sqlite3_column_int(st, 0) > 0 &&
 			    !strstr(sb_str(why), func)) {
-				sb_addf(why, "%s%s() was fixed %d time%s before",
+				sb_addf(why,
+					"%s%s() was fixed %d time%s before",
 					why->len ? "; " : "", func,
 					sqlite3_column_int(st, 0),
-					sqlite3_column_int(st, 0) == 1 ? "" :
-									 "s");
+					sqlite3_column_int(st, 0) == 1 ? ""
+								       : "s");
 				said++;
 			}
 			sqlite3_reset(st);

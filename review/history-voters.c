@@ -36,9 +36,8 @@ static void removed_lines(const struct rv_diff *d, uint64_t **v, size_t *n)
 				hist_normalize(h->lines[k].text,
 					       strlen(h->lines[k].text), &norm);
 				ALLOC_GROW(*v, *n + 1, alloc);
-				(*v)[(*n)++] = hist_hash(norm.buf ? norm.buf :
-								    "",
-							 norm.len);
+				(*v)[(*n)++] = hist_hash(
+					norm.buf ? norm.buf : "", norm.len);
 			}
 		}
 	sb_release(&norm);
@@ -72,7 +71,8 @@ static bool strong(const struct rv_similar *s, const uint64_t *rm, size_t nrm,
 	for (i = 0; i < s->nmatches; i++) {
 		const struct rv_similar_match *m = &s->matches[i];
 
-		if (m->similarity < 0.85 || !m->file || strcmp(m->file, s->file))
+		if (m->similarity < 0.85 || !m->file ||
+		    strcmp(m->file, s->file))
 			continue;
 		if (in_set(rm, nrm, m->patch_line))
 			continue; /* moved, not added */
@@ -91,11 +91,11 @@ static bool strong(const struct rv_similar *s, const uint64_t *rm, size_t nrm,
 }
 
 static int history_review(const struct rv_voter *v,
-			  const struct rv_context *ctx,
-			  struct rv_findings *out, struct errmsg *err)
+			  const struct rv_context *ctx, struct rv_findings *out,
+			  struct errmsg *err)
 {
-	struct rv_similar_list l = { 0 };
-	const char *voters[1] = { v->name };
+	struct rv_similar_list l = {0};
+	const char *voters[1] = {v->name};
 	uint64_t *rm = NULL;
 	size_t nrm = 0, i, j, raised = 0;
 	int ret;
@@ -108,7 +108,7 @@ static int history_review(const struct rv_voter *v,
 	removed_lines(ctx->diff, &rm, &nrm);
 	for (i = 0; i < l.n && raised < HIST_MAX_FINDINGS; i++) {
 		const struct rv_similar *s = &l.items[i];
-		struct rv_finding f = { 0 };
+		struct rv_finding f = {0};
 		struct sb title = SB_INIT, expl = SB_INIT, quote = SB_INIT;
 		size_t first = 0;
 
@@ -130,7 +130,8 @@ static int history_review(const struct rv_voter *v,
 			sb_addf(&quote, "%s%s", quote.len ? "\n" : "",
 				m->patch_line);
 		}
-		/* The past hunk's function is the patch's only when they match. */
+		/* The past hunk's function is the patch's only when they match.
+		 */
 		f.function = s->same_function ? s->function : NULL;
 		f.severity = RV_SEV_MEDIUM;
 		f.category = (char *)"history";
@@ -163,12 +164,10 @@ static int history_review(const struct rv_voter *v,
 	return 0;
 }
 
-const struct rv_voter rv_voter_history = { "history", 1.0, history_review,
-					   NULL };
+const struct rv_voter rv_voter_history = {"history", 1.0, history_review, NULL};
 
 /* The first added line of the hunk that adds the most: where risk sits. */
-static bool risk_anchor(const struct rv_diff *d, const char **file,
-			int *line)
+static bool risk_anchor(const struct rv_diff *d, const char **file, int *line)
 {
 	size_t i, j, k, best = 0;
 
@@ -199,8 +198,8 @@ static bool risk_anchor(const struct rv_diff *d, const char **file,
 static int risk_review(const struct rv_voter *v, const struct rv_context *ctx,
 		       struct rv_findings *out, struct errmsg *err)
 {
-	const char *voters[1] = { v->name };
-	struct rv_finding f = { 0 };
+	const char *voters[1] = {v->name};
+	struct rv_finding f = {0};
 	struct sb why = SB_INIT, title = SB_INIT, expl = SB_INIT;
 	const char *file = NULL;
 	double score;
@@ -221,8 +220,9 @@ static int risk_review(const struct rv_voter *v, const struct rv_context *ctx,
 	f.line_start = f.line_end = line;
 	f.severity = RV_SEV_LOW;
 	f.category = (char *)"risk";
-	sb_addf(&title, "risky patch: score %.2f, among the riskiest %.0f%% "
-			"of this tree's commits",
+	sb_addf(&title,
+		"risky patch: score %.2f, among the riskiest %.0f%% "
+		"of this tree's commits",
 		score, HIST_RISK_TOP * 100);
 	f.title = (char *)sb_str(&title);
 	sb_addf(&expl,
@@ -242,4 +242,4 @@ out:
 	return 0;
 }
 
-const struct rv_voter rv_voter_risk = { "risk", 1.0, risk_review, NULL };
+const struct rv_voter rv_voter_risk = {"risk", 1.0, risk_review, NULL};

@@ -38,17 +38,17 @@ void hist_sanitize(char *s)
 
 /* Words too common in C to say anything about which code this is. */
 static const char *const stopwords[] = {
-	"auto",	    "break",	"case",	  "char",     "const",	  "continue",
-	"default",  "do",	"double", "else",     "enum",	  "extern",
-	"float",    "for",	"goto",	  "if",	      "inline",	  "int",
-	"long",	    "register", "return", "short",    "signed",	  "sizeof",
-	"static",   "struct",	"switch", "typedef",  "union",	  "unsigned",
-	"void",	    "volatile", "while",  "NULL",     "bool",	  "true",
-	"false",    "the",	"and",	  "err",      "ret",	  "len",
-	"size_t",   "uint8_t",	"uint16_t", "uint32_t", "uint64_t", "__u8",
-	"__u16",    "__u32",	"__u64",  "int32_t",  "int64_t",  "fprintf",
-	"stderr",   "stdout",	"printf", "argc",     "argv",	  "include",
-	"define",   "endif",	"ifdef",  "ifndef",
+	"auto",	   "break",    "case",	   "char",     "const",	   "continue",
+	"default", "do",       "double",   "else",     "enum",	   "extern",
+	"float",   "for",      "goto",	   "if",       "inline",   "int",
+	"long",	   "register", "return",   "short",    "signed",   "sizeof",
+	"static",  "struct",   "switch",   "typedef",  "union",	   "unsigned",
+	"void",	   "volatile", "while",	   "NULL",     "bool",	   "true",
+	"false",   "the",      "and",	   "err",      "ret",	   "len",
+	"size_t",  "uint8_t",  "uint16_t", "uint32_t", "uint64_t", "__u8",
+	"__u16",   "__u32",    "__u64",	   "int32_t",  "int64_t",  "fprintf",
+	"stderr",  "stdout",   "printf",   "argc",     "argv",	   "include",
+	"define",  "endif",    "ifdef",	   "ifndef",
 };
 
 static bool is_stopword(const char *w, size_t n)
@@ -199,10 +199,10 @@ void hist_features(const struct hist_facts *f, double x[HF_N])
 
 void hist_facts_from_row(sqlite3_stmt *st, int col, struct hist_facts *f)
 {
-	double *v[HIST_NFACTS] = { &f->src,	 &f->hdr,    &f->other,
-				   &f->fixhist,	 &f->author, &f->kw,
-				   &f->isfix,	 &f->files,  &f->dirs,
-				   &f->age_days, &f->subsys };
+	double *v[HIST_NFACTS] = {&f->src,	&f->hdr,    &f->other,
+				  &f->fixhist,	&f->author, &f->kw,
+				  &f->isfix,	&f->files,  &f->dirs,
+				  &f->age_days, &f->subsys};
 	int i;
 
 	for (i = 0; i < HIST_NFACTS; i++)
@@ -211,10 +211,9 @@ void hist_facts_from_row(sqlite3_stmt *st, int col, struct hist_facts *f)
 
 void hist_facts_bind(sqlite3_stmt *st, int col, const struct hist_facts *f)
 {
-	const double v[HIST_NFACTS] = { f->src,	     f->hdr,	f->other,
-					f->fixhist,  f->author, f->kw,
-					f->isfix,    f->files,	f->dirs,
-					f->age_days, f->subsys };
+	const double v[HIST_NFACTS] = {
+		f->src,	  f->hdr,   f->other, f->fixhist,  f->author, f->kw,
+		f->isfix, f->files, f->dirs,  f->age_days, f->subsys};
 	int i;
 
 	for (i = 0; i < HIST_NFACTS; i++)
@@ -250,9 +249,9 @@ void hist_subsystem(const char *subject, char *buf, size_t len)
 
 int hist_file_kind(const char *path)
 {
-	static const char *const src[] = { ".c",  ".cc", ".cpp", ".y",
-					   ".l",  ".sh", ".py",	 ".pl",
-					   ".rs", ".go", ".S",	 ".awk" };
+	static const char *const src[] = {".c",	 ".cc", ".cpp", ".y",
+					  ".l",	 ".sh", ".py",	".pl",
+					  ".rs", ".go", ".S",	".awk"};
 	const char *dot = strrchr(path, '.');
 	size_t i;
 
@@ -290,17 +289,17 @@ static bool has_word(const char *s, const char *const *words, size_t n)
 
 bool hist_subject_adds(const char *subject)
 {
-	static const char *const words[] = { "add",	  "adds",   "added",
-					     "support",	  "introduce", "implement",
-					     "new",	  "enable", "allow" };
+	static const char *const words[] = {"add",     "adds",	    "added",
+					    "support", "introduce", "implement",
+					    "new",     "enable",    "allow"};
 
 	return subject && has_word(subject, words, ARRAY_SIZE(words));
 }
 
 bool hist_subject_fixes(const char *subject)
 {
-	static const char *const words[] = { "fix", "fixes", "fixed", "revert",
-					     "bug", "crash", "leak" };
+	static const char *const words[] = {"fix", "fixes", "fixed", "revert",
+					    "bug", "crash", "leak"};
 
 	return subject && has_word(subject, words, ARRAY_SIZE(words));
 }
@@ -577,9 +576,9 @@ static bool db_valid(sqlite3 *db, char *why, size_t len, bool deep)
 	    strcmp((const char *)sqlite3_column_text(st, 0),
 		   HIST_SCHEMA_VERSION)) {
 		snprintf(why, len, "it has schema version %s, not %s",
-			 sqlite3_column_text(st, 0) ?
-				 (const char *)sqlite3_column_text(st, 0) :
-				 "(none)",
+			 sqlite3_column_text(st, 0)
+				 ? (const char *)sqlite3_column_text(st, 0)
+				 : "(none)",
 			 HIST_SCHEMA_VERSION);
 		goto out;
 	}
@@ -593,9 +592,9 @@ static bool db_valid(sqlite3 *db, char *why, size_t len, bool deep)
 	if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW ||
 	    strcmp((const char *)sqlite3_column_text(st, 0), "ok")) {
 		snprintf(why, len, "it is corrupt (%s)",
-			 rc == SQLITE_OK && sqlite3_column_text(st, 0) ?
-				 (const char *)sqlite3_column_text(st, 0) :
-				 sqlite3_errmsg(db));
+			 rc == SQLITE_OK && sqlite3_column_text(st, 0)
+				 ? (const char *)sqlite3_column_text(st, 0)
+				 : sqlite3_errmsg(db));
 		goto out;
 	}
 	ok = true;
@@ -624,7 +623,8 @@ int hist_db_open(sqlite3 **out, const char *path, bool create, char *reason,
 
 	*out = NULL;
 	if (access(path, F_OK) == 0) {
-		if (db_open_raw(&db, path, SQLITE_OPEN_READWRITE) == SQLITE_OK &&
+		if (db_open_raw(&db, path, SQLITE_OPEN_READWRITE) ==
+			    SQLITE_OK &&
 		    db_valid(db, why, sizeof(why), create))
 			goto ready;
 		if (!why[0])
@@ -633,10 +633,11 @@ int hist_db_open(sqlite3 **out, const char *path, bool create, char *reason,
 		sqlite3_close(db);
 		db = NULL;
 		if (!create)
-			return errmsg_set(err, RV_ERR_INTERNAL,
-					  "the history index %s is unusable: "
-					  "%s; run `quorum index` to rebuild it",
-					  path, why);
+			return errmsg_set(
+				err, RV_ERR_INTERNAL,
+				"the history index %s is unusable: "
+				"%s; run `quorum index` to rebuild it",
+				path, why);
 		if (reason)
 			snprintf(reason, reason_len,
 				 "the history index %s was unusable (%s) and "
@@ -646,7 +647,8 @@ int hist_db_open(sqlite3 **out, const char *path, bool create, char *reason,
 	} else if (!create) {
 		return 0; /* no index */
 	}
-	if (db_open_raw(&db, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) !=
+	if (db_open_raw(&db, path,
+			SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) !=
 	    SQLITE_OK) {
 		ret = errmsg_set(err, RV_ERR_INTERNAL,
 				 "cannot create the history index %s: %s", path,
@@ -690,8 +692,8 @@ int rv_history_open(struct rv_history **out, const char *repo_path,
 				  "%s is not in a git repository",
 				  repo_path ? repo_path : ".");
 	path = hist_db_path(repo);
-	ret = path ? hist_db_open(&db, path, false, NULL, 0, err) :
-		     RV_ERR_INTERNAL;
+	ret = path ? hist_db_open(&db, path, false, NULL, 0, err)
+		   : RV_ERR_INTERNAL;
 	free(path);
 	if (ret < 0 || !db) {
 		git_repository_free(repo);
@@ -725,7 +727,7 @@ int rv_history_commit_diff(struct rv_history *h, const char *rev,
 	git_commit *c = NULL, *parent = NULL;
 	git_tree *tree = NULL, *ptree = NULL;
 	git_diff *d = NULL;
-	git_buf buf = { 0 };
+	git_buf buf = {0};
 	int ret = 0;
 
 	if (git_revparse_single(&obj, h->repo, rev) < 0 ||
@@ -738,9 +740,8 @@ int rv_history_commit_diff(struct rv_history *h, const char *rev,
 	}
 	git_oid_tostr(id, RV_OID_HEXSZ + 1, git_commit_id(c));
 	if (message)
-		sb_adds(message, git_commit_message(c) ?
-					 git_commit_message(c) :
-					 "");
+		sb_adds(message,
+			git_commit_message(c) ? git_commit_message(c) : "");
 	if (git_commit_tree(&tree, c) < 0 ||
 	    (git_commit_parentcount(c) &&
 	     (git_commit_parent(&parent, c, 0) < 0 ||
@@ -748,8 +749,8 @@ int rv_history_commit_diff(struct rv_history *h, const char *rev,
 	    git_diff_tree_to_tree(&d, h->repo, ptree, tree, NULL) < 0 ||
 	    git_diff_to_buf(&buf, d, GIT_DIFF_FORMAT_PATCH) < 0) {
 		ret = errmsg_set(err, RV_ERR_REPO, "cannot diff %s: %s", rev,
-				 git_error_last() ? git_error_last()->message :
-						    "unknown error");
+				 git_error_last() ? git_error_last()->message
+						  : "unknown error");
 		goto out;
 	}
 	if (sb_add(diff, buf.ptr, buf.size) < 0)

@@ -208,7 +208,7 @@ static void test_model(void **state)
 
 	memset(X, 0, sizeof(X));
 	for (i = 0; i < 400; i++) {
-		struct hist_facts f = { 0 };
+		struct hist_facts f = {0};
 
 		f.src = (double)((i * 37) % 5000);
 		f.author = 1 + (double)(i % 3);
@@ -236,7 +236,7 @@ static void test_db_not_a_db(void **state)
 {
 	char path[] = "/tmp/quorum-hist-XXXXXX";
 	char file[64], reason[256] = "";
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	sqlite3 *db = NULL;
 	FILE *fp;
 	int fd = mkstemp(path);
@@ -257,9 +257,8 @@ static void test_db_not_a_db(void **state)
 	assert_non_null(strstr(err.msg, "quorum index"));
 
 	/* Opening to write: rebuilt, and the reason is told. */
-	assert_int_equal(hist_db_open(&db, file, true, reason, sizeof(reason),
-				      &err),
-			 0);
+	assert_int_equal(
+		hist_db_open(&db, file, true, reason, sizeof(reason), &err), 0);
 	assert_non_null(db);
 	assert_non_null(strstr(reason, "rebuilt"));
 	assert_int_equal(hist_meta_int(db, "schema", 0),
@@ -268,9 +267,9 @@ static void test_db_not_a_db(void **state)
 
 	/* Now valid: opened as is, nothing to report. */
 	reason[0] = '\0';
-	assert_int_equal(hist_db_open(&db, file, false, reason, sizeof(reason),
-				      &err),
-			 0);
+	assert_int_equal(
+		hist_db_open(&db, file, false, reason, sizeof(reason), &err),
+		0);
 	assert_non_null(db);
 	assert_string_equal(reason, "");
 	sqlite3_close(db);
