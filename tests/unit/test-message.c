@@ -654,6 +654,58 @@ static void test_text_plain_attachment(void **state)
 	mp_patch_free(p);
 }
 
+static void test_alternative_and_signed(void **state)
+{
+	/* a web mailer: text and HTML; the text part is the body */
+	struct mp_patch *p = parse(
+		HDRS "Subject: [PATCH] f: alt\n"
+		     "Content-Type: multipart/alternative; boundary=\"a\"\n"
+		     "\n"
+		     "--a\n"
+		     "Content-Type: text/plain; charset=utf-8\n"
+		     "\n"
+		     "Body.\n"
+		     "---\n" DIFF "\n"
+		     "--a\n"
+		     "Content-Type: text/html; charset=utf-8\n"
+		     "\n"
+		     "<pre>--- a/evil.c\n+++ b/evil.c\n@@ -1 +1 @@\n-a\n+b\n"
+		     "</pre>\n"
+		     "--a--\n");
+
+	assert_int_equal(p->kind, MP_KIND_PATCH);
+	assert_string_equal(p->diff, DIFF);
+	assert_int_equal(p->nfiles, 1);
+	assert_false(p->repairs & MP_DIFF_FROM_ATTACHMENT);
+	mp_patch_free(p);
+
+	/* PGP/MIME: the signed text part is read, the signature ignored */
+	p = parse(HDRS "Subject: [PATCH] f: signed\n"
+		       "Content-Type: multipart/signed; micalg=pgp-sha256;\n"
+		       " protocol=\"application/pgp-signature\"; boundary=s\n"
+		       "\n"
+		       "--s\n"
+		       "Content-Type: multipart/mixed; boundary=m\n"
+		       "\n"
+		       "--m\n"
+		       "Content-Type: text/plain\n"
+		       "Content-Transfer-Encoding: quoted-printable\n"
+		       "\n"
+		       "Signed body.\n"
+		       "---\n" DIFF "--m--\n"
+		       "\n"
+		       "--s\n"
+		       "Content-Type: application/pgp-signature\n"
+		       "\n"
+		       "-----BEGIN PGP SIGNATURE-----\nxyz\n"
+		       "-----END PGP SIGNATURE-----\n"
+		       "--s--\n");
+	assert_int_equal(p->kind, MP_KIND_PATCH);
+	assert_string_equal(p->diff, DIFF);
+	assert_string_equal(p->commit_message, "f: signed\n\nSigned body.\n");
+	mp_patch_free(p);
+}
+
 static void test_crlf(void **state)
 {
 	const char *lf = HDRS "Subject: [PATCH] f: crlf\n"
@@ -1342,6 +1394,7 @@ int main(void)
 		cmocka_unit_test(test_base64),
 		cmocka_unit_test(test_attachment_octet_stream),
 		cmocka_unit_test(test_text_plain_attachment),
+		cmocka_unit_test(test_alternative_and_signed),
 		cmocka_unit_test(test_crlf),
 		cmocka_unit_test(test_format_flowed),
 		cmocka_unit_test(test_rfc2047_subjects),
