@@ -115,4 +115,47 @@ is "$rc" 2 "conflict case: quorum fails too (exit 2)"
 like "$TMP/err" "conflict in ip/ipaddress.c" "conflict case: the path is named"
 git worktree remove --force "$TMP/w3"
 
+# 5. Patches applied on a base that is not their parent (commits from
+# HEAD~500..HEAD~490 and HEAD~260..HEAD~250, each alone on HEAD~500): some
+# apply at an offset, some do not apply, some need 3-way. quorum must
+# agree with git am, and with git am -3, on every one: same tree, or both fail.
+B=$(git rev-parse HEAD~500)
+git format-patch -q -N --no-merges -o "$TMP/far" HEAD~500..HEAD~490
+git format-patch -q -N --no-merges --start-number 100 -o "$TMP/far" HEAD~260..HEAD~250
+git worktree add -q --detach "$TMP/w5" "$B"
+n=0 agree=0 agree3=0 applied=0 failed=0 three=0
+for f in "$TMP"/far/*.patch; do
+	n=$((n + 1))
+	for mode in plain 3way; do
+		git -C "$TMP/w5" reset -q --hard "$B"
+		if [ $mode = plain ]; then
+			amopt= qopt=--no-3way
+		else
+			amopt=-3 qopt=
+		fi
+		if (cd "$TMP/w5" && git am -q $amopt "$f" >/dev/null 2>&1); then
+			am=$(git -C "$TMP/w5" rev-parse 'HEAD^{tree}')
+		else
+			(cd "$TMP/w5" && git am --abort)
+			am=FAIL
+		fi
+		"$QUORUM" apply $qopt --base "$B" "$f" >"$TMP/out" 2>"$TMP/err"
+		q=$(tree_of "$TMP/out")
+		[ -n "$q" ] || q=FAIL
+		if [ "$q" = "$am" ]; then
+			[ $mode = plain ] && agree=$((agree + 1)) || agree3=$((agree3 + 1))
+		else
+			echo "# $mode: $(basename "$f"): git am $am, quorum $q: $(head -c 200 "$TMP/err")"
+		fi
+		if [ $mode = 3way ]; then
+			[ "$q" = FAIL ] && failed=$((failed + 1)) || applied=$((applied + 1))
+			grep -q 'applied (3-way)' "$TMP/out" && three=$((three + 1))
+		fi
+	done
+done
+git worktree remove --force "$TMP/w5"
+is "$agree" "$n" "$n patches on a far base: quorum --no-3way agrees with git am on each"
+is "$agree3" "$n" "$n patches on a far base: quorum agrees with git am -3 on each ($applied applied, $three by 3-way, $failed failed)"
+ok $([ "$failed" -gt 0 ] && [ "$three" -gt 0 ]; echo $?) "the far-base set has both failures and 3-way merges"
+
 done_testing
