@@ -472,8 +472,15 @@ static void add_clean_lines(struct sb *out, const char *p, const char *end)
 	}
 }
 
-/* In-body From:/Date:/Subject: at the top of the body; returns the rest. */
-static const char *inbody_headers(struct ctx *c, const char *p, const char *end)
+static bool looks_like_header(const char *p, const char *end);
+
+/*
+ * In-body From:/Date:/Subject: at the top of the body; returns the rest.
+ * mail_block: the text is a whole patch mail (an attachment made by git
+ * format-patch), whose other header fields are skipped too.
+ */
+static const char *inbody_headers(struct ctx *c, const char *p, const char *end,
+				  bool mail_block)
 {
 	const char *q = p;
 	bool any = false;
@@ -490,6 +497,8 @@ static const char *inbody_headers(struct ctx *c, const char *p, const char *end)
 			which = 1;
 		else if (starts_icase(q, e, "Subject:"))
 			which = 2;
+		else if (mail_block && looks_like_header(q, end))
+			which = 3; /* MIME-Version: and the like: skipped */
 		else
 			break;
 		v = memchr(q, ':', (size_t)(e - q)) + 1;
@@ -602,8 +611,16 @@ static void set_diff(struct mp_patch *pt, const char *d, size_t len)
  * gitshow: the title is the first paragraph of the text, no in-body headers.
  * t must be valid UTF-8 without NUL (what mp_append_utf8() makes).
  */
-static int analyze_body(struct ctx *c, const char *t, size_t len, bool gitshow)
+enum body_mode {
+	BODY_MAIL,    /* a mail body: in-body headers, title from the subject */
+	BODY_GITSHOW, /* git show text: title is the first paragraph */
+	BODY_ATTACHED, /* a whole patch mail attached to an empty message */
+};
+
+static int analyze_body(struct ctx *c, const char *t, size_t len,
+			enum body_mode mode)
 {
+	bool gitshow = mode == BODY_GITSHOW;
 	struct mp_patch *pt = c->p;
 	const char *p = t, *end = t + len, *q, *sep = NULL, *msg_end;
 	const char *diff_start, *diff_end;
@@ -612,8 +629,17 @@ static int analyze_body(struct ctx *c, const char *t, size_t len, bool gitshow)
 
 	while (p < end && mp_line_blank(p, mp_eol(p, end)))
 		p = mp_next_line(p, end);
+	if (mode == BODY_ATTACHED &&
+	    mp_line_starts(p, mp_eol(p, end), "From ")) {
+		const char *e = mp_eol(p, end);
+
+		if (!pt->commit_id && e - p > 46 && hex_run(p + 5, e) == 40 &&
+		    p[45] == ' ')
+			pt->commit_id = xstrndup(p + 5, 40);
+		p = mp_next_line(p, end);
+	}
 	if (!gitshow)
-		p = inbody_headers(c, p, end);
+		p = inbody_headers(c, p, end, mode == BODY_ATTACHED);
 	mp_diff_find_files(p, (size_t)(end - p), &span, &pt->files,
 			   &pt->nfiles);
 	diff_start = span.found ? p + span.start : end;
@@ -782,7 +808,9 @@ static int walk_mime(struct ctx *c, GMimeObject *obj, size_t depth)
 		const char *disp = g_mime_object_get_disposition(obj);
 		const char *fn = g_mime_part_get_filename(GMIME_PART(obj));
 		bool attachment =
-			(disp && !g_ascii_strcasecmp(disp, "attachment")) || fn;
+			depth > 0 &&
+			((disp && !g_ascii_strcasecmp(disp, "attachment")) ||
+			 (fn && !disp));
 		bool plain = type_is(ct, "text", "plain");
 		bool patchy = type_is(ct, "text", "x-patch") ||
 			      type_is(ct, "text", "x-diff") ||
@@ -927,9 +955,7 @@ static int read_text(struct ctx *c)
 	sb_init(&body, c->lim->max_message);
 	sb_init(&alt, c->lim->max_message);
 	in_place = c->body_part && body_in_place(c, &view, &viewlen);
-	if (in_place) {
-		rc = analyze_body(c, view, viewlen, false);
-	} else if (c->body_part) {
+	if (!in_place && c->body_part) {
 		const char *fmt = g_mime_object_get_content_type_parameter(
 			c->body_part, "format");
 		const char *delsp = g_mime_object_get_content_type_parameter(
@@ -979,8 +1005,30 @@ static int read_text(struct ctx *c)
 			}
 		}
 	}
-	if (!in_place)
-		rc = analyze_body(c, sb_str(&body), body.len, false);
+	if (!in_place) {
+		view = sb_str(&body);
+		viewlen = body.len;
+	}
+	if (c->natts && mp_line_blank(view, view + viewlen)) {
+		/* an empty mail with a patch file attached: read it whole */
+		for (size_t i = 0; i < c->natts; i++) {
+			struct mp_diffspan span;
+
+			sb_reset(&alt);
+			rc = part_text(c, c->atts[i], &alt);
+			if (rc < 0)
+				goto out;
+			crlf_repair(&alt);
+			mp_diff_find(sb_str(&alt), alt.len, &span);
+			if (!span.found)
+				continue;
+			pt->repairs |= MP_DIFF_FROM_ATTACHMENT;
+			rc = analyze_body(c, sb_str(&alt), alt.len,
+					  BODY_ATTACHED);
+			goto out;
+		}
+	}
+	rc = analyze_body(c, view, viewlen, BODY_MAIL);
 	if (rc < 0 || pt->diff)
 		goto out;
 	for (size_t i = 0; i < c->natts; i++) {
@@ -1257,9 +1305,9 @@ static int parse_git_show(struct ctx *c, const char *raw, const char *end)
 				       (size_t)(mp_next_line(q, end) - q));
 		}
 		sb_add(&text, msg_end, (size_t)(end - msg_end));
-		rc = analyze_body(c, sb_str(&text), text.len, true);
+		rc = analyze_body(c, sb_str(&text), text.len, BODY_GITSHOW);
 	} else {
-		rc = analyze_body(c, body, (size_t)(end - body), true);
+		rc = analyze_body(c, body, (size_t)(end - body), BODY_GITSHOW);
 	}
 	sb_release(&text);
 	return rc;
@@ -1402,7 +1450,7 @@ int mp_patch_parse(struct mp_patch **out, const char *raw, size_t len,
 		if (mp_line_starts(p, e, "commit "))
 			rc = parse_git_show(&c, sb_str(&u), u.buf + u.len);
 		else /* a bare diff: no headers, no message */
-			rc = analyze_body(&c, sb_str(&u), u.len, true);
+			rc = analyze_body(&c, sb_str(&u), u.len, BODY_GITSHOW);
 		sb_release(&u);
 	} else if (!looks_like_header(p, end)) {
 		rc = errmsg_set(err, MP_ERR_NOT_MAIL,

@@ -632,6 +632,67 @@ static void test_attachment_octet_stream(void **state)
 	g_free(b64);
 }
 
+static void test_patch_file_attached_to_empty_mail(void **state)
+{
+	size_t len;
+	char *patch =
+		git_fixture("attfile",
+			    "printf 'x\\ny\\n' > f.c; git add f.c; "
+			    "git commit -q -m init; printf 'x\\nz\\n' > f.c; "
+			    "GIT_AUTHOR_NAME='Real Author' git commit -q -a "
+			    "-m 'f: use z' -m 'Because z.' -s; "
+			    "git format-patch -q --stdout -1 > out",
+			    &len);
+	gchar *b64 = g_base64_encode((const guchar *)patch, len);
+	char *mail = g_strdup_printf(
+		"From: Forwarder <fw@example.org>\n"
+		"Subject: patch for you\n"
+		"Message-ID: <fw@example.org>\n"
+		"Content-Type: multipart/mixed; boundary=b\n"
+		"\n"
+		"--b\n"
+		"Content-Type: text/plain\n"
+		"\n"
+		"\n"
+		"--b\n"
+		"Content-Type: text/x-patch; name=0001-f-use-z.patch\n"
+		"Content-Disposition: attachment; filename=0001-f-use-z.patch\n"
+		"Content-Transfer-Encoding: base64\n"
+		"\n%s\n"
+		"--b--\n",
+		b64);
+	struct mp_patch *p = parse(mail);
+
+	assert_int_equal(p->kind, MP_KIND_PATCH);
+	assert_true(p->repairs & MP_DIFF_FROM_ATTACHMENT);
+	/* the attached mail's own headers give author, title, message */
+	assert_string_equal(p->author_name, "Real Author");
+	assert_string_equal(p->from, "Forwarder <fw@example.org>");
+	assert_string_equal(p->subject.title, "f: use z");
+	assert_true(starts_with(p->commit_message,
+				"f: use z\n\nBecause z.\n\nSigned-off-by:"));
+	assert_int_equal(p->ntrailers, 1);
+	assert_int_equal(strlen(p->commit_id), 40);
+	assert_int_equal(p->timestamp, 1700000000);
+	assert_string_equal(p->files[0], "f.c");
+	assert_true(ends_with(p->diff, p->diff_len, "+z\n"));
+	mp_patch_free(p);
+	g_free(mail);
+	g_free(b64);
+	free(patch);
+
+	/* a single-part mail with a filename is still read as the body */
+	p = parse(HDRS "Subject: [PATCH] f: named\n"
+		       "Content-Type: text/plain; name=x.patch\n"
+		       "Content-Disposition: inline; filename=x.patch\n"
+		       "\n"
+		       "Body.\n"
+		       "---\n" DIFF);
+	assert_string_equal(p->commit_message, "f: named\n\nBody.\n");
+	assert_false(p->repairs & MP_DIFF_FROM_ATTACHMENT);
+	mp_patch_free(p);
+}
+
 static void test_text_plain_attachment(void **state)
 {
 	struct mp_patch *p =
@@ -1393,6 +1454,7 @@ int main(void)
 		cmocka_unit_test(test_quoted_printable),
 		cmocka_unit_test(test_base64),
 		cmocka_unit_test(test_attachment_octet_stream),
+		cmocka_unit_test(test_patch_file_attached_to_empty_mail),
 		cmocka_unit_test(test_text_plain_attachment),
 		cmocka_unit_test(test_alternative_and_signed),
 		cmocka_unit_test(test_crlf),
