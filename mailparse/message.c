@@ -53,7 +53,12 @@ struct ctx {
 	GMimeStream *stream; /* the parser's stream over raw */
 	const char *raw;
 	size_t rawlen;
+	GMimeObject *forwarded; /* the first message/rfc822 part */
+	int nest;		/* 1 while reading a forwarded message */
 };
+
+static int parse_raw(struct mp_patch **out, const char *raw, size_t len,
+		     const struct mp_limits *lim, struct errmsg *err, int nest);
 
 /* ---- small string helpers ---- */
 
@@ -802,8 +807,10 @@ static int walk_mime(struct ctx *c, GMimeObject *obj, size_t depth)
 		}
 		return 0;
 	}
+	if (GMIME_IS_MESSAGE_PART(obj) && !c->forwarded)
+		c->forwarded = obj; /* read only if nothing else has a diff */
 	if (!GMIME_IS_PART(obj) || !ct)
-		return 0; /* message/rfc822 and others: not ours to read */
+		return 0;
 	{
 		const char *disp = g_mime_object_get_disposition(obj);
 		const char *fn = g_mime_part_get_filename(GMIME_PART(obj));
@@ -1148,6 +1155,98 @@ static void fill_headers(struct ctx *c, GMimeMessage *msg)
 	}
 }
 
+static void swap_strings(char ***a, size_t *na, char ***b, size_t *nb)
+{
+	char **t = *a;
+	size_t n = *na;
+
+	*a = *b;
+	*na = *nb;
+	*b = t;
+	*nb = n;
+}
+
+#define TAKE(dst, src, f)                                                      \
+	do {                                                                   \
+		char *t_ = (dst)->f;                                           \
+		(dst)->f = (src)->f;                                           \
+		(src)->f = t_;                                                 \
+	} while (0)
+
+/*
+ * "Fwd: [PATCH] ..." with the patch mail attached as message/rfc822: read
+ * the attached mail (one level deep) and take its patch, keeping the
+ * outer mail's identity (message-id, thread, sender, list).
+ */
+static int read_forwarded(struct ctx *c)
+{
+	GMimeMessage *inner = g_mime_message_part_get_message(
+		GMIME_MESSAGE_PART(c->forwarded));
+	struct mp_patch *pt = c->p, *ip = NULL;
+	struct errmsg e = {{0}};
+	GMimeStream *mem;
+	GByteArray *ba;
+	int rc;
+
+	if (!inner)
+		return 0;
+	mem = g_mime_stream_mem_new();
+	g_mime_object_write_to_stream(GMIME_OBJECT(inner), NULL, mem);
+	ba = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem));
+	rc = ba && ba->len ? parse_raw(&ip, (const char *)ba->data, ba->len,
+				       c->lim, &e, c->nest + 1)
+			   : 0;
+	g_object_unref(mem);
+	if (rc == MP_ERR_TOO_BIG || rc == MP_ERR_NOMEM)
+		return errmsg_set(c->err, rc, "the forwarded message: %s",
+				  e.msg);
+	if (rc < 0)
+		return 0; /* not a patch: the outer mail stands as it is */
+	if (!ip || !ip->diff) {
+		mp_patch_free(ip);
+		return 0;
+	}
+	if (ip->author_name || ip->author_email) {
+		TAKE(pt, ip, author_name);
+		TAKE(pt, ip, author_email);
+	}
+	if (ip->timestamp) {
+		TAKE(pt, ip, date);
+		pt->timestamp = ip->timestamp;
+		pt->tz_offset = ip->tz_offset;
+	}
+	if (ip->subject.title && *ip->subject.title)
+		TAKE(pt, ip, subject.title);
+	TAKE(pt, ip, commit_message);
+	TAKE(pt, ip, notes);
+	TAKE(pt, ip, diff);
+	pt->diff_len = ip->diff_len;
+	{
+		struct mp_trailer *t = pt->trailers;
+		size_t n = pt->ntrailers;
+
+		pt->trailers = ip->trailers;
+		pt->ntrailers = ip->ntrailers;
+		ip->trailers = t;
+		ip->ntrailers = n;
+	}
+	swap_strings(&pt->files, &pt->nfiles, &ip->files, &ip->nfiles);
+	swap_strings(&pt->prereq_patch_ids, &pt->nprereq_patch_ids,
+		     &ip->prereq_patch_ids, &ip->nprereq_patch_ids);
+	swap_strings(&pt->prereq_message_ids, &pt->nprereq_message_ids,
+		     &ip->prereq_message_ids, &ip->nprereq_message_ids);
+	if (ip->base_commit)
+		TAKE(pt, ip, base_commit);
+	if (ip->change_id)
+		TAKE(pt, ip, change_id);
+	if (ip->commit_id)
+		TAKE(pt, ip, commit_id);
+	pt->repairs |= ip->repairs | MP_DIFF_FROM_ATTACHMENT;
+	pt->repairs &= ~(unsigned)MP_FROM_GIT_SHOW;
+	mp_patch_free(ip);
+	return 0;
+}
+
 /* Count lines that open a header named Content-Type (a multipart bound). */
 static size_t count_content_types(const char *p, const char *end)
 {
@@ -1207,6 +1306,8 @@ static int parse_mail(struct ctx *c, const char *raw, size_t len)
 			goto out;
 	}
 	rc = read_text(c);
+	if (rc == 0 && !c->p->diff && c->forwarded && c->nest == 0)
+		rc = read_forwarded(c);
 out:
 	g_object_unref(msg);
 	g_object_unref(stream);
@@ -1385,6 +1486,12 @@ static enum mp_kind decide_kind(const struct ctx *c)
 int mp_patch_parse(struct mp_patch **out, const char *raw, size_t len,
 		   const struct mp_limits *lim, struct errmsg *err)
 {
+	return parse_raw(out, raw, len, lim, err, 0);
+}
+
+static int parse_raw(struct mp_patch **out, const char *raw, size_t len,
+		     const struct mp_limits *lim, struct errmsg *err, int nest)
+{
 	static const struct mp_limits deflim = MP_LIMITS_INIT;
 	struct ctx c = {0};
 	const char *p = raw, *end, *nul, *e;
@@ -1393,6 +1500,7 @@ int mp_patch_parse(struct mp_patch **out, const char *raw, size_t len,
 	*out = NULL;
 	c.lim = lim ? lim : &deflim;
 	c.err = err;
+	c.nest = nest;
 	if (!raw || len == 0)
 		return errmsg_set(err, MP_ERR_EMPTY, "the message is empty");
 	end = raw + len;

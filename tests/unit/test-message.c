@@ -693,6 +693,76 @@ static void test_patch_file_attached_to_empty_mail(void **state)
 	mp_patch_free(p);
 }
 
+static void test_forwarded_patch(void **state)
+{
+	struct mp_patch *p =
+		parse("From: Forwarder <fw@example.org>\n"
+		      "Subject: Fwd: [PATCH 2/3] f: thing\n"
+		      "Message-ID: <fwd@example.org>\n"
+		      "Content-Type: multipart/mixed; boundary=b\n"
+		      "\n"
+		      "--b\n"
+		      "Content-Type: text/plain\n"
+		      "\n"
+		      "Please look at this one.\n"
+		      "--b\n"
+		      "Content-Type: message/rfc822\n"
+		      "\n"
+		      "From: Real Author <real@example.org>\n"
+		      "Date: Mon, 1 Jan 2024 10:00:00 +0000\n"
+		      "Subject: [PATCH 2/3] f: thing\n"
+		      "Message-ID: <orig@example.org>\n"
+		      "Content-Type: text/plain; charset=utf-8\n"
+		      "Content-Transfer-Encoding: quoted-printable\n"
+		      "\n"
+		      "Original body.\n"
+		      "\n"
+		      "Signed-off-by: Real Author <real@example.org>\n"
+		      "---\n"
+		      "diff --git a/f.c b/f.c\n"
+		      "--- a/f.c\n"
+		      "+++ b/f.c\n"
+		      "@@ -1 +1 @@\n"
+		      "-int b =3D 1;\n"
+		      "+int b =3D 2;\n"
+		      "--b--\n");
+
+	assert_int_equal(p->kind, MP_KIND_PATCH);
+	assert_true(p->repairs & MP_DIFF_FROM_ATTACHMENT);
+	assert_string_equal(p->message_id, "fwd@example.org");
+	assert_string_equal(p->from, "Forwarder <fw@example.org>");
+	assert_string_equal(p->author_name, "Real Author");
+	assert_int_equal(p->timestamp, 1704103200);
+	assert_string_equal(p->commit_message,
+			    "f: thing\n\nOriginal body.\n\n"
+			    "Signed-off-by: Real Author <real@example.org>\n");
+	assert_int_equal(p->ntrailers, 1);
+	assert_int_equal(p->subject.index, 2);
+	assert_true(p->subject.reply);
+	assert_true(ends_with(p->diff, p->diff_len, "+int b = 2;\n"));
+	assert_string_equal(p->files[0], "f.c");
+	mp_patch_free(p);
+
+	/* a forwarded mail with no diff leaves the outer mail as it is */
+	p = parse("From: F <fw@example.org>\n"
+		  "Subject: Fwd: hello\n"
+		  "Content-Type: multipart/mixed; boundary=b\n"
+		  "\n"
+		  "--b\n"
+		  "Content-Type: text/plain\n"
+		  "\n"
+		  "fyi\n"
+		  "--b\n"
+		  "Content-Type: message/rfc822\n"
+		  "\n"
+		  "From: X <x@example.org>\nSubject: hello\n\nhi\n"
+		  "--b--\n");
+	assert_int_equal(p->kind, MP_KIND_REPLY);
+	assert_string_equal(p->commit_message, "hello\n\nfyi\n");
+	assert_string_equal(p->author_name, "F");
+	mp_patch_free(p);
+}
+
 static void test_text_plain_attachment(void **state)
 {
 	struct mp_patch *p =
@@ -1455,6 +1525,7 @@ int main(void)
 		cmocka_unit_test(test_base64),
 		cmocka_unit_test(test_attachment_octet_stream),
 		cmocka_unit_test(test_patch_file_attached_to_empty_mail),
+		cmocka_unit_test(test_forwarded_patch),
 		cmocka_unit_test(test_text_plain_attachment),
 		cmocka_unit_test(test_alternative_and_signed),
 		cmocka_unit_test(test_crlf),
