@@ -8,6 +8,7 @@
  * ignore the bot, so each speaks only on strong evidence, and both
  * abstain (no findings, no error) when there is no index.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,40 +55,70 @@ static bool in_set(const uint64_t *v, size_t n, const char *s)
 	return false;
 }
 
+/* A buggy line distinctive enough to stand as evidence on its own. */
+static bool distinctive(const char *line)
+{
+	const unsigned char *p = (const unsigned char *)line;
+	size_t idents = 0;
+
+	while (*p) {
+		if (isalpha(*p) || *p == '_') {
+			const unsigned char *w = p;
+
+			while (isalnum(*p) || *p == '_')
+				p++;
+			idents += p - w >= 3;
+		} else {
+			p++;
+		}
+	}
+	return strlen(line) >= 24 || idents >= 3;
+}
+
+static bool near_line(const struct rv_similar_match *a,
+		      const struct rv_similar_match *b)
+{
+	return a->file && b->file && !strcmp(a->file, b->file) &&
+	       abs(a->new_no - b->new_no) <= 20;
+}
+
 /*
  * Is this resemblance strong enough to speak? The patch must add, in a
- * file the past hunk is in, a line the fix had to remove (the buggy line
- * itself), nearly verbatim, and not merely move it; and either a second
- * matching line or the same function.
+ * source file the past hunk is in, a distinctive line that a fix (not a revert:
+ * a revert removes a whole feature, boilerplate and all) had to remove,
+ * nearly verbatim and not merely moved by the patch; and either a second
+ * matching line near it or the same function.
  */
 static bool strong(const struct rv_similar *s, const uint64_t *rm, size_t nrm,
 		   size_t *first)
 {
-	size_t i, strong_removed = 0, close = 0;
-	bool exact = false;
+	size_t i, j;
 
-	if (!s->same_file)
+	/* Source code only: headers synced from elsewhere, man pages and
+	 * data repeat what a fix changed without repeating its bug. */
+	if (!s->same_file || strcmp(s->kind, "fixes") ||
+	    hist_file_kind(s->file) != 0)
 		return false;
 	for (i = 0; i < s->nmatches; i++) {
 		const struct rv_similar_match *m = &s->matches[i];
+		size_t close = 0;
 
-		if (m->similarity < 0.85 || !m->file ||
-		    strcmp(m->file, s->file))
+		if (!m->fix_removed || m->similarity < 0.85 || !m->file ||
+		    strcmp(m->file, s->file) || !distinctive(m->past_line) ||
+		    in_set(rm, nrm, m->patch_line))
 			continue;
-		if (in_set(rm, nrm, m->patch_line))
-			continue; /* moved, not added */
-		close++;
-		if (m->fix_removed) {
-			if (!strong_removed)
-				*first = i;
-			strong_removed++;
-			if (m->similarity >= 0.999)
-				exact = true;
+		for (j = 0; j < s->nmatches; j++)
+			if (j != i && s->matches[j].similarity >= 0.85 &&
+			    near_line(&s->matches[j], m) &&
+			    !in_set(rm, nrm, s->matches[j].patch_line))
+				close++;
+		if (close >= 1 ||
+		    (m->similarity >= 0.999 && s->same_function)) {
+			*first = i;
+			return true;
 		}
 	}
-	if (!strong_removed)
-		return false;
-	return close >= 2 || (exact && s->same_function);
+	return false;
 }
 
 static int history_review(const struct rv_voter *v,

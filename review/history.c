@@ -135,13 +135,15 @@ bool hist_line_significant(const char *norm)
 	/* Comments and preprocessor lines say little about behaviour. */
 	if (p[0] == '/' || p[0] == '*' || p[0] == '#')
 		return false;
+	/* Two names that are not keywords: "if (newline)" is not enough. */
 	while (*p) {
 		if (ident_start(*p)) {
 			const unsigned char *w = p;
 
 			while (ident_char(*p))
 				p++;
-			if (p - w >= 2)
+			if (p - w >= 2 &&
+			    !is_stopword((const char *)w, (size_t)(p - w)))
 				idents++;
 		} else {
 			p++;

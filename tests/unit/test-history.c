@@ -188,7 +188,9 @@ static void test_text_helpers(void **state)
 	assert_false(hist_line_significant("}"));
 	assert_false(hist_line_significant("return 0;"));
 	assert_false(hist_line_significant("/* a comment about it */"));
-	assert_true(hist_line_significant("if (len > sizeof(buf))"));
+	assert_true(hist_line_significant("if (dev->mtu > max_mtu)"));
+	assert_false(hist_line_significant("if (newline) {"));
+	assert_false(hist_line_significant("return err ? err : ret;"));
 	sb_release(&out);
 
 	hist_top_dir("ip/ipaddress.c", dir, sizeof(dir));
