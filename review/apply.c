@@ -397,6 +397,50 @@ static void describe_hunk_failure(struct sb *why, const struct ap_file *f,
 	}
 }
 
+/* The id on a "Subproject commit <id>" line of the given origin, or -1. */
+static int gitlink_line(const struct ap_file *f, char origin, git_oid *out)
+{
+	static const char tag[] = "Subproject commit ";
+	size_t i, n = strlen(tag);
+
+	for (i = 0; i < f->nlines; i++) {
+		const struct ap_line *l = &f->lines[i];
+
+		if (l->origin == origin && l->len >= n + GIT_OID_HEXSZ &&
+		    !memcmp(l->text, tag, n))
+			return git_oid_fromstrn(out, l->text + n, GIT_OID_HEXSZ);
+	}
+	return -1;
+}
+
+/* A submodule moved, added or removed: the diff is its commit id. */
+static int apply_gitlink(struct pctx *c, const struct ap_file *f,
+			 const git_oid *src, struct errmsg *err)
+{
+	git_oid old, new;
+	const char *path = f->new_path ? f->new_path : f->old_path;
+
+	if (src && gitlink_line(f, '-', &old) == 0 && !git_oid_equal(&old, src))
+		return errmsg_set(err, RV_ERR_APPLY,
+				  "submodule %.200s is at %.12s in the base, the patch expects %.12s",
+				  path, git_oid_tostr_s(src), git_oid_tostr_s(&old));
+	if (f->is_delete) {
+		upd_set(c, f->old_path, true, false, NULL, 0);
+		return 0;
+	}
+	if (gitlink_line(f, '+', &new) < 0) {
+		if (!src || !(f->is_rename || f->is_copy || !f->nhunks))
+			return errmsg_set(err, RV_ERR_INPUT,
+					  "corrupt patch: submodule %.200s has no \"Subproject commit\" line",
+					  path);
+		git_oid_cpy(&new, src);
+	}
+	if (f->is_rename)
+		upd_set(c, f->old_path, true, false, NULL, 0);
+	upd_set(c, f->new_path, false, f->is_new, &new, GIT_FILEMODE_COMMIT);
+	return 0;
+}
+
 /* Does some file of the patch delete or rename away path? */
 static bool removed_by_patch(const struct ap_patch *ap, const char *path)
 {
@@ -421,6 +465,7 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 	int found, ret = 0;
 	bool have_src = false;
 
+	memset(&src_oid, 0, sizeof(src_oid));
 	if (f->old_path && !f->is_new) {
 		found = lookup(c, f->old_path, true, &src_oid, &src_mode, err);
 		if (found < 0)
@@ -430,14 +475,10 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 					  "%.200s does not exist in the base",
 					  f->old_path);
 		have_src = true;
-		if (src_mode == GIT_FILEMODE_COMMIT ||
-		    src_mode == GIT_FILEMODE_TREE)
+		if (src_mode == GIT_FILEMODE_TREE)
 			return errmsg_set(err, RV_ERR_APPLY,
-					  "%.200s is a %s in the base, not a file",
-					  f->old_path,
-					  src_mode == GIT_FILEMODE_TREE ?
-						  "directory" :
-						  "submodule");
+					  "%.200s is a directory in the base, not a file",
+					  f->old_path);
 		if (f->old_mode && ((f->old_mode ^ src_mode) & S_IFMT))
 			return errmsg_set(err, RV_ERR_APPLY,
 					  "%.200s has the wrong type in the base (%o, the patch expects %o)",
@@ -460,13 +501,23 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 	}
 	mode = f->new_mode ? f->new_mode : have_src ? src_mode : 0100644;
 	mode = canon_mode(mode);
+	if (mode == GIT_FILEMODE_COMMIT ||
+	    (f->is_delete && src_mode == GIT_FILEMODE_COMMIT))
+		return apply_gitlink(c, f, have_src ? &src_oid : NULL, err);
 	if (!f->is_delete && mode != 0100644 && mode != 0100755 &&
 	    mode != 0120000)
 		return errmsg_set(err, RV_ERR_INPUT,
-				  "%.200s gets mode %o, which quorum does not apply (submodules are not supported)",
+				  "%.200s gets mode %o, which is not a file, link or submodule",
 				  f->new_path, mode);
 
 	if (f->binary) {
+		/* Like git apply: a full pre-image id must be what the base has. */
+		if (have_src && strlen(f->old_idx) == GIT_OID_HEXSZ &&
+		    strcmp(git_oid_tostr_s(&src_oid), f->old_idx))
+			return errmsg_set(err, RV_ERR_APPLY,
+					  "the binary patch of %.200s was made against blob %.12s, the base has %.12s",
+					  f->old_path, f->old_idx,
+					  git_oid_tostr_s(&src_oid));
 		if (f->is_delete) {
 			upd_set(c, f->old_path, true, false, NULL, 0);
 			return 0;

@@ -298,7 +298,7 @@ static void test_renames_modes_binary_match_git_am(void **state)
 	sh("cd r2\n"
 	   "git mv docs/old-name.txt docs/new-name.txt && sed -i 's/^d$/D/' docs/new-name.txt && git commit -qm rename\n"
 	   "chmod +x lib/util.c && git commit -qam mode\n"
-	   "printf '\\3\\4' >>blob.bin && head -c 2000 /dev/urandom >new.bin && git add . && git commit -qm binary\n"
+	   "printf '\\3\\4' >>blob.bin && seq 1 700 | tr '\\n' '\\0' >new.bin && git add . && git commit -qm binary\n"
 	   "git rm -q run.sh && printf 'fresh\\n' >lib/fresh.c && mkdir -p a/b && : >a/b/empty && git add . && git commit -qm delete-and-add\n"
 	   "printf 'no newline at end, changed' >docs/eof.txt && git commit -qam eof\n"
 	   "sed 's/^int line1(/int copied1(/' main.c >main2.c && git add main2.c && git commit -qm copy\n"
@@ -797,6 +797,45 @@ static void test_fall_through_to_branch_and_head(void **state)
 	run_release(&r);
 }
 
+static void test_submodules_and_binary_preimage(void **state)
+{
+	static const char *const names[] = { "gl/0001-addsub.patch",
+					     "gl/0002-b.patch",
+					     "gl/0003-movesub.patch",
+					     "gl/0004-rmsub.patch" };
+	static const char *const bin[] = { "gb/0001-bin.patch" };
+	struct run r;
+	size_t i;
+	char *want;
+
+	sh("rm -rf r17 && git init -q r17 && cd r17 && echo a >a && { seq 1 300; printf '\\0\\1'; } >b.bin && "
+	   "git add . && git commit -qm a && A=$(git rev-parse HEAD)\n"
+	   "git update-index --add --cacheinfo 160000,$A,sub && git commit -qm addsub\n"
+	   "echo b >>a && git add a && git commit -qm b\n"
+	   "git update-index --cacheinfo 160000,$(git rev-parse HEAD),sub && git commit -qm movesub\n"
+	   "git rm -q --cached sub && git commit -qm rmsub\n"
+	   "git format-patch -q -o ../gl HEAD~4 && git tag tip\n"
+	   "printf '\\0two' >>b.bin && git commit -qam bin && git format-patch -q --binary -o ../gb -1\n"
+	   "git reset -q --hard tip~4 && printf '\\0other' >>b.bin && git commit -qam other\n");
+	apply(&r, "r17", names, 4, &(struct rv_apply_opts){
+		.version = RV_APPLY_OPTS_VERSION, .base = "tip~4" });
+	if (r.ret)
+		fail_msg("%s", r.err.msg);
+	for (i = 0; i < 4; i++) {
+		want = capture("cd r17 && git rev-parse 'tip~%zu^{tree}'", 3 - i);
+		assert_string_equal(r.res->patches[i].tree_id, want);
+		free(want);
+	}
+	run_release(&r);
+
+	/* The binary change was made against another b.bin: refused. */
+	apply(&r, "r17", bin, 1, NULL);
+	assert_int_equal(r.ret, RV_ERR_APPLY);
+	assert_non_null(strstr(r.res->patches[0].error,
+			       "the binary patch of b.bin was made against blob"));
+	run_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -816,6 +855,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_and_mangled_patches_are_safe),
 		cmocka_unit_test(test_quadratic_hunk_is_refused),
 		cmocka_unit_test(test_fall_through_to_branch_and_head),
+		cmocka_unit_test(test_submodules_and_binary_preimage),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
