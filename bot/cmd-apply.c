@@ -18,24 +18,31 @@ static int cmd_apply(int argc, char **argv);
 const struct cmd cmd_apply_def = {
 	"apply",
 	cmd_apply,
-	"quorum apply [-C repo] [--base REV] [--json] [--worktree DIR [--keep]] FILE",
-	"apply a series in memory; per-patch commit and tree ids, or the failing hunk",
-	"Reads the series in FILE (an mbox, a single patch mail, a maildir, or -\n"
+	"quorum apply [-C repo] [--base REV] [--json] [--worktree DIR "
+	"[--keep]] FILE",
+	"apply a series in memory; per-patch commit and tree ids, or the "
+	"failing hunk",
+	"Reads the series in FILE (an mbox, a single patch mail, a maildir, or "
+	"-\n"
 	"for standard input) and applies it in memory, one commit per patch,\n"
 	"without touching the working tree, the index, HEAD or any branch.\n"
 	"\n"
 	"The base is, in order: --base REV; the series' base-commit: when the\n"
-	"repository has it; HEAD. When the series does not apply on base-commit,\n"
+	"repository has it; HEAD. When the series does not apply on "
+	"base-commit,\n"
 	"HEAD is tried too; the output says which base was used and why.\n"
-	"A hunk that does not apply falls back to a 3-way merge like `git am -3`\n"
+	"A hunk that does not apply falls back to a 3-way merge like `git am "
+	"-3`\n"
 	"when the blobs named on its index line are in the repository.\n"
 	"\n"
 	"Options:\n"
 	"  -C REPO          the repository (default: the current directory)\n"
 	"  --base REV       apply on REV and nothing else\n"
-	"  --json           print JSON: base, source, note, and per patch index,\n"
+	"  --json           print JSON: base, source, note, and per patch "
+	"index,\n"
 	"                   title, applied, three_way, commit, tree, error\n"
-	"  --worktree DIR   write the final tree to DIR (must not exist); it is\n"
+	"  --worktree DIR   write the final tree to DIR (must not exist); it "
+	"is\n"
 	"                   removed again at the end unless --keep is given\n"
 	"  --keep           keep the --worktree directory\n"
 	"  --store-refs     keep the commits under refs/quorum/<id>/vN\n"
@@ -43,17 +50,22 @@ const struct cmd cmd_apply_def = {
 	"  -h, --help       this text\n"
 	"\n"
 	"Exit status: 0 every patch applied; 2 a patch does not apply, or the\n"
-	"input is not a usable patch (a corrupt diff, a path outside the repo);\n"
+	"input is not a usable patch (a corrupt diff, a path outside the "
+	"repo);\n"
 	"3 repository errors (not a repository, a bad --base).",
 };
 
 static const char *source_name(enum rv_base_source s)
 {
 	switch (s) {
-	case RV_BASE_OPTION: return "--base";
-	case RV_BASE_SERIES: return "base-commit";
-	case RV_BASE_BRANCH: return "branch";
-	case RV_BASE_HEAD: return "HEAD";
+	case RV_BASE_OPTION:
+		return "--base";
+	case RV_BASE_SERIES:
+		return "base-commit";
+	case RV_BASE_BRANCH:
+		return "branch";
+	case RV_BASE_HEAD:
+		return "HEAD";
 	}
 	return "unknown";
 }
@@ -107,7 +119,8 @@ static void print_text(const struct mp_series *s,
 		} else {
 			printf("patch %d/%d \"", pr->index, total_of(s));
 			put_clean(title_of(s->patches[k]));
-			printf("\" not tried: an earlier patch did not apply\n");
+			printf("\" not tried: an earlier patch did not "
+			       "apply\n");
 		}
 	}
 	if (worktree)
@@ -162,31 +175,34 @@ static cJSON *to_json(const struct mp_series *s,
 static int exit_for(int rv)
 {
 	switch (rv) {
-	case 0: return EXIT_CLEAN;
+	case 0:
+		return EXIT_CLEAN;
 	case RV_ERR_APPLY:
 	case RV_ERR_INPUT:
-	case RV_ERR_UNSAFE: return EXIT_USAGE;
-	default: return EXIT_ENV;
+	case RV_ERR_UNSAFE:
+		return EXIT_USAGE;
+	default:
+		return EXIT_ENV;
 	}
 }
 
 static int cmd_apply(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "base", required_argument, NULL, 'b' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "worktree", required_argument, NULL, 'w' },
-		{ "keep", no_argument, NULL, 'k' },
-		{ "store-refs", no_argument, NULL, 's' },
-		{ "no-3way", no_argument, NULL, '3' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"base", required_argument, NULL, 'b'},
+		{"json", no_argument, NULL, 'j'},
+		{"worktree", required_argument, NULL, 'w'},
+		{"keep", no_argument, NULL, 'k'},
+		{"store-refs", no_argument, NULL, 's'},
+		{"no-3way", no_argument, NULL, '3'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct rv_apply_opts opts = RV_APPLY_OPTS_INIT;
 	const char *repo_path = ".", *path, *worktree = NULL;
 	struct rv_repo *repo = NULL;
 	struct mp_set *set = NULL;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	cJSON *jout = NULL;
 	bool json = false, keep = false;
 	int c, ret = EXIT_USAGE, napplied = 0;
@@ -196,14 +212,29 @@ static int cmd_apply(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+hC:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'C': repo_path = optarg; break;
-		case 'b': opts.base = optarg; break;
-		case 'j': json = true; break;
-		case 'w': worktree = optarg; break;
-		case 'k': keep = true; break;
-		case 's': opts.store_refs = true; break;
-		case '3': opts.three_way = false; break;
-		case 'h': return cmd_print_help(&cmd_apply_def);
+		case 'C':
+			repo_path = optarg;
+			break;
+		case 'b':
+			opts.base = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'w':
+			worktree = optarg;
+			break;
+		case 'k':
+			keep = true;
+			break;
+		case 's':
+			opts.store_refs = true;
+			break;
+		case '3':
+			opts.three_way = false;
+			break;
+		case 'h':
+			return cmd_print_help(&cmd_apply_def);
 		default:
 			return usage_error(&cmd_apply_def,
 					   "unknown or incomplete option '%s'",
@@ -211,10 +242,12 @@ static int cmd_apply(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 1)
-		return usage_error(&cmd_apply_def,
-				   "apply takes one FILE (or - for standard input)");
+		return usage_error(
+			&cmd_apply_def,
+			"apply takes one FILE (or - for standard input)");
 	if (keep && !worktree)
-		return usage_error(&cmd_apply_def, "--keep needs --worktree DIR");
+		return usage_error(&cmd_apply_def,
+				   "--keep needs --worktree DIR");
 	path = argv[optind];
 	if (!strcmp(path, "-") && isatty(STDIN_FILENO))
 		return usage_error(&cmd_apply_def,
@@ -239,10 +272,12 @@ static int cmd_apply(int argc, char **argv)
 
 		if (set->nerrors)
 			error("%s: %s",
-			      set->errors[0].where ? set->errors[0].where : name,
+			      set->errors[0].where ? set->errors[0].where
+						   : name,
 			      set->errors[0].message);
 		else
-			error("%s holds no patch (no diff found); nothing to apply",
+			error("%s holds no patch (no diff found); nothing to "
+			      "apply",
 			      name);
 		ret = EXIT_USAGE;
 		goto out;
@@ -259,13 +294,14 @@ static int cmd_apply(int argc, char **argv)
 		if (s->superseded)
 			continue;
 		if (!s->complete && s->nmissing)
-			warning("the series lacks %zu of its %d patches; applying the rest",
+			warning("the series lacks %zu of its %d patches; "
+				"applying the rest",
 				s->nmissing, s->total);
 		rv = rv_apply_series(&r, repo, s, &opts, &err);
 		if (rv == 0 && worktree && !napplied) {
-			if (rv_worktree_checkout(repo,
-						 r->patches[r->npatches - 1].tree_id,
-						 worktree, &err) < 0)
+			if (rv_worktree_checkout(
+				    repo, r->patches[r->npatches - 1].tree_id,
+				    worktree, &err) < 0)
 				rv = RV_ERR_REPO;
 			else
 				wt = worktree;
@@ -287,9 +323,9 @@ static int cmd_apply(int argc, char **argv)
 			ret = exit_for(rv);
 	}
 	if (json) {
-		char *text = cJSON_Print(cJSON_GetArraySize(jout) == 1 ?
-						 cJSON_GetArrayItem(jout, 0) :
-						 jout);
+		char *text = cJSON_Print(cJSON_GetArraySize(jout) == 1
+						 ? cJSON_GetArrayItem(jout, 0)
+						 : jout);
 
 		if (text)
 			puts(text);

@@ -28,20 +28,20 @@ int rv__repo_flush(struct rv_repo *repo, struct errmsg *err);
 
 struct ap_line {
 	const char *text; /* points into the diff, after the origin */
-	size_t len; /* bytes of text, including '\n' unless no_eol */
-	char origin; /* ' ', '+', '-' */
+	size_t len;	  /* bytes of text, including '\n' unless no_eol */
+	char origin;	  /* ' ', '+', '-' */
 };
 
 struct ap_hunk {
 	int old_start, old_lines, new_start, new_lines;
 	const char *header; /* "@@ -a,b +c,d @@", not NUL-terminated */
 	size_t header_len;
-	size_t first, n; /* range in the file's lines[] */
+	size_t first, n;    /* range in the file's lines[] */
 	size_t diff_lineno; /* line of the @@ in the diff, 1-based */
 };
 
 struct ap_file {
-	char *old_path, *new_path; /* NULL for /dev/null */
+	char *old_path, *new_path;   /* NULL for /dev/null */
 	unsigned old_mode, new_mode; /* 0 when not given */
 	bool is_new, is_delete, is_rename, is_copy;
 	bool binary; /* GIT binary patch or "Binary files ... differ" */
@@ -76,13 +76,13 @@ int ap_path_check(const char *path, struct errmsg *err);
 /* Where a text hunk failed, for the message. */
 struct ap_fail {
 	size_t hunk; /* 0-based */
-	int line; /* 1-based line in the pre-image where it should be */
+	int line;    /* 1-based line in the pre-image where it should be */
 	const char *expected; /* first preimage line that did not match */
 	size_t expected_len;
 	const char *found; /* what the file has there, NULL past the end */
 	size_t found_len;
 	bool corrupt_delete; /* a deletion that leaves content */
-	bool too_costly; /* over the work budget: a hostile patch */
+	bool too_costly;     /* over the work budget: a hostile patch */
 };
 
 /*
@@ -95,7 +95,6 @@ int ap_apply_text(const struct ap_file *f, const char *buf, size_t len,
 		  struct sb *out, struct ap_fail *fail);
 
 /* ---- patch ids ------------------------------------------------------ */
-
 
 /*
  * Which of ids[] are not the patch-id of any of the last `limit` commits

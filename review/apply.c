@@ -26,7 +26,7 @@
 struct upd {
 	char *path;
 	bool remove;
-	bool created; /* a new file of this patch: never a source, never removed */
+	bool created; /* new in this patch: not a source, not removed */
 	git_oid oid;
 	unsigned mode;
 };
@@ -52,8 +52,8 @@ static struct upd *upd_find(struct pctx *c, const char *path)
 	return NULL;
 }
 
-static void upd_set(struct pctx *c, const char *path, bool remove,
-		    bool created, const git_oid *oid, unsigned mode)
+static void upd_set(struct pctx *c, const char *path, bool remove, bool created,
+		    const git_oid *oid, unsigned mode)
 {
 	struct upd *u = upd_find(c, path);
 
@@ -63,7 +63,7 @@ static void upd_set(struct pctx *c, const char *path, bool remove,
 		u->path = xstrdup_or_null(path);
 		u->created = false;
 	}
-	/* "new a" listed before "rename a -> b": the rename must not undo it. */
+	/* "new a" before "rename a -> b": the rename must not undo it. */
 	if (remove && u->created)
 		return;
 	u->remove = remove;
@@ -87,8 +87,8 @@ static void upd_clear(struct pctx *c)
  * first). Returns 1 found, 0 absent, RV_ERR_UNSAFE when a leading
  * component is a symlink, or RV_ERR_REPO.
  */
-static int lookup(struct pctx *c, const char *path, bool source,
-		  git_oid *oid, unsigned *mode, struct errmsg *err)
+static int lookup(struct pctx *c, const char *path, bool source, git_oid *oid,
+		  unsigned *mode, struct errmsg *err)
 {
 	const struct upd *u;
 	git_tree *t = c->tree, *sub = NULL;
@@ -104,7 +104,8 @@ static int lookup(struct pctx *c, const char *path, bool source,
 		if (!c->u[i].remove && c->u[i].mode == 0120000 &&
 		    !strncmp(path, c->u[i].path, n) && path[n] == '/')
 			return errmsg_set(err, RV_ERR_UNSAFE,
-					  "the patch writes %.200s through the symlink %.200s",
+					  "the patch writes %.200s through the "
+					  "symlink %.200s",
 					  path, c->u[i].path);
 	}
 	u = upd_find(c, path);
@@ -138,7 +139,8 @@ static int lookup(struct pctx *c, const char *path, bool source,
 		}
 		if (git_tree_entry_filemode(e) == GIT_FILEMODE_LINK) {
 			ret = errmsg_set(err, RV_ERR_UNSAFE,
-					 "the patch writes %.200s through the symlink %.*s in the base",
+					 "the patch writes %.200s through the "
+					 "symlink %.*s in the base",
 					 path, (int)(slash - path), path);
 			goto out;
 		}
@@ -149,7 +151,8 @@ static int lookup(struct pctx *c, const char *path, bool source,
 		git_tree_free(sub);
 		sub = NULL;
 		if (git_tree_lookup(&sub, c->repo->git, &next) < 0) {
-			ret = rv__git_error(err, RV_ERR_REPO, "cannot read a tree");
+			ret = rv__git_error(err, RV_ERR_REPO,
+					    "cannot read a tree");
 			goto out;
 		}
 		t = sub;
@@ -179,8 +182,9 @@ static void add_quoted(struct sb *sb, const char *s, size_t len, size_t skip)
 		len -= skip;
 	}
 	for (i = 0; i < len && i < 72; i++)
-		sb_addch(sb, s[i] == '\t' ? ' ' :
-			 isprint((unsigned char)s[i]) ? s[i] : '?');
+		sb_addch(sb, s[i] == '\t'		    ? ' '
+			     : isprint((unsigned char)s[i]) ? s[i]
+							    : '?');
 	if (len > 72)
 		sb_adds(sb, "...");
 	sb_addch(sb, '"');
@@ -232,7 +236,8 @@ static int apply_binary(struct pctx *c, const struct ap_file *f,
 
 	if (!f->binary_has_data)
 		return errmsg_set(err, RV_ERR_APPLY,
-				  "%s is a binary change without its data (the patch was made without --binary)",
+				  "%s is a binary change without its data (the "
+				  "patch was made without --binary)",
 				  f->new_path ? f->new_path : f->old_path);
 	if (git_diff_from_buffer(&diff, f->text, f->text_len) < 0) {
 		const git_error *ge = git_error_last();
@@ -240,7 +245,8 @@ static int apply_binary(struct pctx *c, const struct ap_file *f,
 		ret = errmsg_set(err, RV_ERR_INPUT,
 				 "corrupt binary patch of %.200s (%s)",
 				 f->new_path ? f->new_path : f->old_path,
-				 ge && ge->message ? ge->message : "unreadable");
+				 ge && ge->message ? ge->message
+						   : "unreadable");
 		goto out;
 	}
 	if (git_treebuilder_new(&tb, c->repo->git, NULL) < 0 ||
@@ -250,8 +256,8 @@ static int apply_binary(struct pctx *c, const struct ap_file *f,
 		goto out;
 	}
 	if (pre) {
-		git_tree_update up = { GIT_TREE_UPDATE_UPSERT, *pre,
-				       (git_filemode_t)pre_mode, f->old_path };
+		git_tree_update up = {GIT_TREE_UPDATE_UPSERT, *pre,
+				      (git_filemode_t)pre_mode, f->old_path};
 
 		if (git_tree_create_updated(&oid, c->repo->git, empty, 1, &up) <
 			    0 ||
@@ -265,10 +271,11 @@ static int apply_binary(struct pctx *c, const struct ap_file *f,
 			      NULL) < 0) {
 		const git_error *ge = git_error_last();
 
-		ret = errmsg_set(err, RV_ERR_APPLY,
-				 "the binary patch of %.200s does not apply (%s)",
-				 f->new_path ? f->new_path : f->old_path,
-				 ge && ge->message ? ge->message : "corrupt data");
+		ret = errmsg_set(
+			err, RV_ERR_APPLY,
+			"the binary patch of %.200s does not apply (%s)",
+			f->new_path ? f->new_path : f->old_path,
+			ge && ge->message ? ge->message : "corrupt data");
 		goto out;
 	}
 	e = git_index_get_bypath(idx, f->new_path, 0);
@@ -283,7 +290,8 @@ static int apply_binary(struct pctx *c, const struct ap_file *f,
 	if (strlen(f->new_idx) == GIT_OID_HEXSZ &&
 	    strcmp(git_oid_tostr_s(post), f->new_idx))
 		ret = errmsg_set(err, RV_ERR_INPUT,
-				 "corrupt binary patch of %.200s: the result is not blob %.12s named on its index line",
+				 "corrupt binary patch of %.200s: the result "
+				 "is not blob %.12s named on its index line",
 				 f->new_path, f->new_idx);
 out:
 	git_index_free(idx);
@@ -303,7 +311,7 @@ static int apply_three_way(struct pctx *c, const struct ap_file *f,
 	git_oid anc_oid, short_oid;
 	git_blob *anc = NULL, *ours = NULL;
 	git_merge_file_input ai, oi, ti;
-	git_merge_file_result res = { 0 };
+	git_merge_file_result res = {0};
 	struct sb theirs = SB_INIT;
 	struct ap_fail fail;
 	size_t n = strlen(f->old_idx);
@@ -317,7 +325,8 @@ static int apply_three_way(struct pctx *c, const struct ap_file *f,
 	if (git_oid_fromstrn(&short_oid, f->old_idx, n) < 0 ||
 	    git_odb_exists_prefix(&anc_oid, c->repo->odb, &short_oid, n) < 0)
 		return errmsg_set(err, RV_ERR_APPLY,
-				  "the repository lacks blob %s of %.200s for a 3-way merge",
+				  "the repository lacks blob %s of %.200s for "
+				  "a 3-way merge",
 				  f->old_idx, path);
 	if ((ret = read_blob(c->repo, &anc_oid, &anc, err)) < 0 ||
 	    (ret = read_blob(c->repo, ours_oid, &ours, err)) < 0)
@@ -328,9 +337,9 @@ static int apply_three_way(struct pctx *c, const struct ap_file *f,
 		goto out;
 	}
 	if (git_oid_equal(&anc_oid, ours_oid)) {
-		ret = sb_add(out, theirs.buf ? theirs.buf : "", theirs.len) < 0 ?
-			      RV_ERR_NOMEM :
-			      0;
+		ret = sb_add(out, theirs.buf ? theirs.buf : "", theirs.len) < 0
+			      ? RV_ERR_NOMEM
+			      : 0;
 		goto out;
 	}
 	ai.ptr = git_blob_rawcontent(anc);
@@ -370,12 +379,15 @@ static void describe_hunk_failure(struct sb *why, const struct ap_file *f,
 	size_t skip = 0;
 
 	if (fail->too_costly) {
-		sb_addf(why, "%s hunk %zu is too costly to match (a hostile patch?); refused",
+		sb_addf(why,
+			"%s hunk %zu is too costly to match (a hostile "
+			"patch?); refused",
 			path, fail->hunk + 1);
 		return;
 	}
 	if (fail->corrupt_delete) {
-		sb_addf(why, "deleting %s leaves content the patch does not remove",
+		sb_addf(why,
+			"deleting %s leaves content the patch does not remove",
 			path);
 		return;
 	}
@@ -408,7 +420,8 @@ static int gitlink_line(const struct ap_file *f, char origin, git_oid *out)
 
 		if (l->origin == origin && l->len >= n + GIT_OID_HEXSZ &&
 		    !memcmp(l->text, tag, n))
-			return git_oid_fromstrn(out, l->text + n, GIT_OID_HEXSZ);
+			return git_oid_fromstrn(out, l->text + n,
+						GIT_OID_HEXSZ);
 	}
 	return -1;
 }
@@ -422,8 +435,10 @@ static int apply_gitlink(struct pctx *c, const struct ap_file *f,
 
 	if (src && gitlink_line(f, '-', &old) == 0 && !git_oid_equal(&old, src))
 		return errmsg_set(err, RV_ERR_APPLY,
-				  "submodule %.200s is at %.12s in the base, the patch expects %.12s",
-				  path, git_oid_tostr_s(src), git_oid_tostr_s(&old));
+				  "submodule %.200s is at %.12s in the base, "
+				  "the patch expects %.12s",
+				  path, git_oid_tostr_s(src),
+				  git_oid_tostr_s(&old));
 	if (f->is_delete) {
 		upd_set(c, f->old_path, true, false, NULL, 0);
 		return 0;
@@ -431,7 +446,8 @@ static int apply_gitlink(struct pctx *c, const struct ap_file *f,
 	if (gitlink_line(f, '+', &new) < 0) {
 		if (!src || !(f->is_rename || f->is_copy || !f->nhunks))
 			return errmsg_set(err, RV_ERR_INPUT,
-					  "corrupt patch: submodule %.200s has no \"Subproject commit\" line",
+					  "corrupt patch: submodule %.200s has "
+					  "no \"Subproject commit\" line",
 					  path);
 		git_oid_cpy(&new, src);
 	}
@@ -448,7 +464,8 @@ static bool removed_by_patch(const struct ap_patch *ap, const char *path)
 
 	for (i = 0; i < ap->nfiles; i++)
 		if ((ap->files[i].is_delete || ap->files[i].is_rename) &&
-		    ap->files[i].old_path && !strcmp(ap->files[i].old_path, path))
+		    ap->files[i].old_path &&
+		    !strcmp(ap->files[i].old_path, path))
 			return true;
 	return false;
 }
@@ -476,12 +493,14 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 					  f->old_path);
 		have_src = true;
 		if (src_mode == GIT_FILEMODE_TREE)
-			return errmsg_set(err, RV_ERR_APPLY,
-					  "%.200s is a directory in the base, not a file",
-					  f->old_path);
+			return errmsg_set(
+				err, RV_ERR_APPLY,
+				"%.200s is a directory in the base, not a file",
+				f->old_path);
 		if (f->old_mode && ((f->old_mode ^ src_mode) & S_IFMT))
 			return errmsg_set(err, RV_ERR_APPLY,
-					  "%.200s has the wrong type in the base (%o, the patch expects %o)",
+					  "%.200s has the wrong type in the "
+					  "base (%o, the patch expects %o)",
 					  f->old_path, src_mode, f->old_mode);
 	}
 	if (f->new_path && !f->is_delete &&
@@ -507,17 +526,21 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 	if (!f->is_delete && mode != 0100644 && mode != 0100755 &&
 	    mode != 0120000)
 		return errmsg_set(err, RV_ERR_INPUT,
-				  "%.200s gets mode %o, which is not a file, link or submodule",
+				  "%.200s gets mode %o, which is not a file, "
+				  "link or submodule",
 				  f->new_path, mode);
 
 	if (f->binary) {
-		/* Like git apply: a full pre-image id must be what the base has. */
+		/* Like git apply: a full pre-image id must be what the base
+		 * has. */
 		if (have_src && strlen(f->old_idx) == GIT_OID_HEXSZ &&
 		    strcmp(git_oid_tostr_s(&src_oid), f->old_idx))
-			return errmsg_set(err, RV_ERR_APPLY,
-					  "the binary patch of %.200s was made against blob %.12s, the base has %.12s",
-					  f->old_path, f->old_idx,
-					  git_oid_tostr_s(&src_oid));
+			return errmsg_set(
+				err, RV_ERR_APPLY,
+				"the binary patch of %.200s was made against "
+				"blob %.12s, the base has %.12s",
+				f->old_path, f->old_idx,
+				git_oid_tostr_s(&src_oid));
 		if (f->is_delete) {
 			upd_set(c, f->old_path, true, false, NULL, 0);
 			return 0;
@@ -554,7 +577,7 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 		goto out;
 	}
 	if (ret == RV_ERR_APPLY && c->three_way && !fail.corrupt_delete) {
-		struct errmsg err3 = { { 0 } };
+		struct errmsg err3 = {{0}};
 		int r3;
 
 		sb_reset(&content);
@@ -565,7 +588,8 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 		} else if (err3.msg[0]) {
 			describe_hunk_failure(&c->why, f, &fail);
 			sb_addf(&c->why, "; %s", err3.msg);
-			ret = errmsg_set(err, RV_ERR_APPLY, "%s", sb_str(&c->why));
+			ret = errmsg_set(err, RV_ERR_APPLY, "%s",
+					 sb_str(&c->why));
 			goto out;
 		}
 	}
@@ -623,7 +647,8 @@ static int patch_apply(struct pctx *c, const struct mp_patch *mp,
 	sb_reset(&c->why);
 	c->used_three_way = false;
 	if (!mp->diff || !mp->diff_len)
-		return errmsg_set(err, RV_ERR_INPUT, "the mail has no diff in it");
+		return errmsg_set(err, RV_ERR_INPUT,
+				  "the mail has no diff in it");
 	/* Own copy ending in a newline, so every hunk line has one. */
 	sb_init(&diff, 0);
 	if (sb_add(&diff, mp->diff, mp->diff_len) < 0 ||
@@ -642,8 +667,8 @@ static int patch_apply(struct pctx *c, const struct mp_patch *mp,
 	}
 	ups = xcalloc(c->nu ? c->nu : 1, sizeof(*ups));
 	for (i = 0; i < c->nu; i++) {
-		ups[i].action = c->u[i].remove ? GIT_TREE_UPDATE_REMOVE :
-						 GIT_TREE_UPDATE_UPSERT;
+		ups[i].action = c->u[i].remove ? GIT_TREE_UPDATE_REMOVE
+					       : GIT_TREE_UPDATE_UPSERT;
 		git_oid_cpy(&ups[i].id, &c->u[i].oid);
 		ups[i].filemode = (git_filemode_t)c->u[i].mode;
 		ups[i].path = c->u[i].path;
@@ -673,9 +698,9 @@ static int make_commit(struct rv_repo *repo, const struct mp_patch *mp,
 	git_time_t when = mp->timestamp > 0 ? (git_time_t)mp->timestamp : 0;
 
 	if (git_signature_new(&author,
-			      mp->author_name && *mp->author_name ?
-				      mp->author_name :
-				      "Unknown",
+			      mp->author_name && *mp->author_name
+				      ? mp->author_name
+				      : "Unknown",
 			      mp->author_email ? mp->author_email : "", when,
 			      mp->tz_offset) < 0 &&
 	    git_signature_new(&author, "Unknown", "", when, 0) < 0) {
@@ -732,7 +757,7 @@ static int apply_on(struct rv_repo *repo, const git_oid *base,
 		    const struct mp_series *s, const struct rv_apply_opts *opts,
 		    struct rv_apply_result *r, struct errmsg *err)
 {
-	struct pctx c = { 0 };
+	struct pctx c = {0};
 	git_commit *commit = NULL;
 	git_oid cur_commit, tree_oid, commit_oid;
 	size_t k, slot = 0;
@@ -752,7 +777,7 @@ static int apply_on(struct rv_repo *repo, const git_oid *base,
 	for (k = 0; k < s->npatches; k++) {
 		const struct mp_patch *mp = s->patches[k];
 		struct rv_patch_result *pr;
-		struct errmsg perr = { { 0 } };
+		struct errmsg perr = {{0}};
 
 		if (!mp)
 			continue;
@@ -779,7 +804,8 @@ static int apply_on(struct rv_repo *repo, const git_oid *base,
 		pr->applied = true;
 		pr->three_way = c.used_three_way;
 		git_oid_tostr(pr->tree_id, sizeof(pr->tree_id), &tree_oid);
-		git_oid_tostr(pr->commit_id, sizeof(pr->commit_id), &commit_oid);
+		git_oid_tostr(pr->commit_id, sizeof(pr->commit_id),
+			      &commit_oid);
 		git_oid_cpy(&cur_commit, &commit_oid);
 		git_tree_free(c.tree);
 		c.tree = NULL;
@@ -843,10 +869,14 @@ static const char *series_base_commit(const struct mp_series *s)
 static const char *source_name(enum rv_base_source src)
 {
 	switch (src) {
-	case RV_BASE_OPTION: return "--base";
-	case RV_BASE_SERIES: return "base-commit";
-	case RV_BASE_BRANCH: return "the list's branch";
-	case RV_BASE_HEAD: return "HEAD";
+	case RV_BASE_OPTION:
+		return "--base";
+	case RV_BASE_SERIES:
+		return "base-commit";
+	case RV_BASE_BRANCH:
+		return "the list's branch";
+	case RV_BASE_HEAD:
+		return "HEAD";
 	}
 	return "?";
 }
@@ -925,7 +955,7 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 	size_t ncand = 0, npresent = 0, k, i;
 	struct sb note = SB_INIT, tried = SB_INIT;
 	size_t ntried = 0;
-	struct errmsg first_err = { { 0 } };
+	struct errmsg first_err = {{0}};
 	char hex[RV_OID_HEXSZ + 1];
 	char **prereqs = NULL;
 	size_t nprereqs = 0;
@@ -936,7 +966,8 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 	if (!opts)
 		opts = &defaults;
 	if (!repo || !s)
-		return errmsg_set(err, RV_ERR_INTERNAL, "no repository or series");
+		return errmsg_set(err, RV_ERR_INTERNAL,
+				  "no repository or series");
 	for (k = 0; k < s->npatches; k++)
 		if (s->patches[k])
 			npresent++;
@@ -955,8 +986,8 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 		git_oid_fromstr(&cands[ncand++].oid, hex);
 	} else {
 		const char *revs[3];
-		enum rv_base_source srcs[3] = { RV_BASE_SERIES, RV_BASE_BRANCH,
-						RV_BASE_HEAD };
+		enum rv_base_source srcs[3] = {RV_BASE_SERIES, RV_BASE_BRANCH,
+					       RV_BASE_HEAD};
 
 		bc = series_base_commit(s);
 		revs[0] = bc;
@@ -969,14 +1000,16 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 			if (!revs[i])
 				continue;
 			/* base-commit must be a full id, not a ref name. */
-			if (i == 0 && (strlen(bc) < 7 || strlen(bc) > 40 ||
-				       strspn(bc, "0123456789abcdef") !=
-					       strlen(bc))) {
-				sb_addf(&note, "base-commit %.40s is not an id; ", bc);
+			if (i == 0 &&
+			    (strlen(bc) < 7 || strlen(bc) > 40 ||
+			     strspn(bc, "0123456789abcdef") != strlen(bc))) {
+				sb_addf(&note,
+					"base-commit %.40s is not an id; ", bc);
 				continue;
 			}
 			if (rv_repo_resolve(repo, revs[i], hex, &e2) < 0) {
-				sb_addf(&note, "%s %.40s is not in the repository; ",
+				sb_addf(&note,
+					"%s %.40s is not in the repository; ",
 					source_name(srcs[i]), revs[i]);
 				continue;
 			}
@@ -992,14 +1025,15 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 		}
 	}
 	if (!ncand) {
-		ret = errmsg_set(err, RV_ERR_REPO,
-				 "no base to apply on: %sthe repository has no HEAD",
-				 sb_str(&note));
+		ret = errmsg_set(
+			err, RV_ERR_REPO,
+			"no base to apply on: %sthe repository has no HEAD",
+			sb_str(&note));
 		goto out;
 	}
 
 	for (i = 0; i < ncand; i++) {
-		struct errmsg e2 = { { 0 } };
+		struct errmsg e2 = {{0}};
 
 		r = xcalloc(1, sizeof(*r));
 		r->patches = xcalloc(npresent, sizeof(*r->patches));
@@ -1024,7 +1058,8 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 		}
 		ntried++;
 		sb_addf(&tried, "did not apply on %s %.12s; ",
-			source_name(cands[i].src), git_oid_tostr_s(&cands[i].oid));
+			source_name(cands[i].src),
+			git_oid_tostr_s(&cands[i].oid));
 		/* Input and safety errors do not depend on the base. */
 		if (ret != RV_ERR_APPLY)
 			break;
@@ -1057,11 +1092,13 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 			sb_init(&m, 2048);
 			for (k = 0; k < nprereqs; k++)
 				if (missing[k])
-					sb_addf(&m, "%s%.40s", nmiss++ ? ", " : "",
+					sb_addf(&m, "%s%.40s",
+						nmiss++ ? ", " : "",
 						prereqs[k]);
 			if (nmiss) {
 				sb_addf(&note,
-					"; prerequisite patch-id %s not among the last %d commits of the base",
+					"; prerequisite patch-id %s not among "
+					"the last %d commits of the base",
 					sb_str(&m), PREREQ_WALK_LIMIT);
 				if (best->failed >= 0) {
 					struct rv_patch_result *pr =
@@ -1069,8 +1106,10 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 					char *e = NULL;
 
 					if (asprintf(&e,
-						     "%s (missing prerequisite patch-id %s)",
-						     pr->error, sb_str(&m)) >= 0) {
+						     "%s (missing prerequisite "
+						     "patch-id %s)",
+						     pr->error,
+						     sb_str(&m)) >= 0) {
 						free(pr->error);
 						pr->error = e;
 					}
@@ -1087,7 +1126,8 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 		if (err)
 			*err = first_err;
 	} else if (opts->store_refs) {
-		ret = store_ref(repo, s, best->patches[best->npatches - 1].commit_id,
+		ret = store_ref(repo, s,
+				best->patches[best->npatches - 1].commit_id,
 				err);
 	}
 	*out = best;

@@ -21,7 +21,7 @@
 struct cursor {
 	const char *buf, *end;
 	const char *line; /* current line start */
-	size_t len; /* without the '\n' */
+	size_t len;	  /* without the '\n' */
 	bool has_nl;
 	size_t lineno;
 };
@@ -68,34 +68,38 @@ int ap_path_check(const char *path, struct errmsg *err)
 	size_t n;
 
 	if (!*path)
-		return errmsg_set(err, RV_ERR_UNSAFE, "the patch has an empty file name");
+		return errmsg_set(err, RV_ERR_UNSAFE,
+				  "the patch has an empty file name");
 	if (strlen(path) > AP_MAX_PATH)
 		return errmsg_set(err, RV_ERR_UNSAFE,
 				  "the patch has a file name over %d bytes",
 				  AP_MAX_PATH);
 	if (*path == '/')
-		return errmsg_set(err, RV_ERR_UNSAFE,
-				  "the patch writes to the absolute path %.200s",
-				  path);
+		return errmsg_set(
+			err, RV_ERR_UNSAFE,
+			"the patch writes to the absolute path %.200s", path);
 	if (strchr(path, '\\'))
-		return errmsg_set(err, RV_ERR_UNSAFE,
-				  "the patch has a backslash in the path %.200s",
-				  path);
+		return errmsg_set(
+			err, RV_ERR_UNSAFE,
+			"the patch has a backslash in the path %.200s", path);
 	for (;;) {
 		slash = strchr(p, '/');
 		n = slash ? (size_t)(slash - p) : strlen(p);
 		if (n == 0)
-			return errmsg_set(err, RV_ERR_UNSAFE,
-					  "the patch has an empty component in %.200s",
-					  path);
+			return errmsg_set(
+				err, RV_ERR_UNSAFE,
+				"the patch has an empty component in %.200s",
+				path);
 		if ((n == 1 && p[0] == '.') ||
 		    (n == 2 && p[0] == '.' && p[1] == '.'))
 			return errmsg_set(err, RV_ERR_UNSAFE,
-					  "the patch writes outside the repository: %.200s",
+					  "the patch writes outside the "
+					  "repository: %.200s",
 					  path);
 		if (is_dotgit(p, n))
 			return errmsg_set(err, RV_ERR_UNSAFE,
-					  "the patch writes into the .git directory: %.200s",
+					  "the patch writes into the .git "
+					  "directory: %.200s",
 					  path);
 		if (!slash)
 			break;
@@ -127,15 +131,34 @@ static int unquote(const char *s, size_t len, size_t *used, struct sb *out)
 			return -1;
 		ch = s[i++];
 		switch (ch) {
-		case 'a': ch = '\a'; break;
-		case 'b': ch = '\b'; break;
-		case 't': ch = '\t'; break;
-		case 'n': ch = '\n'; break;
-		case 'v': ch = '\v'; break;
-		case 'f': ch = '\f'; break;
-		case 'r': ch = '\r'; break;
-		case '"': case '\\': break;
-		case '0': case '1': case '2': case '3': {
+		case 'a':
+			ch = '\a';
+			break;
+		case 'b':
+			ch = '\b';
+			break;
+		case 't':
+			ch = '\t';
+			break;
+		case 'n':
+			ch = '\n';
+			break;
+		case 'v':
+			ch = '\v';
+			break;
+		case 'f':
+			ch = '\f';
+			break;
+		case 'r':
+			ch = '\r';
+			break;
+		case '"':
+		case '\\':
+			break;
+		case '0':
+		case '1':
+		case '2':
+		case '3': {
 			int v = ch - '0', k;
 
 			for (k = 0; k < 2; k++) {
@@ -171,8 +194,9 @@ static int read_name(const char *s, size_t len, bool strip, char **out,
 	sb_init(&name, AP_MAX_PATH + 64);
 	if (len && s[0] == '"') {
 		if (unquote(s, len, &n, &name) < 0) {
-			ret = errmsg_set(err, RV_ERR_INPUT,
-					 "the patch has a badly quoted file name");
+			ret = errmsg_set(
+				err, RV_ERR_INPUT,
+				"the patch has a badly quoted file name");
 			goto out;
 		}
 	} else {
@@ -180,8 +204,9 @@ static int read_name(const char *s, size_t len, bool strip, char **out,
 
 		n = tab ? (size_t)(tab - s) : len;
 		if (memchr(s, '\0', n) || sb_add(&name, s, n) < 0) {
-			ret = errmsg_set(err, RV_ERR_INPUT,
-					 "the patch has an unreadable file name");
+			ret = errmsg_set(
+				err, RV_ERR_INPUT,
+				"the patch has an unreadable file name");
 			goto out;
 		}
 	}
@@ -194,9 +219,10 @@ static int read_name(const char *s, size_t len, bool strip, char **out,
 		const char *slash = strchr(p, '/');
 
 		if (!slash) {
-			ret = errmsg_set(err, RV_ERR_INPUT,
-					 "the file name %.200s has no a/ or b/ prefix",
-					 p);
+			ret = errmsg_set(
+				err, RV_ERR_INPUT,
+				"the file name %.200s has no a/ or b/ prefix",
+				p);
 			goto out;
 		}
 		p = slash + 1;
@@ -221,7 +247,8 @@ static char *git_line_name(const char *s, size_t len)
 		if (used + 1 >= len || s[used] != ' ')
 			goto fail;
 		if (read_name(s + used + 1, len - used - 1, true, &b, NULL,
-			      NULL) < 0 || !b)
+			      NULL) < 0 ||
+		    !b)
 			goto fail;
 	} else if (len >= 2 && s[len - 1] == '"') {
 		const char *q = NULL, *p;
@@ -229,11 +256,13 @@ static char *git_line_name(const char *s, size_t len)
 		for (p = s; p + 1 < s + len; p++)
 			if (p[0] == ' ' && p[1] == '"')
 				q = p;
-		if (!q || read_name(s, (size_t)(q - s), true, &a, NULL,
-				    NULL) < 0 || !a)
+		if (!q ||
+		    read_name(s, (size_t)(q - s), true, &a, NULL, NULL) < 0 ||
+		    !a)
 			goto fail;
 		if (read_name(q + 1, len - (size_t)(q + 1 - s), true, &b, NULL,
-			      NULL) < 0 || !b)
+			      NULL) < 0 ||
+		    !b)
 			goto fail;
 	} else {
 		/* "a/NAME b/NAME": symmetric, so split in the middle. */
@@ -368,17 +397,21 @@ static int parse_hunks(struct ap_file *f, struct cursor *c, const char **pos,
 			char o;
 
 			if (!cur_next(c, pos))
-				return errmsg_set(err, RV_ERR_INPUT,
-						  "corrupt patch: %s hunk %zu (%.*s) ends before its last line",
-						  f->new_path ? f->new_path : f->old_path,
-						  f->nhunks, (int)h->header_len,
-						  h->header);
+				return errmsg_set(
+					err, RV_ERR_INPUT,
+					"corrupt patch: %s hunk %zu (%.*s) "
+					"ends before its last line",
+					f->new_path ? f->new_path : f->old_path,
+					f->nhunks, (int)h->header_len,
+					h->header);
 			o = c->len ? c->line[0] : ' ';
 			if (o == '\\') {
 				if (f->nlines > h->first &&
 				    f->lines[f->nlines - 1].len &&
 				    f->lines[f->nlines - 1].text
-						    [f->lines[f->nlines - 1].len - 1] == '\n')
+						    [f->lines[f->nlines - 1]
+							     .len -
+						     1] == '\n')
 					f->lines[f->nlines - 1].len--;
 				continue;
 			}
@@ -399,13 +432,15 @@ static int parse_hunks(struct ap_file *f, struct cursor *c, const char **pos,
 				l->text = c->line + 1;
 				l->len = c->len - 1 + (c->has_nl ? 1 : 0);
 			} else {
-				/* An empty line is context whose space was eaten. */
+				/* An empty line is context whose space was
+				 * eaten. */
 				l->text = c->line;
 				l->len = c->has_nl ? 1 : 0;
 			}
 		}
 		h->n = f->nlines - h->first;
-		/* A "\ No newline" after the last line; then maybe another hunk. */
+		/* A "\ No newline" after the last line; then maybe another
+		 * hunk. */
 		for (;;) {
 			save = *pos;
 			sc = *c;
@@ -414,7 +449,9 @@ static int parse_hunks(struct ap_file *f, struct cursor *c, const char **pos,
 			if (c->len && c->line[0] == '\\') {
 				if (h->n && f->lines[f->nlines - 1].len &&
 				    f->lines[f->nlines - 1].text
-						    [f->lines[f->nlines - 1].len - 1] == '\n')
+						    [f->lines[f->nlines - 1]
+							     .len -
+						     1] == '\n')
 					f->lines[f->nlines - 1].len--;
 				continue;
 			}
@@ -427,17 +464,20 @@ static int parse_hunks(struct ap_file *f, struct cursor *c, const char **pos,
 		}
 	}
 bad_header:
-	return errmsg_set(err, RV_ERR_INPUT,
-			  "corrupt patch: bad hunk header \"%.*s\" at diff line %zu",
-			  (int)(c->len > 80 ? 80 : c->len), c->line, c->lineno);
+	return errmsg_set(
+		err, RV_ERR_INPUT,
+		"corrupt patch: bad hunk header \"%.*s\" at diff line %zu",
+		(int)(c->len > 80 ? 80 : c->len), c->line, c->lineno);
 corrupt:
 	return errmsg_set(err, RV_ERR_INPUT,
-			  "corrupt patch: %s hunk %zu has a stray line at diff line %zu: \"%.*s\"",
+			  "corrupt patch: %s hunk %zu has a stray line at diff "
+			  "line %zu: \"%.*s\"",
 			  f->new_path ? f->new_path : f->old_path, f->nhunks,
 			  c->lineno, (int)(c->len > 60 ? 60 : c->len), c->line);
 }
 
-/* Skip a "GIT binary patch" body: one or two sections ending in a blank line. */
+/* Skip a "GIT binary patch" body: one or two sections ending in a blank line.
+ */
 static void skip_binary(struct cursor *c, const char **pos)
 {
 	int sections = 0;
@@ -469,10 +509,10 @@ static const char *after(const char *l, size_t n, const char *prefix)
 static bool is_git_header(const char *l, size_t n)
 {
 	static const char *const hdrs[] = {
-		"old mode ",	"new mode ",	     "deleted file mode ",
-		"new file mode ", "copy from ",	     "copy to ",
-		"rename old ",	"rename new ",	     "rename from ",
-		"rename to ",	"similarity index ", "dissimilarity index ",
+		"old mode ",	  "new mode ",	       "deleted file mode ",
+		"new file mode ", "copy from ",	       "copy to ",
+		"rename old ",	  "rename new ",       "rename from ",
+		"rename to ",	  "similarity index ", "dissimilarity index ",
 		"index ",
 	};
 	size_t i;
@@ -496,7 +536,8 @@ static int take_names(struct ap_file *f, struct cursor *c, const char **pos,
 	if (!cur_next(c, pos) || !starts(c->line, c->len, "+++ ")) {
 		free(old);
 		return errmsg_set(err, RV_ERR_INPUT,
-				  "corrupt patch: a \"---\" line without \"+++\" at diff line %zu",
+				  "corrupt patch: a \"---\" line without "
+				  "\"+++\" at diff line %zu",
 				  c->lineno);
 	}
 	ret = read_name(c->line + 4, c->len - 4, true, &new, NULL, err);
@@ -510,8 +551,9 @@ static int take_names(struct ap_file *f, struct cursor *c, const char **pos,
 		f->is_new = !old;
 		f->is_delete = !new;
 		if (!old && !new)
-			return errmsg_set(err, RV_ERR_INPUT,
-					  "corrupt patch: both sides are /dev/null");
+			return errmsg_set(
+				err, RV_ERR_INPUT,
+				"corrupt patch: both sides are /dev/null");
 		return 0;
 	}
 	/* A git diff: the extended header decides; fill what is missing. */
@@ -619,14 +661,16 @@ static int parse_git_file(struct ap_patch *p, struct cursor *c,
 	/* A rename's new side with no "rename to" is not a patch we can use. */
 	if ((!f->is_new && !f->old_path) || (!f->is_delete && !f->new_path)) {
 		ret = errmsg_set(err, RV_ERR_INPUT,
-				 "corrupt patch: cannot tell the file name at diff line %zu",
+				 "corrupt patch: cannot tell the file name at "
+				 "diff line %zu",
 				 f->diff_lineno);
 		goto out;
 	}
 	if (f->is_new && f->is_delete) {
-		ret = errmsg_set(err, RV_ERR_INPUT,
-				 "corrupt patch: %s is both created and deleted",
-				 f->new_path ? f->new_path : f->old_path);
+		ret = errmsg_set(
+			err, RV_ERR_INPUT,
+			"corrupt patch: %s is both created and deleted",
+			f->new_path ? f->new_path : f->old_path);
 		goto out;
 	}
 	f->text = start;
@@ -639,7 +683,7 @@ out:
 int ap_patch_parse(struct ap_patch *p, const char *diff, size_t len,
 		   struct errmsg *err)
 {
-	struct cursor c = { 0 };
+	struct cursor c = {0};
 	const char *pos = diff;
 	int ret = 0;
 
@@ -685,7 +729,8 @@ int ap_patch_parse(struct ap_patch *p, const char *diff, size_t len,
 		}
 	}
 	if (!p->nfiles)
-		ret = errmsg_set(err, RV_ERR_INPUT, "the mail has no diff in it");
+		ret = errmsg_set(err, RV_ERR_INPUT,
+				 "the mail has no diff in it");
 out:
 	if (ret < 0)
 		ap_patch_release(p);
@@ -744,7 +789,8 @@ static void image_split(struct image *img, const char *buf, size_t len)
 
 static bool line_eq(const struct img_line *a, const struct ap_line *b)
 {
-	return !a->patched && a->len == b->len && !memcmp(a->p, b->text, a->len);
+	return !a->patched && a->len == b->len &&
+	       !memcmp(a->p, b->text, a->len);
 }
 
 /* git apply's match_fragment for the no-whitespace-options case. */
@@ -811,8 +857,8 @@ static long find_pos(const struct image *img, const struct ap_line *const *pre,
 
 static void describe_failure(const struct image *img,
 			     const struct ap_line *const *pre, size_t npre,
-			     long line, const struct ap_hunk *h,
-			     bool match_end, struct ap_fail *fail)
+			     long line, const struct ap_hunk *h, bool match_end,
+			     struct ap_fail *fail)
 {
 	size_t i, at = line < 0 ? 0 : (size_t)line;
 
@@ -839,7 +885,7 @@ static void describe_failure(const struct image *img,
 int ap_apply_text(const struct ap_file *f, const char *buf, size_t len,
 		  struct sb *out, struct ap_fail *fail)
 {
-	struct image img = { 0 }, next = { 0 };
+	struct image img = {0}, next = {0};
 	const struct ap_line **pre = NULL, **post = NULL;
 	size_t h, i, npre, npost, apre = 0, apost = 0, work = 0;
 	int ret = 0;
@@ -866,7 +912,8 @@ int ap_apply_text(const struct ap_file *f, const char *buf, size_t len,
 		}
 		while (leading < hk->n && L[leading].origin == ' ')
 			leading++;
-		while (trailing < hk->n && L[hk->n - 1 - trailing].origin == ' ')
+		while (trailing < hk->n &&
+		       L[hk->n - 1 - trailing].origin == ' ')
 			trailing++;
 		mb = hk->old_start == 0 || hk->old_start == 1;
 		me = trailing == 0;
@@ -880,7 +927,9 @@ int ap_apply_text(const struct ap_file *f, const char *buf, size_t len,
 			goto out;
 		}
 		if (at < 0) {
-			long want = mb ? 0 : me ? (long)img.n - (long)npre : line;
+			long want = mb	 ? 0
+				    : me ? (long)img.n - (long)npre
+					 : line;
 
 			fail->hunk = h;
 			describe_failure(&img, pre, npre, want, hk, me, fail);

@@ -54,8 +54,8 @@ static void sha1_block(struct sha1 *c, const unsigned char *p)
 
 static void sha1_init(struct sha1 *c)
 {
-	static const uint32_t iv[5] = { 0x67452301, 0xEFCDAB89, 0x98BADCFE,
-					0x10325476, 0xC3D2E1F0 };
+	static const uint32_t iv[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE,
+				       0x10325476, 0xC3D2E1F0};
 
 	memcpy(c->h, iv, sizeof(iv));
 	c->len = 0;
@@ -144,8 +144,7 @@ static int scan_count(const char **q, const char *end, int *out)
 	return n;
 }
 
-static void scan_hunk_header(const char *p, size_t len, int *before,
-			     int *after)
+static void scan_hunk_header(const char *p, size_t len, int *before, int *after)
 {
 	const char *q = p + 4, *end = p + len;
 	int v;
@@ -182,7 +181,7 @@ static bool hex40(const char *p, size_t len)
 
 int rv_patch_id(const char *diff, size_t len, char out[RV_OID_HEXSZ + 1])
 {
-	unsigned char result[20] = { 0 };
+	unsigned char result[20] = {0};
 	char pre_oid[GIT_OID_HEXSZ + 1] = "", post_oid[GIT_OID_HEXSZ + 1] = "";
 	const char *pos = diff, *end = diff + len;
 	int before = -1, after = -1, i;
@@ -219,7 +218,7 @@ int rv_patch_id(const char *diff, size_t len, char out[RV_OID_HEXSZ + 1])
 		if (hex40(p, n - (size_t)(p - line))) {
 			if (patchlen)
 				break; /* the next commit of a log */
-			continue; /* this commit's own header */
+			continue;      /* this commit's own header */
 		}
 		if (!patchlen && !starts(line, n, "diff "))
 			continue;
@@ -304,7 +303,7 @@ static int commit_patch_id(struct rv_repo *repo, git_commit *c,
 	git_commit *parent = NULL;
 	git_tree *old = NULL, *new = NULL;
 	git_diff *diff = NULL;
-	git_buf buf = { 0 };
+	git_buf buf = {0};
 	git_diff_options opts;
 	int ret = -1;
 
@@ -342,7 +341,8 @@ int rv__find_patch_ids(struct rv_repo *repo, const git_oid *base,
 	}
 	if (git_revwalk_new(&walk, repo->git) < 0 ||
 	    git_revwalk_push(walk, base) < 0) {
-		ret = rv__git_error(err, RV_ERR_REPO, "cannot walk the history");
+		ret = rv__git_error(err, RV_ERR_REPO,
+				    "cannot walk the history");
 		goto out;
 	}
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);

@@ -75,9 +75,9 @@ void rv_repo_free(struct rv_repo *repo)
 
 int rv__repo_flush(struct rv_repo *repo, struct errmsg *err)
 {
-	git_buf pack = { 0 };
+	git_buf pack = {0};
 	git_odb_writepack *wp = NULL;
-	git_indexer_progress stats = { 0 };
+	git_indexer_progress stats = {0};
 	int ret = 0;
 
 	if (git_mempack_dump(&pack, repo->git, repo->mempack) < 0 ||
@@ -100,7 +100,8 @@ int rv_repo_resolve(struct rv_repo *repo, const char *rev,
 
 	out[0] = '\0';
 	if (!rev || !*rev || strlen(rev) > 1024)
-		return errmsg_set(err, RV_ERR_REPO, "empty or overlong revision");
+		return errmsg_set(err, RV_ERR_REPO,
+				  "empty or overlong revision");
 	if (git_revparse_single(&obj, repo->git, rev) < 0) {
 		ret = errmsg_set(err, RV_ERR_REPO,
 				 "revision '%.200s' is not in the repository",
@@ -109,7 +110,8 @@ int rv_repo_resolve(struct rv_repo *repo, const char *rev,
 	}
 	if (git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) < 0) {
 		ret = errmsg_set(err, RV_ERR_REPO,
-				 "revision '%.200s' does not name a commit", rev);
+				 "revision '%.200s' does not name a commit",
+				 rev);
 		goto out;
 	}
 	git_oid_tostr(out, RV_OID_HEXSZ + 1, git_object_id(commit));
@@ -129,10 +131,12 @@ int rv_repo_read_file(struct rv_repo *repo, const char *tree_or_commit,
 	git_blob *blob = NULL;
 	int ret = 0;
 
-	if (!tree_or_commit || git_oid_fromstrn(&oid, tree_or_commit,
-						strlen(tree_or_commit)) < 0 ||
+	if (!tree_or_commit ||
+	    git_oid_fromstrn(&oid, tree_or_commit, strlen(tree_or_commit)) <
+		    0 ||
 	    strlen(tree_or_commit) != RV_OID_HEXSZ)
-		return errmsg_set(err, RV_ERR_REPO, "'%.80s' is not an object id",
+		return errmsg_set(err, RV_ERR_REPO,
+				  "'%.80s' is not an object id",
 				  tree_or_commit ? tree_or_commit : "");
 	if (git_object_lookup(&obj, repo->git, &oid, GIT_OBJECT_ANY) < 0 ||
 	    git_object_peel((git_object **)&tree, obj, GIT_OBJECT_TREE) < 0) {
@@ -142,7 +146,8 @@ int rv_repo_read_file(struct rv_repo *repo, const char *tree_or_commit,
 	}
 	if (!path || git_tree_entry_bypath(&ent, tree, path) < 0 ||
 	    git_tree_entry_type(ent) != GIT_OBJECT_BLOB) {
-		ret = errmsg_set(err, RV_ERR_REPO, "%.200s is not a file in %.12s",
+		ret = errmsg_set(err, RV_ERR_REPO,
+				 "%.200s is not a file in %.12s",
 				 path ? path : "(null)", tree_or_commit);
 		goto out;
 	}
@@ -152,8 +157,8 @@ int rv_repo_read_file(struct rv_repo *repo, const char *tree_or_commit,
 	}
 	if (sb_add(out, git_blob_rawcontent(blob),
 		   (size_t)git_blob_rawsize(blob)) < 0)
-		ret = errmsg_set(err, RV_ERR_NOMEM, "%.200s is too large to read",
-				 path);
+		ret = errmsg_set(err, RV_ERR_NOMEM,
+				 "%.200s is too large to read", path);
 out:
 	git_blob_free(blob);
 	git_tree_entry_free(ent);

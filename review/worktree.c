@@ -63,19 +63,22 @@ static int write_tree(struct rv_repo *repo, const git_tree *tree, int dirfd,
 		sb_setlen(where, mark);
 		sb_addf(where, "%s%s", mark ? "/" : "", name);
 		if (!name_ok(name)) {
-			ret = errmsg_set(err, RV_ERR_UNSAFE,
-					 "refusing to write the tree entry %.200s",
-					 sb_str(where));
+			ret = errmsg_set(
+				err, RV_ERR_UNSAFE,
+				"refusing to write the tree entry %.200s",
+				sb_str(where));
 			break;
 		}
 		switch (mode) {
 		case GIT_FILEMODE_TREE:
 			if (mkdirat(dirfd, name, 0755) < 0 ||
 			    (fd = openat(dirfd, name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) < 0) {
-				ret = errmsg_set(err, RV_ERR_REPO,
-						 "cannot make directory %.200s: %s",
-						 sb_str(where), strerror(errno));
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW)) <
+				    0) {
+				ret = errmsg_set(
+					err, RV_ERR_REPO,
+					"cannot make directory %.200s: %s",
+					sb_str(where), strerror(errno));
 				break;
 			}
 			if (git_tree_lookup(&sub, repo->git,
@@ -104,7 +107,8 @@ static int write_tree(struct rv_repo *repo, const git_tree *tree, int dirfd,
 
 				if (symlinkat(target, dirfd, name) < 0)
 					ret = errmsg_set(err, RV_ERR_REPO,
-							 "cannot make symlink %.200s: %s",
+							 "cannot make symlink "
+							 "%.200s: %s",
 							 sb_str(where),
 							 strerror(errno));
 				free(target);
@@ -112,30 +116,32 @@ static int write_tree(struct rv_repo *repo, const git_tree *tree, int dirfd,
 				fd = openat(dirfd, name,
 					    O_WRONLY | O_CREAT | O_EXCL |
 						    O_NOFOLLOW | O_CLOEXEC,
-					    mode == GIT_FILEMODE_BLOB ? 0644 :
-									0755);
+					    mode == GIT_FILEMODE_BLOB ? 0644
+								      : 0755);
 				if (fd < 0 ||
 				    write_all(fd, git_blob_rawcontent(blob),
 					      (size_t)git_blob_rawsize(blob)) <
 					    0)
-					ret = errmsg_set(err, RV_ERR_REPO,
-							 "cannot write %.200s: %s",
-							 sb_str(where),
-							 strerror(errno));
+					ret = errmsg_set(
+						err, RV_ERR_REPO,
+						"cannot write %.200s: %s",
+						sb_str(where), strerror(errno));
 				if (fd >= 0 && close(fd) < 0 && !ret)
-					ret = errmsg_set(err, RV_ERR_REPO,
-							 "cannot write %.200s: %s",
-							 sb_str(where),
-							 strerror(errno));
+					ret = errmsg_set(
+						err, RV_ERR_REPO,
+						"cannot write %.200s: %s",
+						sb_str(where), strerror(errno));
 			}
 			git_blob_free(blob);
 			break;
 		case GIT_FILEMODE_COMMIT:
-			/* A submodule: an empty directory, as git checkout leaves it. */
+			/* A submodule: an empty directory, as git checkout
+			 * leaves it. */
 			if (mkdirat(dirfd, name, 0755) < 0)
-				ret = errmsg_set(err, RV_ERR_REPO,
-						 "cannot make directory %.200s: %s",
-						 sb_str(where), strerror(errno));
+				ret = errmsg_set(
+					err, RV_ERR_REPO,
+					"cannot make directory %.200s: %s",
+					sb_str(where), strerror(errno));
 			break;
 		default:
 			break;
@@ -167,7 +173,8 @@ int rv_worktree_checkout(struct rv_repo *repo, const char *tree_or_commit,
 		ret = errmsg_set(err, RV_ERR_REPO,
 				 "cannot make the worktree %.200s: %s%s", dir,
 				 strerror(errno),
-				 errno == EEXIST ? " (it must not exist yet)" : "");
+				 errno == EEXIST ? " (it must not exist yet)"
+						 : "");
 		goto out;
 	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
