@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,6 +26,11 @@ const struct cmd cmd_index_def = {
 	"The index grounds `quorum similar`, the history and risk voters of\n"
 	"`quorum review`, and `quorum eval`.\n"
 	"\n"
+	"Optional embeddings: with [history] embeddings-url (an OpenAI-\n"
+	"compatible /v1/embeddings endpoint), embeddings-model and\n"
+	"embeddings-key-env in the config, hunks also get vectors that\n"
+	"`quorum similar` combines with its lexical search.\n"
+	"\n"
 	"Options:\n"
 	"  -C REPO        the repository (default: the current directory)\n"
 	"  --rebuild      throw the index away and build it anew\n"
@@ -34,6 +40,19 @@ const struct cmd cmd_index_def = {
 	"Exit status: 0 done, 2 usage error, 3 not a repository or the index\n"
 	"cannot be written.",
 };
+
+/*
+ * Optional embeddings: [history] embeddings-url, embeddings-model and
+ * embeddings-key-env (the name of the variable holding the key).
+ */
+static void embed_config(struct qconfig *cfg, struct rv_embed_opts *o)
+{
+	const char *env = qconfig_get(cfg, "history.embeddings-key-env");
+
+	o->url = qconfig_get(cfg, "history.embeddings-url");
+	o->model = qconfig_get(cfg, "history.embeddings-model");
+	o->key = env ? getenv(env) : NULL;
+}
 
 static void progress_line(void *arg, const char *line)
 {
@@ -52,6 +71,7 @@ static int cmd_index(int argc, char **argv)
 	struct rv_index_opts opts = RV_INDEX_OPTS_INIT;
 	struct rv_index_stats st;
 	struct errmsg err = {""};
+	struct qconfig *cfg = NULL;
 	const char *repo = ".";
 	bool quiet = false, tty;
 	int c, ret;
@@ -80,6 +100,11 @@ static int cmd_index(int argc, char **argv)
 	if (optind < argc)
 		return usage_error(&cmd_index_def,
 				   "index takes no arguments (use -C REPO)");
+	if (qconfig_load(&cfg, repo, &err) < 0) {
+		error("%s", err.msg);
+		return EXIT_USAGE;
+	}
+	embed_config(cfg, &opts.embed);
 	tty = isatty(STDERR_FILENO);
 	if (tty && !quiet)
 		opts.progress = progress_line;
@@ -88,6 +113,10 @@ static int cmd_index(int argc, char **argv)
 		fputs("\r\033[K", stderr);
 	if (st.rebuilt)
 		warning("%s", st.rebuilt_reason);
+	if (st.embed_error[0])
+		warning("embeddings skipped (similar stays lexical): %s",
+			st.embed_error);
+	qconfig_free(cfg);
 	if (ret < 0) {
 		error("%s", err.msg);
 		return EXIT_ENV;
@@ -113,5 +142,8 @@ static int cmd_index(int argc, char **argv)
 	       st.unresolved, st.ambiguous);
 	printf("reverts: %zu; Fixes: lines naming no commit: %zu\n", st.reverts,
 	       st.not_commit);
+	if (opts.embed.url)
+		printf("embedding vectors: %zu of %zu hunks\n", st.vectors,
+		       st.hunks);
 	return 0;
 }

@@ -171,6 +171,17 @@ static int cmd_review(int argc, char **argv)
 
 		if (rv_history_open(&history, where, &err) < 0)
 			warning("%s; reviewing without it", err.msg);
+		if (history && qconfig_get(cfg, "history.embeddings-url")) {
+			const char *env = qconfig_get(
+				cfg, "history.embeddings-key-env");
+			struct rv_embed_opts eo = {
+				qconfig_get(cfg, "history.embeddings-url"),
+				qconfig_get(cfg, "history.embeddings-model"),
+				env ? getenv(env) : NULL,
+			};
+
+			rv_history_set_embeddings(history, &eo);
+		}
 		workdir = rv_workdir_of(where);
 		opts.history = history;
 		opts.workdir = workdir;

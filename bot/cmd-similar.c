@@ -39,6 +39,19 @@ const struct cmd cmd_similar_def = {
 
 static bool timing;
 
+/*
+ * Optional embeddings: [history] embeddings-url, embeddings-model and
+ * embeddings-key-env (the name of the variable holding the key).
+ */
+static void embed_config(struct qconfig *cfg, struct rv_embed_opts *o)
+{
+	const char *env = qconfig_get(cfg, "history.embeddings-key-env");
+
+	o->url = qconfig_get(cfg, "history.embeddings-url");
+	o->model = qconfig_get(cfg, "history.embeddings-model");
+	o->key = env ? getenv(env) : NULL;
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -198,6 +211,8 @@ static int cmd_similar(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct rv_history *h = NULL;
+	struct rv_embed_opts eo = {NULL, NULL, NULL};
+	struct qconfig *cfg = NULL;
 	struct errmsg err = {""};
 	const char *repo = ".", *what;
 	struct stat stt;
@@ -245,11 +260,23 @@ static int cmd_similar(int argc, char **argv)
 		      strcmp(repo, ".") ? repo : "");
 		return EXIT_ENV;
 	}
+	if (qconfig_load(&cfg, repo, &err) < 0) {
+		error("%s", err.msg);
+		rv_history_free(h);
+		return EXIT_USAGE;
+	}
+	embed_config(cfg, &eo);
+	if (eo.url)
+		rv_history_set_embeddings(h, &eo);
 	if (!strcmp(what, "-") ||
 	    (stat(what, &stt) == 0 && !S_ISDIR(stt.st_mode)))
 		ret = similar_of_file(h, what, (size_t)k);
 	else
 		ret = similar_of_rev(h, what, (size_t)k);
+	if (rv_history_embed_error(h))
+		warning("embeddings unavailable, lexical results only: %s",
+			rv_history_embed_error(h));
 	rv_history_free(h);
+	qconfig_free(cfg);
 	return ret;
 }

@@ -1204,6 +1204,28 @@ static int fit_model(struct indexer *ix)
 	return 0;
 }
 
+/*
+ * Optional: vectors for the hunks that have none (new ones, or all when
+ * the endpoint was down last time). A failure is reported, not fatal:
+ * lexical retrieval does not need them.
+ */
+static void embed_pending(struct indexer *ix)
+{
+	struct errmsg eerr = {""};
+	size_t n = 0;
+
+	if (!ix->opts->embed.url)
+		return;
+	if (ix->opts->progress)
+		ix->opts->progress(ix->opts->progress_arg,
+				   "indexing history: embedding hunks");
+	if (hist_embed_hunks(ix->db, &ix->opts->embed, &n, &eerr) < 0)
+		snprintf(ix->st->embed_error, sizeof(ix->st->embed_error), "%s",
+			 eerr.msg);
+	if (n)
+		ix->st->up_to_date = false;
+}
+
 /* ---- the entry point ------------------------------------------------ */
 
 static void progress(struct indexer *ix, size_t done, size_t total, bool last)
@@ -1243,12 +1265,14 @@ static int read_totals(struct indexer *ix)
 	if ((ret = prep(ix, &st,
 			"SELECT (SELECT COUNT(*) FROM commits),"
 			" (SELECT COUNT(*) FROM pairs),"
-			" (SELECT COUNT(*) FROM hunks)")))
+			" (SELECT COUNT(*) FROM hunks),"
+			" (SELECT COUNT(*) FROM vectors)")))
 		return ret;
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		ix->st->total_commits = (size_t)sqlite3_column_int64(st, 0);
 		ix->st->pairs = (size_t)sqlite3_column_int64(st, 1);
 		ix->st->hunks = (size_t)sqlite3_column_int64(st, 2);
+		ix->st->vectors = (size_t)sqlite3_column_int64(st, 3);
 	}
 	sqlite3_finalize(st);
 	if (add_stat(ix, "trailers", ix->n_trailers, &ix->st->fixes_trailers) ||
@@ -1403,6 +1427,7 @@ again:
 	}
 	if (!ntodo) {
 		st->up_to_date = true;
+		embed_pending(&ix);
 		ret = read_totals(&ix);
 		if (!ret && !hist_exec(ix.db, "COMMIT", err))
 			in_tx = false;
@@ -1471,6 +1496,7 @@ again:
 		if (ret)
 			goto out;
 	}
+	embed_pending(&ix);
 	if ((ret = fit_model(&ix)) || (ret = read_totals(&ix)))
 		goto out;
 	if ((ret = hist_exec(ix.db, "COMMIT", err)))

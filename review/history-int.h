@@ -13,7 +13,7 @@
 
 #include "review.h"
 
-#define HIST_SCHEMA_VERSION "3"
+#define HIST_SCHEMA_VERSION "4"
 
 /* Caps on what one hostile commit may make the index store. */
 #define HIST_MAX_MSG ((size_t)64 << 10) /* bytes of a message we parse */
@@ -61,7 +61,34 @@ struct rv_history {
 	char *workdir;	 /* NULL for a bare repository */
 	int64_t horizon; /* only fixes with seq < horizon are visible */
 	struct hist_model model;
+	char *embed_url, *embed_model, *embed_key; /* NULL: lexical only */
+	char embed_error[256]; /* why the last search had no vectors */
 };
+
+/* ---- embeddings (history-embed.c) ---- */
+
+#define HIST_EMBED_MAX_DIM 8192
+#define HIST_EMBED_BATCH 32
+#define HIST_EMBED_MAX_TEXT 4000 /* bytes of one text sent */
+#define HIST_EMBED_TIMEOUT 60	 /* seconds for one request */
+
+/*
+ * Vectors of n texts from an OpenAI-compatible /v1/embeddings endpoint,
+ * each normalized to length 1, into *out (n * *dim floats; caller frees).
+ * Returns 0 or RV_ERR_INTERNAL with err saying what went wrong.
+ */
+int hist_embed(const struct rv_embed_opts *o, const char *const *texts,
+	       size_t n, float **out, size_t *dim, struct errmsg *err);
+/* Give every stored hunk without a vector one; *nvec: vectors stored. */
+int hist_embed_hunks(sqlite3 *db, const struct rv_embed_opts *o, size_t *nvec,
+		     struct errmsg *err);
+/*
+ * Cosine of the query text against the visible hunks' vectors: the best
+ * max hunks into ids/cos (sorted, best first). Returns how many, or -1
+ * (h->embed_error says why).
+ */
+int hist_embed_search(struct rv_history *h, const char *query, size_t max,
+		      int64_t *ids, double *cos);
 
 /* Raw per-commit facts from which the features are derived. */
 struct hist_facts {

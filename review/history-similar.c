@@ -18,8 +18,10 @@
 #define SIM_MAX_PATCH_LINES 2000
 #define SIM_MAX_QUERY_TOKENS 48
 #define SIM_CANDIDATES 80
-#define SIM_LINE_MIN 0.75 /* token Jaccard for two lines to "match" */
-#define SIM_MAX_TOK 48	  /* tokens kept of one line */
+#define SIM_LINE_MIN 0.75     /* token Jaccard for two lines to "match" */
+#define SIM_MAX_TOK 48	      /* tokens kept of one line */
+#define SIM_EMBED_TOP 20      /* hunks nearest by cosine added as candidates */
+#define SIM_EMBED_WEIGHT 0.25 /* share of the cosine in a score */
 
 /* A line as a sorted set of token hashes. */
 struct tline {
@@ -210,7 +212,7 @@ static void build_query(const char *tokens, struct sb *q)
 }
 
 struct cand {
-	int64_t pair;
+	int64_t pair, hunk;
 	double score;
 	char *file, *func;
 	bool same_file, same_function;
@@ -414,6 +416,71 @@ static void merge_cand(struct rv_similar *s, struct cand *c)
 		s->score = c->score;
 }
 
+/*
+ * With embeddings: the hunks nearest to the patch's added code by cosine
+ * join the candidates, and every candidate's score gets a share of its
+ * cosine. When the endpoint fails the lexical candidates stand alone.
+ */
+static size_t add_embedded(struct rv_history *h, const struct plines *pl,
+			   struct cand *cands, size_t ncands)
+{
+	int64_t ids[SIM_EMBED_TOP];
+	double cosv[SIM_EMBED_TOP];
+	struct sb query = SB_INIT;
+	sqlite3_stmt *st = NULL;
+	size_t i, j, n0 = ncands;
+	int n;
+
+	sb_init(&query, HIST_EMBED_MAX_TEXT);
+	for (i = 0; i < pl->n; i++)
+		if (sb_adds(&query, pl->v[i].text) < 0 ||
+		    sb_addch(&query, '\n') < 0)
+			break;
+	n = query.len ? hist_embed_search(h, sb_str(&query), SIM_EMBED_TOP, ids,
+					  cosv)
+		      : 0;
+	sb_release(&query);
+	if (n <= 0)
+		return ncands;
+	for (j = 0; j < (size_t)n; j++) {
+		for (i = 0; i < n0; i++)
+			if (cands[i].hunk == ids[j])
+				break;
+		if (i == n0 && ncands < SIM_CANDIDATES + SIM_EMBED_TOP) {
+			/* Not found by words: read it and score its lines. */
+			if (!st &&
+			    sqlite3_prepare_v2(h->db,
+					       "SELECT pair_id, role, "
+					       "file, func, lines FROM "
+					       "hunks WHERE id = ?",
+					       -1, &st, NULL) != SQLITE_OK)
+				break;
+			sqlite3_reset(st);
+			sqlite3_bind_int64(st, 1, ids[j]);
+			if (sqlite3_step(st) != SQLITE_ROW ||
+			    !sqlite3_column_text(st, 2) ||
+			    !sqlite3_column_text(st, 4))
+				continue;
+			i = ncands++;
+			cands[i].pair = sqlite3_column_int64(st, 0);
+			cands[i].hunk = ids[j];
+			score_hunk(pl, sqlite3_column_int(st, 1),
+				   (const char *)sqlite3_column_text(st, 4),
+				   (const char *)sqlite3_column_text(st, 2),
+				   (const char *)sqlite3_column_text(st, 3), 0,
+				   &cands[i]);
+		}
+		if (i < ncands)
+			cands[i].score +=
+				SIM_EMBED_WEIGHT * (cosv[j] > 0 ? cosv[j] : 0);
+	}
+	sqlite3_finalize(st);
+	for (i = 0; i < ncands; i++)
+		if (cands[i].score > 1)
+			cands[i].score = 1;
+	return ncands;
+}
+
 int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 		 struct rv_similar_list *out, struct errmsg *err)
 {
@@ -435,8 +502,8 @@ int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 		goto out;
 	if (sqlite3_prepare_v2(
 		    h->db,
-		    "SELECT h.pair_id, h.role, h.file, h.func, h.lines, f.rank"
-		    " FROM hunks_fts f JOIN hunks h ON h.id = f.rowid"
+		    "SELECT h.pair_id, h.role, h.file, h.func, h.lines, f.rank,"
+		    " h.id FROM hunks_fts f JOIN hunks h ON h.id = f.rowid"
 		    " JOIN pairs p ON p.id = h.pair_id"
 		    " WHERE hunks_fts MATCH ?1 AND p.fix_seq < ?2"
 		    " ORDER BY f.rank LIMIT ?3",
@@ -449,7 +516,7 @@ int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 	sqlite3_bind_text(st, 1, sb_str(&q), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, h->horizon);
 	sqlite3_bind_int(st, 3, SIM_CANDIDATES);
-	cands = xcalloc(SIM_CANDIDATES, sizeof(*cands));
+	cands = xcalloc(SIM_CANDIDATES + SIM_EMBED_TOP, sizeof(*cands));
 	while (sqlite3_step(st) == SQLITE_ROW && ncands < SIM_CANDIDATES) {
 		double rank = sqlite3_column_double(st, 5);
 		const char *lines = (const char *)sqlite3_column_text(st, 4);
@@ -460,6 +527,7 @@ int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 		if (!lines || !file)
 			continue;
 		cands[ncands].pair = sqlite3_column_int64(st, 0);
+		cands[ncands].hunk = sqlite3_column_int64(st, 6);
 		score_hunk(&pl, sqlite3_column_int(st, 1), lines, file,
 			   (const char *)sqlite3_column_text(st, 3),
 			   best_rank < 0 ? rank / best_rank : 0,
@@ -468,6 +536,8 @@ int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 	}
 	sqlite3_finalize(st);
 	st = NULL;
+	if (h->embed_url)
+		ncands = add_embedded(h, &pl, cands, ncands);
 	qsort(cands, ncands, sizeof(*cands), cmp_cand);
 	out->items = xcalloc(k, sizeof(*out->items));
 	pairs = xcalloc(k, sizeof(*pairs));

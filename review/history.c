@@ -482,6 +482,8 @@ static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS funcfix(file TEXT, func TEXT,"
 	" fix_seq INTEGER);"
 	"CREATE INDEX IF NOT EXISTS funcfix_ff ON funcfix(file, func);"
+	"CREATE TABLE IF NOT EXISTS vectors(hunk_id INTEGER PRIMARY KEY,"
+	" v BLOB NOT NULL);"
 	"CREATE VIRTUAL TABLE IF NOT EXISTS hunks_fts USING fts5(tokens,"
 	" content='', tokenize=\"unicode61 tokenchars '_'\");";
 
@@ -711,10 +713,30 @@ int rv_history_open(struct rv_history **out, const char *repo_path,
 	return 0;
 }
 
+void rv_history_set_embeddings(struct rv_history *h,
+			       const struct rv_embed_opts *o)
+{
+	free(h->embed_url);
+	free(h->embed_model);
+	free(h->embed_key);
+	h->embed_url = o ? xstrdup_or_null(o->url) : NULL;
+	h->embed_model = o && o->url ? xstrdup_or_null(o->model) : NULL;
+	h->embed_key = o && o->url ? xstrdup_or_null(o->key) : NULL;
+	h->embed_error[0] = '\0';
+}
+
+const char *rv_history_embed_error(const struct rv_history *h)
+{
+	return h && h->embed_error[0] ? h->embed_error : NULL;
+}
+
 void rv_history_free(struct rv_history *h)
 {
 	if (!h)
 		return;
+	free(h->embed_url);
+	free(h->embed_model);
+	free(h->embed_key);
 	sqlite3_close(h->db);
 	git_repository_free(h->repo);
 	free(h->workdir);

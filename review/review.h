@@ -349,15 +349,27 @@ struct rv_history;
 /* A progress line for a terminal; bot/ decides whether to print it. */
 typedef void (*rv_progress_fn)(void *arg, const char *line);
 
+/*
+ * An OpenAI-compatible /v1/embeddings endpoint (optional): hunks get
+ * vectors, and similar combines their cosine with BM25.
+ */
+struct rv_embed_opts {
+	const char *url; /* e.g. http://127.0.0.1:8080/v1/embeddings; NULL: off */
+	const char *model; /* sent as "model" */
+	const char *key; /* bearer token, or NULL */
+};
+
 struct rv_index_opts {
 	unsigned version;
 	rv_progress_fn progress; /* may be NULL */
 	void *progress_arg;
 	bool rebuild; /* throw the index away and build it anew */
+	struct rv_embed_opts embed; /* url NULL: no embeddings */
 };
 
 #define RV_INDEX_OPTS_VERSION 1
-#define RV_INDEX_OPTS_INIT { RV_INDEX_OPTS_VERSION, NULL, NULL, false }
+#define RV_INDEX_OPTS_INIT                                                    \
+	{ RV_INDEX_OPTS_VERSION, NULL, NULL, false, { NULL, NULL, NULL } }
 
 /* What an index run did; the Fixes: counts are for the whole index. */
 struct rv_index_stats {
@@ -373,6 +385,8 @@ struct rv_index_stats {
 	size_t reverts; /* reverts whose reverted commit was found */
 	size_t pairs; /* fix/bug pairs in the index */
 	size_t hunks; /* hunks stored for lexical retrieval */
+	size_t vectors; /* hunks with an embedding vector */
+	char embed_error[256]; /* why embeddings were skipped, or "" */
 	bool up_to_date; /* nothing new: the index was not written */
 	bool rebuilt; /* the db was missing, corrupt or old: made anew */
 	char rebuilt_reason[256]; /* why, when rebuilt */
@@ -441,6 +455,16 @@ int rv_history_similar(struct rv_history *h, const struct rv_diff *d,
 		       size_t k, struct rv_similar_list *out,
 		       struct errmsg *err);
 void rv_similar_list_release(struct rv_similar_list *l);
+
+/*
+ * Use an embeddings endpoint in rv_history_similar() (o is copied;
+ * url NULL turns it off). When the endpoint fails, similar falls back to
+ * lexical retrieval and rv_history_embed_error() says why.
+ */
+void rv_history_set_embeddings(struct rv_history *h,
+			       const struct rv_embed_opts *o);
+/* Why the last search ran without embeddings, or NULL. Owned by h. */
+const char *rv_history_embed_error(const struct rv_history *h);
 
 /*
  * Look at the index as it was just before commit id (hex): pairs whose
