@@ -354,7 +354,7 @@ typedef void (*rv_progress_fn)(void *arg, const char *line);
  * vectors, and similar combines their cosine with BM25.
  */
 struct rv_embed_opts {
-	const char *url; /* e.g. http://127.0.0.1:8080/v1/embeddings; NULL: off */
+	const char *url; /* .../v1/embeddings; NULL: no embeddings */
 	const char *model; /* sent as "model" */
 	const char *key; /* bearer token, or NULL */
 };
