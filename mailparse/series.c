@@ -374,8 +374,13 @@ static void group_members(struct mp_collector *c)
 				uf_union(c, i, (size_t)(a - c->e));
 				joined = true;
 			} else {
-				/* another version: group under that parent */
-				root = id;
+				/*
+				 * another version (v2 answering v1): group by
+				 * the thread's root, so v2 patches that each
+				 * answer their v1 twin stay one series
+				 */
+				root = e->p->nreferences ? e->p->references[0] :
+							   e->p->in_reply_to;
 			}
 			break;
 		}

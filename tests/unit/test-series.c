@@ -238,6 +238,31 @@ static void test_coverless_v2_answering_v1_cover(void **state)
 	mp_set_free(set);
 }
 
+static void test_v2_patches_answering_their_v1_twins(void **state)
+{
+	const struct spec specs[] = {
+		{ "c1", NULL, NULL, NULL, 1, 0, 2, C },
+		{ "a1", "c1", "c1", NULL, 1, 1, 2, P },
+		{ "a2", "c1", "c1", NULL, 1, 2, 2, P },
+		{ "b1", "a1", "c1 a1", NULL, 2, 1, 2, P },
+		{ "b2", "a2", "c1 a2", NULL, 2, 2, 2, P },
+		/* a partial reroll: only patch 2 of v3 */
+		{ "d2", "b2", "c1 a2 b2", NULL, 3, 2, 2, P },
+	};
+	struct mp_set *set = collect(specs, 6, NULL);
+
+	assert_int_equal(set->nseries, 3);
+	assert_true(set->series[1]->complete);
+	assert_string_equal(set->series[1]->patches[0]->message_id, "b1");
+	assert_string_equal(set->series[1]->patches[1]->message_id, "b2");
+	assert_false(set->series[2]->complete);
+	assert_int_equal(set->series[2]->missing[0], 1);
+	assert_true(set->series[0]->superseded);
+	assert_true(set->series[1]->superseded);
+	assert_false(set->series[2]->superseded);
+	mp_set_free(set);
+}
+
 static void test_cover_that_miscounts(void **state)
 {
 	const struct spec specs[] = {
@@ -486,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_v2_in_reply_to_v1),
 		cmocka_unit_test(test_coverless_v2_answering_v1_cover),
+		cmocka_unit_test(test_v2_patches_answering_their_v1_twins),
 		cmocka_unit_test(test_cover_that_miscounts),
 		cmocka_unit_test(test_v2_unthreaded_same_title_supersedes),
 		cmocka_unit_test(test_followup_trailers),
