@@ -225,10 +225,10 @@ void mp_collector_add(struct mp_collector *c, struct mp_patch *p)
 		p->message_id = xstrdup_or_null(id);
 	}
 	if (g_hash_table_contains(c->by_id, p->message_id)) {
-		collector_errorf(c, p->message_id,
-				 "duplicate message %s was read more than "
-				 "once; the first copy is used",
-				 p->message_id);
+		mp_collector_error(c, p->message_id,
+				   "duplicate message: this message-id was "
+				   "read more than once; the first copy is "
+				   "used");
 		mp_patch_free(p);
 		return;
 	}
