@@ -296,13 +296,14 @@ static void test_renames_modes_binary_match_git_am(void **state)
 
 	base_repo("r2");
 	sh("cd r2\n"
-	   "git mv docs/old-name.txt docs/new-name.txt && sed -i 's/^d$/D/' docs/new-name.txt && git commit -qm rename\n"
+	   "git mv docs/old-name.txt docs/new-name.txt && sed -i 's/^d$/D/' docs/new-name.txt && git add docs && git commit -qm rename\n"
 	   "chmod +x lib/util.c && git commit -qam mode\n"
 	   "printf '\\3\\4' >>blob.bin && seq 1 700 | tr '\\n' '\\0' >new.bin && git add . && git commit -qm binary\n"
 	   "git rm -q run.sh && printf 'fresh\\n' >lib/fresh.c && mkdir -p a/b && : >a/b/empty && git add . && git commit -qm delete-and-add\n"
 	   "printf 'no newline at end, changed' >docs/eof.txt && git commit -qam eof\n"
 	   "sed 's/^int line1(/int copied1(/' main.c >main2.c && git add main2.c && git commit -qm copy\n"
 	   "git format-patch -q -C -C --binary -o ../s2 HEAD~6 && git tag tip && git reset -q --hard HEAD~6\n"
+	   "grep -q '^similarity index [1-8]' ../s2/0001-rename.patch\n"
 	   "grep -q '^copy from main.c' ../s2/0006-copy.patch\n"
 	   "git worktree add -q ../r2-am HEAD 2>/dev/null && cd ../r2-am && git am -q ../s2/*.patch\n");
 	apply(&r, "r2", names, 6, NULL);
