@@ -1472,6 +1472,11 @@ static enum mp_kind decide_kind(const struct ctx *c)
 
 	if (c->is_pull)
 		return MP_KIND_PULL;
+	for (size_t i = 0; i < s->ntags && !s->reply; i++)
+		if (!g_ascii_strcasecmp(s->tags[i], "GIT PULL") ||
+		    !g_ascii_strcasecmp(s->tags[i], "PULL"))
+			return MP_KIND_PULL; /* "[GIT PULL]" with a short body
+					      */
 	if (s->reply && !pt->diff)
 		return MP_KIND_REPLY;
 	if (!s->reply && s->index == 0 && s->total > 0)

@@ -1203,6 +1203,14 @@ static void test_pull_request(void **state)
 			    "0123456789abcdef0123456789abcdef01234567");
 	assert_string_equal(p->subject.tags[0], "GIT PULL");
 	mp_patch_free(p);
+
+	/* the subject alone says so too; a reply to it does not */
+	p = parse(HDRS "Subject: [PULL] tree for 6.9\n\nPlease pull.\n");
+	assert_int_equal(p->kind, MP_KIND_PULL);
+	mp_patch_free(p);
+	p = parse(HDRS "Subject: Re: [GIT PULL] tree\n\nPulled, thanks.\n");
+	assert_int_equal(p->kind, MP_KIND_REPLY);
+	mp_patch_free(p);
 }
 
 static void test_reply_and_cover(void **state)
