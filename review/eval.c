@@ -232,7 +232,8 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 
 		if (git_reference_name_to_id(&head, h->repo, "HEAD") == 0 &&
 		    sqlite3_prepare_v2(h->db,
-				       "SELECT 1 FROM tips WHERE oid = ?", -1,
+				       "SELECT 1 FROM tips WHERE oid = ?1 UNION ALL"
+				       " SELECT 1 FROM commits WHERE oid = ?1", -1,
 				       &st, NULL) == SQLITE_OK) {
 			git_oid_tostr(hex, sizeof(hex), &head);
 			sqlite3_bind_text(st, 1, hex, -1, SQLITE_STATIC);
