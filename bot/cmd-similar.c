@@ -19,12 +19,13 @@ const struct cmd cmd_similar_def = {
 	cmd_similar,
 	"quorum similar [-C REPO] [-k N] [--timing] FILE|REV",
 	"past bug/fix pairs that resemble a patch",
-	"For a patch (FILE: an mbox or patch mail, - for standard input) or a\n"
-	"commit (REV), prints the k past bug/fix pairs of the repository's\n"
-	"history whose buggy code most resembles what the patch adds: the\n"
-	"commit that introduced the bug and the one that fixed it (ids and\n"
-	"subjects), the score (0..1), and the lines that matched. For a REV,\n"
-	"only fixes committed before it are considered.\n"
+	"For a patch (FILE: an mbox, a patch mail or a maildir; - for standard\n"
+	"input) or a commit (REV), prints the k past bug/fix pairs of the\n"
+	"repository's history whose buggy code most resembles what the patch\n"
+	"adds: the commit that introduced the bug and the one that fixed it\n"
+	"(ids and subjects), the score (0..1), and the lines that matched.\n"
+	"For a REV, only fixes committed before it are considered. A path that\n"
+	"exists is read as mail, anything else as a REV.\n"
 	"Needs the history index: run `quorum index` first.\n"
 	"\n"
 	"Options:\n"
@@ -268,8 +269,8 @@ static int cmd_similar(int argc, char **argv)
 	embed_config(cfg, &eo);
 	if (eo.url)
 		rv_history_set_embeddings(h, &eo);
-	if (!strcmp(what, "-") ||
-	    (stat(what, &stt) == 0 && !S_ISDIR(stt.st_mode)))
+	/* A path that exists is mail (a file, or a maildir); else a REV. */
+	if (!strcmp(what, "-") || stat(what, &stt) == 0)
 		ret = similar_of_file(h, what, (size_t)k);
 	else
 		ret = similar_of_rev(h, what, (size_t)k);

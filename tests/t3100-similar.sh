@@ -109,6 +109,12 @@ run "$QUORUM" similar -C "$R" -k 10 "$NEW"
 like "$TMP/out" 'net: \?\[31mred\?\[0m bounded' "the hostile fix is listed, its escapes defused"
 ok "$(! grep -q "$(printf '\033')" "$TMP/out"; echo $?)" "no escape byte reaches the terminal"
 
+# A maildir is mail too.
+mkdir -p "$TMP/md/cur" "$TMP/md/new" "$TMP/md/tmp"
+cp "$TMP"/mail/*.patch "$TMP/md/cur/1:2,S"
+run "$QUORUM" similar -C "$R" "$TMP/md"
+like "$TMP/out" "fix  $(git rev-parse --short=12 "$FIX")" "a maildir is read as mail"
+
 # -k bounds the list.
 run "$QUORUM" similar -C "$R" -k 1 "$NEW"
 is "$(grep -c '^[0-9]*\. score' "$TMP/out")" 1 "-k 1 shows one pair"
