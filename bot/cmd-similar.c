@@ -19,13 +19,13 @@ const struct cmd cmd_similar_def = {
 	cmd_similar,
 	"quorum similar [-C REPO] [-k N] [--timing] FILE|REV",
 	"past bug/fix pairs that resemble a patch",
-	"For a patch (FILE: an mbox, a patch mail or a maildir; - for standard\n"
-	"input) or a commit (REV), prints the k past bug/fix pairs of the\n"
-	"repository's history whose buggy code most resembles what the patch\n"
-	"adds: the commit that introduced the bug and the one that fixed it\n"
-	"(ids and subjects), the score (0..1), and the lines that matched.\n"
-	"For a REV, only fixes committed before it are considered. A path that\n"
-	"exists is read as mail, anything else as a REV.\n"
+	"For a patch (FILE: an mbox, a patch mail or a maildir; - for\n"
+	"standard input) or a commit (REV), prints the k past bug/fix pairs\n"
+	"of the repository's history whose buggy code most resembles what the\n"
+	"patch adds: the commit that introduced the bug and the one that\n"
+	"fixed it (ids and subjects), the score (0..1), and the lines that\n"
+	"matched. For a REV, only fixes committed before it are considered.\n"
+	"A path that exists is read as mail, anything else as a REV.\n"
 	"Needs the history index: run `quorum index` first.\n"
 	"\n"
 	"Options:\n"
