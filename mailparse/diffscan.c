@@ -166,6 +166,7 @@ struct section {
 	char *git_old, *git_new; /* from `diff --git` */
 	char *old, *new;	 /* from ---/+++ or rename/copy */
 	bool active;
+	bool minus; /* its `--- ` line was seen */
 };
 
 struct filelist {
@@ -516,9 +517,10 @@ static size_t walk(const char *text, size_t len, bool *clean,
 					section_flush(&sec, fl);
 					sec.active = true;
 					after_hunk = false;
-				} else if (sec.old) {
+				} else if (sec.minus) {
 					goto done;
 				}
+				sec.minus = true;
 				if (fl)
 					set_name(&sec.old,
 						 path_of(p + 4, e, 'a'));

@@ -1175,6 +1175,36 @@ static void test_miscounted_hunks(void **state)
 	mp_patch_free(p);
 }
 
+/* rename from/to before the ---/+++ of an edited renamed file */
+#define RDIFF                                                                  \
+	"diff --git a/old.c b/new.c\n"                                         \
+	"similarity index 80%\n"                                               \
+	"rename from old.c\n"                                                  \
+	"rename to new.c\n"                                                    \
+	"index 1111111..2222222 100644\n"                                      \
+	"--- a/old.c\n"                                                        \
+	"+++ b/new.c\n"                                                        \
+	"@@ -1,2 +1,2 @@\n"                                                    \
+	" a\n"                                                                 \
+	"-b\n"                                                                 \
+	"+c\n"                                                                 \
+	"diff --git a/x.c b/y.c\n"                                             \
+	"similarity index 100%\n"                                              \
+	"copy from x.c\n"                                                      \
+	"copy to y.c\n"
+
+static void test_rename_with_edit(void **state)
+{
+	struct mp_patch *p = parse(HDRS "Subject: [PATCH] mv\n\nmv\n---\n" RDIFF
+					"-- \n2.39.5\n");
+
+	assert_string_equal(p->diff, RDIFF);
+	assert_int_equal(p->nfiles, 2);
+	assert_string_equal(p->files[0], "new.c");
+	assert_string_equal(p->files[1], "y.c");
+	mp_patch_free(p);
+}
+
 static void test_pull_request(void **state)
 {
 	struct mp_patch *p = parse(
@@ -1545,6 +1575,7 @@ int main(void)
 		cmocka_unit_test(test_fence_in_notes),
 		cmocka_unit_test(test_plain_unified_diff),
 		cmocka_unit_test(test_miscounted_hunks),
+		cmocka_unit_test(test_rename_with_edit),
 		cmocka_unit_test(test_pull_request),
 		cmocka_unit_test(test_reply_and_cover),
 		cmocka_unit_test(test_no_diff_and_headers),
