@@ -457,6 +457,16 @@ static int apply_gitlink(struct pctx *c, const struct ap_file *f,
 	return 0;
 }
 
+/* Do the blob ids on the index line differ (a content change)? */
+static bool index_says_changed(const struct ap_file *f)
+{
+	size_t a = strlen(f->old_idx), b = strlen(f->new_idx);
+
+	if (!a || !b)
+		return false;
+	return strncmp(f->old_idx, f->new_idx, a < b ? a : b) != 0;
+}
+
 /* Does some file of the patch delete or rename away path? */
 static bool removed_by_patch(const struct ap_patch *ap, const char *path)
 {
@@ -553,6 +563,12 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 	}
 	if (!f->nhunks) {
 		/* Rename, copy or mode change only; or an empty new file. */
+		if (!f->is_delete && !f->is_new && index_says_changed(f))
+			return errmsg_set(err, RV_ERR_INPUT,
+					  "corrupt patch: the index line of "
+					  "%.200s says its content changes, "
+					  "but the patch has no hunks for it",
+					  f->new_path);
 		if (f->is_delete) {
 			upd_set(c, f->old_path, true, false, NULL, 0);
 			return 0;

@@ -50,6 +50,16 @@ EOF
 ok $? "--json has base, source and per-patch index/title/commit/tree"
 [ -s "$TMP/py" ] && sed 's/^/# /' "$TMP/py"
 
+# A rename that also edits the file: the edit must survive.
+git mv vars.c renamed.c && sed -i 's/v3 = 3/v3 = 33/' renamed.c &&
+	git add renamed.c && git commit -q -m "vars: rename and edit"
+RN_TREE=$(git rev-parse 'HEAD^{tree}')
+git format-patch -q --stdout -1 >"$TMP/rename-edit.mbox"
+git reset -q --hard "$BASE"
+run "$QUORUM" apply "$TMP/rename-edit.mbox"
+is "$(sed -n 's/^patch 1\/1 applied: commit [0-9a-f]* tree //p' "$TMP/out")" "$RN_TREE" \
+	"a rename with an edit gives git am's tree"
+
 # --base overrides base-commit; HEAD is used when there is none.
 run "$QUORUM" apply --base HEAD "$TMP/series.mbox"
 like "$TMP/out" "^base: $BASE \(--base\)" "--base is used and said"
@@ -125,6 +135,13 @@ new file mode 100644
 @@ -0,0 +1 @@
 +x
 EOF
+mail lost-hunks <<'EOF'
+diff --git a/vars.c b/renamed.c
+similarity index 97%
+rename from vars.c
+rename to renamed.c
+index 1111111..2222222 100644
+EOF
 mail corrupt <<'EOF'
 diff --git a/vars.c b/vars.c
 --- a/vars.c
@@ -148,6 +165,7 @@ for t in traversal:'outside the repository: ../../evil.sh' \
 	dotgit-case:'into the .git directory: .Git/hooks/pre-commit' \
 	symlink:'through the symlink out-link' \
 	corrupt:'corrupt patch: vars.c hunk 1' \
+	lost-hunks:'index line of renamed.c says its content changes' \
 	truncated-binary:'corrupt binary patch of blob.bin'; do
 	name=${t%%:*}
 	run "$QUORUM" apply "$TMP/$name.mbox"
