@@ -239,6 +239,10 @@ struct rv_finding {
 	char *quote; /* the added lines at issue, newline-separated */
 	char **voters; /* names of the voters that raised it */
 	size_t nvoters;
+	/* Added by llm (issue 7); plain values, copied by rv_findings_add(): */
+	double votes; /* sum of the weights of voters; set by the vote */
+	bool preexisting; /* about code the patch did not touch */
+	char cites[2][RV_OID_HEXSZ + 1]; /* past fix ids the finding cites */
 };
 
 struct rv_findings {
@@ -299,6 +303,13 @@ struct rv_review_opts {
 	/* Added by hist (issue 6); zero/NULL when unused: */
 	struct rv_history *history; /* borrowed; NULL: no history index */
 	const char *workdir; /* the repo's work tree (checkpatch), or NULL */
+	/* Added by llm (issue 7); zero/NULL when unused: */
+	const struct rv_llm_voter *llm; /* LLM voters, asked concurrently */
+	size_t nllm;
+	const struct rv_prompts *prompts; /* required when nllm > 0 */
+	double deadline; /* seconds for all LLM requests; 0: 600 */
+	int retries; /* per request on 429/5xx/reset; 0: 2; < 0: none */
+	double backoff; /* first retry delay in seconds; 0: 1.0 */
 };
 
 #define RV_REVIEW_OPTS_VERSION 1
@@ -320,6 +331,18 @@ struct rv_review {
 	size_t npatch_info; /* == series->npatches when filled, else 0 */
 	bool no_history; /* no history index: the report says so once */
 	char **risk_why; /* per patch: the factors behind the score, or NULL */
+	/* Added by llm (issue 7): */
+	double *weights; /* parallel to voters[] */
+	bool *is_llm; /* parallel to voters[]: an LLM voter */
+	struct rv_llm_call *calls; /* one per (LLM voter, patch) asked */
+	size_t ncalls;
+	size_t nllm; /* LLM voters asked */
+	size_t llm_answered; /* ... that answered at least one patch */
+	size_t hallucinated; /* dropped: quoted code not in the post-image */
+	size_t preexisting; /* clusters about untouched code (in minority) */
+	size_t fixed_later; /* dropped: a later patch changes those lines */
+	char **left_out; /* context left out of prompts, one line each */
+	size_t nleft_out;
 };
 
 /*
@@ -335,6 +358,67 @@ void rv_review_free(struct rv_review *r);
 
 /* Human-readable report (terminal text). */
 int rv_report_text(const struct rv_review *r, struct sb *out);
+
+/* ---- LLM voters (review/llm*.c, provider.c, context.c, verify.c,
+ * ensemble.c; owner: llm, issue 7) ---------------------------------------
+ *
+ * Every (LLM voter, patch) pair is one HTTP request; all of a series'
+ * requests run concurrently on one curl multi handle. A voter that fails
+ * abstains: the review completes with the others and says why.
+ */
+
+enum rv_provider {
+	RV_PROVIDER_OPENAI, /* chat completions, any OpenAI-compatible server */
+	RV_PROVIDER_ANTHROPIC, /* messages API */
+};
+
+/* Parse "openai" / "anthropic"; -1 when unknown. */
+int rv_provider_parse(const char *s);
+
+/* One configured LLM voter. Strings are borrowed for the review. */
+struct rv_llm_voter {
+	const char *name;
+	enum rv_provider provider;
+	const char *url; /* base (.../v1) or the full endpoint */
+	const char *model;
+	const char *key; /* secret or NULL; never logged, never in an error */
+	double weight; /* 0: 1.0 */
+	double price_in, price_out; /* USD per million tokens */
+	int max_tokens; /* of the answer; 0: 2048 */
+	double timeout; /* seconds per request; 0: 120 */
+	int context_tokens; /* prompt budget (~4 bytes a token); 0: 24000 */
+};
+
+/* What one request did; the report and the cost ledger read it. */
+struct rv_llm_call {
+	char *voter;
+	int patch; /* index into series->patches */
+	bool answered; /* a valid answer was parsed */
+	char *reason; /* why the voter abstained on this patch, or NULL */
+	long http_status; /* of the last attempt, 0 when none */
+	int attempts;
+	long tokens_in, tokens_out; /* from the answer's usage, 0 when absent */
+	double cost; /* USD from tokens and the voter's prices */
+	double seconds; /* wall time from first send to last byte */
+	size_t nfindings; /* findings in the answer */
+	size_t prompt_bytes; /* bytes of the request body */
+};
+
+/*
+ * The prompt files: review.md (instructions; {{BOUNDARY}} names the data
+ * delimiter), false-positives.md, schema.json, and subsystems/ (one
+ * file per path pattern, listed in subsystems/index: "PATTERN FILE").
+ */
+struct rv_prompts;
+
+/*
+ * Load the prompts from dir. Returns 0, or RV_ERR_INPUT when a file is
+ * missing or too large (the message names it). Caller frees *out with
+ * rv_prompts_free().
+ */
+int rv_prompts_load(struct rv_prompts **out, const char *dir,
+		    struct errmsg *err);
+void rv_prompts_free(struct rv_prompts *p);
 
 /* ---- history index (review/history*.c, review/eval.c; owner: hist) ---
  *
