@@ -314,7 +314,8 @@ struct rv_review_opts {
 
 #define RV_REVIEW_OPTS_VERSION 1
 #define RV_REVIEW_OPTS_INIT                                                   \
-	{ RV_REVIEW_OPTS_VERSION, RV_APPLY_OPTS_INIT, NULL, 0, 0, NULL, NULL }
+	{ RV_REVIEW_OPTS_VERSION, RV_APPLY_OPTS_INIT, NULL, 0, 0, NULL, NULL, \
+	  NULL, 0, NULL, 0, 0, 0 }
 
 struct rv_review {
 	const struct mp_series *series; /* borrowed */
