@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llm.h"
 #include "review.h"
 
 static const struct rv_voter *const default_voters[] = {
@@ -63,14 +64,52 @@ static bool ranges_meet(const struct rv_finding *a, const struct rv_finding *b)
 	       b->line_start <= a->line_end + CLUSTER_SLACK;
 }
 
-static bool same_issue(const struct rv_finding *a, const struct rv_finding *b)
+/* llm (issue 7): is any of f's voters an LLM voter? */
+static bool from_llm(const struct rv_review *r, const struct rv_finding *f)
 {
+	size_t i, j;
+
+	for (i = 0; r->is_llm && i < f->nvoters; i++)
+		for (j = 0; j < r->nvoters; j++)
+			if (r->is_llm[j] && !strcmp(r->voters[j], f->voters[i]))
+				return true;
+	return false;
+}
+
+/*
+ * Same file, overlapping lines, and the same problem: the same category
+ * once synonyms are folded (models name categories differently), or,
+ * for an LLM's finding, titles that share most of their words.
+ */
+static bool same_issue(const struct rv_review *r, const struct rv_finding *a,
+		       const struct rv_finding *b)
+{
+	char ca[64], cb[64];
+
 	if (a->patch != b->patch || !a->file || !b->file ||
 	    strcmp(a->file, b->file))
 		return false;
 	if (!ranges_meet(a, b))
 		return false;
-	return a->category && b->category && !strcmp(a->category, b->category);
+	if (a->category && b->category) {
+		rv_category_normalise(a->category, ca, sizeof(ca));
+		rv_category_normalise(b->category, cb, sizeof(cb));
+		if (!strcmp(ca, cb))
+			return true;
+	}
+	return (from_llm(r, a) || from_llm(r, b)) && a->title && b->title &&
+	       rv_titles_similar(a->title, b->title);
+}
+
+/* The weight of the voter called name (1 when unknown). */
+static double voter_weight(const struct rv_review *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; r->weights && i < r->nvoters; i++)
+		if (!strcmp(r->voters[i], name))
+			return r->weights[i];
+	return 1.0;
 }
 
 static bool has_voter(const struct rv_finding *f, const char *name)
@@ -101,6 +140,16 @@ static void cluster_merge(struct rv_finding *c, const struct rv_finding *f)
 		c->line_end = f->line_end;
 	if (f->severity > c->severity)
 		c->severity = f->severity;
+	/* llm: untouched code only when every voter says so; keep cites. */
+	c->preexisting = c->preexisting && f->preexisting;
+	for (i = 0; i < ARRAY_SIZE(c->cites); i++) {
+		if (!f->cites[i][0])
+			continue;
+		if (!c->cites[0][0])
+			memcpy(c->cites[0], f->cites[i], sizeof(c->cites[0]));
+		else if (!c->cites[1][0] && strcmp(c->cites[0], f->cites[i]))
+			memcpy(c->cites[1], f->cites[i], sizeof(c->cites[1]));
+	}
 }
 
 /*
@@ -134,6 +183,8 @@ static int cmp_findings(const void *pa, const void *pb)
 {
 	const struct rv_finding *a = pa, *b = pb;
 
+	if (a->votes != b->votes)
+		return a->votes > b->votes ? -1 : 1;
 	if (a->nvoters != b->nvoters)
 		return a->nvoters > b->nvoters ? -1 : 1;
 	if (a->severity != b->severity)
@@ -152,7 +203,7 @@ static void vote(struct rv_review *r, struct rv_findings *pool)
 
 	for (i = 0; i < pool->n; i++) {
 		for (j = 0; j < clusters.n; j++)
-			if (same_issue(&clusters.items[j], &pool->items[i]))
+			if (same_issue(r, &clusters.items[j], &pool->items[i]))
 				break;
 		if (j < clusters.n)
 			cluster_merge(&clusters.items[j], &pool->items[i]);
@@ -160,10 +211,18 @@ static void vote(struct rv_review *r, struct rv_findings *pool)
 			rv_findings_add(&clusters, &pool->items[i]);
 	}
 	for (i = 0; i < clusters.n; i++) {
-		struct rv_findings *to = (int)clusters.items[i].nvoters >=
-							 r->quorum ?
-						 &r->findings :
-						 &r->minority;
+		struct rv_finding *c = &clusters.items[i];
+		struct rv_findings *to;
+
+		/* llm: distinct voters count with their weights. */
+		c->votes = 0;
+		for (j = 0; j < c->nvoters; j++)
+			c->votes += voter_weight(r, c->voters[j]);
+		to = c->votes + 1e-9 >= r->quorum ? &r->findings : &r->minority;
+		if (to == &r->findings && c->preexisting) {
+			to = &r->minority; /* kept for JSON, never mailed */
+			r->preexisting++;
+		}
 
 		/* Move the cluster without copying its strings. */
 		ALLOC_GROW(to->items, to->n + 1, to->alloc);
@@ -176,6 +235,66 @@ static void vote(struct rv_review *r, struct rv_findings *pool)
 	if (r->minority.n > 1)
 		qsort(r->minority.items, r->minority.n,
 		      sizeof(*r->minority.items), cmp_findings);
+}
+
+/*
+ * llm (issue 7): keep an LLM finding only when it points at a file of
+ * its patch, at lines in the hunks or their functions, and quotes code
+ * the post-image has; mark it pre-existing when it is about code the
+ * patch did not touch; drop it when a later patch changes those lines.
+ */
+static void verify_llm(struct rv_review *r, struct rv_repo *repo,
+		       struct rv_diff *const *diffs,
+		       const struct rv_ensemble_patch *pp, size_t np,
+		       struct rv_findings *llm, struct rv_findings *pool)
+{
+	struct sb post = SB_INIT;
+	const char *have_file = NULL;
+	int have_patch = -1;
+	bool have_post = false;
+	size_t i;
+
+	for (i = 0; i < llm->n; i++) {
+		struct rv_finding *f = &llm->items[i];
+		const struct rv_diff *d;
+		enum rv_verdict v;
+
+		if (f->patch < 0 || (size_t)f->patch >= np ||
+		    !(d = diffs[f->patch])) {
+			r->dropped++;
+			continue;
+		}
+		/* Only a path the diff has is ever read from the tree. */
+		if (!rv_diff_find_file(d, f->file)) {
+			r->dropped++;
+			continue;
+		}
+		if (f->patch != have_patch || !have_file ||
+		    strcmp(have_file, f->file)) {
+			sb_reset(&post);
+			have_post = repo && pp[f->patch].post_tree &&
+				    *pp[f->patch].post_tree &&
+				    rv_repo_read_file(repo,
+						      pp[f->patch].post_tree,
+						      f->file, &post, NULL) == 0;
+			have_patch = f->patch;
+			have_file = f->file;
+		}
+		v = rv_verify_finding(f, d, have_post ? sb_str(&post) : NULL,
+				      have_post ? post.len : 0);
+		if (v == RV_VERDICT_OUTSIDE || v == RV_VERDICT_HALLUCINATED) {
+			r->dropped++;
+			r->hallucinated += v == RV_VERDICT_HALLUCINATED;
+			continue;
+		}
+		f->preexisting = v == RV_VERDICT_PREEXISTING;
+		if (rv_verify_fixed_later(f, diffs, np)) {
+			r->fixed_later++;
+			continue;
+		}
+		rv_findings_add(pool, f);
+	}
+	sb_release(&post);
 }
 
 /* The tree each patch starts from and ends at, "" when not applied. */
@@ -197,7 +316,9 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 	static const struct rv_review_opts defaults = RV_REVIEW_OPTS_INIT;
 	const struct rv_voter *const *voters;
 	const struct rv_voter *offline[4];
-	struct rv_findings pool = { 0 };
+	struct rv_findings pool = { 0 }, llm = { 0 };
+	struct rv_ensemble_patch *pp;
+	struct rv_diff **diffs;
 	struct rv_review *r;
 	size_t nvoters, i, k, present = 0;
 	int ret = 0;
@@ -226,9 +347,20 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 		}
 	}
 
-	r->voters = xcalloc(nvoters, sizeof(*r->voters));
-	for (i = 0; i < nvoters; i++)
+	r->voters = xcalloc(nvoters + opts->nllm + 1, sizeof(*r->voters));
+	r->weights = xcalloc(nvoters + opts->nllm + 1, sizeof(*r->weights));
+	r->is_llm = xcalloc(nvoters + opts->nllm + 1, sizeof(*r->is_llm));
+	for (i = 0; i < nvoters; i++) {
+		r->weights[r->nvoters] =
+			voters[i]->weight > 0 ? voters[i]->weight : 1.0;
 		r->voters[r->nvoters++] = xstrdup_or_null(voters[i]->name);
+	}
+	for (i = 0; opts->prompts && i < opts->nllm; i++) {
+		r->weights[r->nvoters] =
+			opts->llm[i].weight > 0 ? opts->llm[i].weight : 1.0;
+		r->is_llm[r->nvoters] = true;
+		r->voters[r->nvoters++] = xstrdup_or_null(opts->llm[i].name);
+	}
 	/*
 	 * The offline voters look at different things (C heuristics, past
 	 * bugs, risk, style), so they cannot agree on a finding: when they
@@ -249,6 +381,8 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 			r->risk[j] = -1;
 	}
 
+	diffs = xcalloc(s->npatches + 1, sizeof(*diffs));
+	pp = xcalloc(s->npatches + 1, sizeof(*pp));
 	for (k = 0; k < s->npatches; k++) {
 		const struct mp_patch *p = s->patches[k];
 		struct rv_findings mine = { 0 };
@@ -290,10 +424,29 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 				r->dropped++;
 		}
 		rv_findings_release(&mine);
-		rv_diff_free(d);
+		/* llm: the LLM voters and the verifier need it later. */
+		diffs[k] = d;
+		pp[k].diff = d;
+		pp[k].post_tree = ctx.post_tree;
+	}
+	if (opts->nllm && opts->prompts) {
+		rv_ensemble_run(r, repo, opts, pp, s->npatches, &llm);
+		verify_llm(r, repo, diffs, pp, s->npatches, &llm, &pool);
+		/*
+		 * A majority of the LLM voters that answered; the offline
+		 * voters add their votes but look at too little to raise
+		 * the bar. With no model answering, the offline rule holds.
+		 */
+		if (opts->quorum <= 0 && r->llm_answered)
+			r->quorum = (int)r->llm_answered / 2 + 1;
 	}
 	vote(r, &pool);
 	rv_findings_release(&pool);
+	rv_findings_release(&llm);
+	for (k = 0; k < s->npatches; k++)
+		rv_diff_free(diffs[k]);
+	free(diffs);
+	free(pp);
 	*out = r;
 	return 0;
 }
@@ -308,6 +461,16 @@ void rv_review_free(struct rv_review *r)
 	for (i = 0; i < r->nvoters; i++)
 		free(r->voters[i]);
 	free(r->voters);
+	free(r->weights);
+	free(r->is_llm);
+	for (i = 0; i < r->ncalls; i++) {
+		free(r->calls[i].voter);
+		free(r->calls[i].reason);
+	}
+	free(r->calls);
+	for (i = 0; i < r->nleft_out; i++)
+		free(r->left_out[i]);
+	free(r->left_out);
 	rv_findings_release(&r->findings);
 	rv_findings_release(&r->minority);
 	for (i = 0; i < r->npatch_info; i++) {

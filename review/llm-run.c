@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * llm-run.c - every LLM request of a review at once on one curl multi
+ * handle: a timeout per attempt, one deadline for all, retries with
+ * exponential backoff and jitter on 429, 5xx and dropped connections
+ * (honouring Retry-After), and a cap on each answer's size.
+ */
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "llm.h"
+
+enum { REQ_WAITING, REQ_RUNNING, REQ_DONE };
+
+static double now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Jitter only: a small xorshift, seeded once from the clock and pid. */
+static double jitter(void)
+{
+	static uint64_t s;
+
+	if (!s)
+		s = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^
+		    (uint64_t)(now_mono() * 1e9) ^ 0x9e3779b97f4a7c15ull;
+	s ^= s << 13;
+	s ^= s >> 7;
+	s ^= s << 17;
+	return (double)(s >> 11) / (double)(1ull << 53);
+}
+
+static size_t write_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct rv_llm_req *r = arg;
+
+	/* Past the cap, stop the transfer: curl reports a write error. */
+	if (sb_add(&r->answer, data, size * nmemb) < 0)
+		return 0;
+	return size * nmemb;
+}
+
+static size_t header_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct rv_llm_req *r = arg;
+	size_t n = size * nmemb;
+	char val[128];
+	size_t i, j = 0;
+	char *end;
+	double secs;
+
+	if (n < 12 || strncasecmp(data, "retry-after:", 12))
+		return n;
+	for (i = 12; i < n && j + 1 < sizeof(val); i++)
+		if (data[i] != '\r' && data[i] != '\n')
+			val[j++] = data[i];
+	val[j] = '\0';
+	secs = strtod(val, &end);
+	while (*end && isspace((unsigned char)*end))
+		end++;
+	if (end != val && !*end && secs >= 0) {
+		r->retry_after = secs;
+	} else {
+		time_t t = curl_getdate(val, NULL);
+
+		if (t > 0)
+			r->retry_after = t > time(NULL) ?
+						 (double)(t - time(NULL)) :
+						 0;
+	}
+	return n;
+}
+
+void rv_llm_req_release(struct rv_llm_req *r)
+{
+	if (r->easy)
+		curl_easy_cleanup(r->easy);
+	curl_slist_free_all(r->headers);
+	free(r->url);
+	free(r->body);
+	sb_release(&r->answer);
+	memset(r, 0, sizeof(*r));
+}
+
+static int start(CURLM *multi, struct rv_llm_req *r, double now,
+		 const struct rv_llm_run_opts *o)
+{
+	CURL *c = curl_easy_init();
+	long ms = (long)((r->timeout > 0 ? r->timeout : 120) * 1000);
+
+	if (!c)
+		return -1;
+	r->answer.cap = o->max_answer ? o->max_answer : RV_LLM_MAX_ANSWER;
+	sb_reset(&r->answer);
+	r->retry_after = -1;
+	r->status = 0;
+	curl_easy_setopt(c, CURLOPT_URL, r->url);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(r->body));
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(c, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, ms < 10000 ? ms : 10000);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	if (curl_multi_add_handle(multi, c) != CURLM_OK) {
+		curl_easy_cleanup(c);
+		return -1;
+	}
+	r->easy = c;
+	if (!r->attempts)
+		r->started = now;
+	r->attempts++;
+	r->state = REQ_RUNNING;
+	return 0;
+}
+
+static void stop(CURLM *multi, struct rv_llm_req *r)
+{
+	if (!r->easy)
+		return;
+	curl_multi_remove_handle(multi, r->easy);
+	curl_easy_cleanup(r->easy);
+	r->easy = NULL;
+}
+
+static bool retryable(CURLcode code, long status)
+{
+	if (code == CURLE_OK)
+		return status == 429 || status >= 500;
+	return code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR ||
+	       code == CURLE_GOT_NOTHING || code == CURLE_PARTIAL_FILE ||
+	       code == CURLE_COULDNT_CONNECT;
+}
+
+static void why(struct rv_llm_req *r, CURLcode code)
+{
+	if (code == CURLE_OPERATION_TIMEDOUT)
+		snprintf(r->error, sizeof(r->error),
+			 "timed out after %.1f s", r->timeout);
+	else if (code == CURLE_WRITE_ERROR)
+		snprintf(r->error, sizeof(r->error),
+			 "answer larger than %zu bytes", r->answer.cap);
+	else if (code == CURLE_PARTIAL_FILE)
+		snprintf(r->error, sizeof(r->error), "truncated answer");
+	else if (code != CURLE_OK)
+		snprintf(r->error, sizeof(r->error), "%s",
+			 curl_easy_strerror(code));
+	else
+		snprintf(r->error, sizeof(r->error), "HTTP %ld", r->status);
+	if (r->attempts > 1) {
+		size_t n = strlen(r->error);
+
+		snprintf(r->error + n, sizeof(r->error) - n,
+			 " (after %d attempts)", r->attempts);
+	}
+}
+
+static void finish(CURLM *multi, struct rv_llm_req *r, CURLcode code,
+		   double now, double deadline_at,
+		   const struct rv_llm_run_opts *o)
+{
+	double delay;
+
+	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+	stop(multi, r);
+	r->seconds = now - r->started;
+	if (code == CURLE_OK && r->status >= 200 && r->status < 300) {
+		r->ok = true;
+		r->state = REQ_DONE;
+		return;
+	}
+	if (retryable(code, r->status) && r->attempts <= o->retries) {
+		delay = o->backoff * (double)(1 << (r->attempts - 1)) *
+			(1 + 0.5 * jitter());
+		if (r->retry_after > delay)
+			delay = r->retry_after;
+		if (now + delay < deadline_at) {
+			r->not_before = now + delay;
+			r->state = REQ_WAITING;
+			return;
+		}
+	}
+	why(r, code);
+	r->state = REQ_DONE;
+}
+
+void rv_llm_run(struct rv_llm_req *reqs, size_t n,
+		const struct rv_llm_run_opts *o)
+{
+	double t0 = now_mono(), deadline_at = t0 + o->deadline;
+	CURLM *multi = curl_multi_init();
+	size_t i, left = n;
+
+	for (i = 0; i < n; i++) {
+		reqs[i].state = REQ_WAITING;
+		reqs[i].not_before = t0;
+	}
+	if (!multi) {
+		for (i = 0; i < n; i++) {
+			snprintf(reqs[i].error, sizeof(reqs[i].error),
+				 "cannot start HTTP (out of memory)");
+			reqs[i].state = REQ_DONE;
+		}
+		return;
+	}
+	while (left) {
+		double now = now_mono(), wake = deadline_at;
+		int running, queued;
+		CURLMsg *m;
+
+		if (now >= deadline_at) {
+			for (i = 0; i < n; i++) {
+				struct rv_llm_req *r = &reqs[i];
+
+				if (r->state == REQ_DONE)
+					continue;
+				stop(multi, r);
+				snprintf(r->error, sizeof(r->error),
+					 "no answer within the review's deadline of %.1f s",
+					 o->deadline);
+				r->seconds = r->attempts ? now - r->started : 0;
+				r->state = REQ_DONE;
+			}
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			struct rv_llm_req *r = &reqs[i];
+
+			if (r->state != REQ_WAITING)
+				continue;
+			if (r->not_before > now) {
+				if (r->not_before < wake)
+					wake = r->not_before;
+				continue;
+			}
+			if (start(multi, r, now, o) < 0) {
+				snprintf(r->error, sizeof(r->error),
+					 "cannot start HTTP (out of memory)");
+				r->state = REQ_DONE;
+			}
+		}
+		curl_multi_perform(multi, &running);
+		now = now_mono();
+		while ((m = curl_multi_info_read(multi, &queued))) {
+			struct rv_llm_req *r = NULL;
+
+			if (m->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
+					  (char **)&r);
+			if (r)
+				finish(multi, r, m->data.result, now,
+				       deadline_at, o);
+		}
+		for (left = 0, i = 0; i < n; i++)
+			left += reqs[i].state != REQ_DONE;
+		if (!left)
+			break;
+		if (wake - now > 1.0)
+			wake = now + 1.0;
+		curl_multi_poll(multi, NULL, 0,
+				wake > now ? (int)((wake - now) * 1000) + 1 : 1,
+				NULL);
+	}
+	curl_multi_cleanup(multi);
+}

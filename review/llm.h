@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * llm.h - the parts of the LLM voters that review/ shares with itself
+ * and with the unit tests: providers, the answer parser, the concurrent
+ * runner, the context builder and the verifier. Not for bot/.
+ */
+#ifndef QUORUM_REVIEW_LLM_H
+#define QUORUM_REVIEW_LLM_H
+
+#include "review.h"
+
+/* Caps on what a model may make us hold. */
+#define RV_LLM_MAX_ANSWER ((size_t)1 << 20) /* bytes of an HTTP answer */
+#define RV_LLM_MAX_FINDINGS 50 /* per answer; more is an invalid answer */
+#define RV_LLM_MAX_TITLE 300
+#define RV_LLM_MAX_TEXT 8000 /* explanation, quote */
+
+/* ---- provider.c ---------------------------------------------------- */
+
+/* The endpoint to POST to: url itself or url + the API's path. */
+char *rv_llm_endpoint(const struct rv_llm_voter *v);
+
+/* The JSON request body for v with the system and user texts. 0 or -1. */
+int rv_llm_request_body(const struct rv_llm_voter *v, const char *system,
+			const char *user, struct sb *out);
+
+/*
+ * Take the model's text and token usage out of an HTTP answer body.
+ * Returns 0, or RV_ERR_INPUT with a reason (never quoting the body at
+ * length) when it is not an answer of v's API.
+ */
+int rv_llm_extract(const struct rv_llm_voter *v, const char *body,
+		   size_t len, struct sb *text, long *tokens_in,
+		   long *tokens_out, struct errmsg *err);
+
+/* ---- llm-answer.c -------------------------------------------------- */
+
+/*
+ * Parse a model's text (JSON per prompts/schema.json, maybe in a code
+ * fence or after prose) into findings raised by voter on patch. Returns
+ * the number of findings appended, or RV_ERR_INPUT with the reason; on
+ * error nothing is appended.
+ */
+int rv_llm_parse_answer(const char *text, size_t len, const char *voter,
+			int patch, struct rv_findings *out, struct errmsg *err);
+
+/* ---- llm-run.c ----------------------------------------------------- */
+
+struct rv_llm_req {
+	/* in */
+	char *url;
+	char *body;
+	struct curl_slist *headers; /* owned; freed by rv_llm_req_release() */
+	double timeout; /* seconds per attempt */
+	/* out */
+	struct sb answer; /* the last answer body, capped */
+	long status;
+	int attempts;
+	double seconds;
+	bool ok; /* a 2xx answer arrived whole */
+	char error[256]; /* why not, when !ok */
+	/* private */
+	void *easy;
+	double not_before; /* monotonic seconds: do not start before */
+	double started;
+	double retry_after; /* from the last answer, -1 when none */
+	int state;
+};
+
+void rv_llm_req_release(struct rv_llm_req *r);
+
+struct rv_llm_run_opts {
+	double deadline; /* seconds from now for everything */
+	int retries; /* retries per request on 429, 5xx, reset */
+	double backoff; /* first retry delay; doubles, with jitter */
+	size_t max_answer; /* bytes per answer */
+};
+
+/* Run every request concurrently on one curl multi handle. */
+void rv_llm_run(struct rv_llm_req *reqs, size_t n,
+		const struct rv_llm_run_opts *o);
+
+/* ---- context.c ----------------------------------------------------- */
+
+/*
+ * The C function around line (1-based) of src: *start is its header
+ * line, *end its column-0 closing brace. Returns 0, or -1 when the line
+ * is not inside a function.
+ */
+int rv_function_range(const char *src, size_t len, int line, int *start,
+		      int *end);
+
+/* What goes into one prompt about one patch. */
+struct rv_context_in {
+	const struct mp_patch *patch;
+	const struct rv_diff *diff;
+	struct rv_repo *repo; /* may be NULL */
+	const char *post_tree; /* "" when not applied */
+	const struct rv_similar_list *similar; /* NULL: no history index */
+	const char *patch_label; /* "2/3" */
+};
+
+/*
+ * Write the data blocks of one patch into user, fitted to budget bytes,
+ * each block delimited by boundary. What was left out is appended to
+ * left_out as "; "-separated phrases. 0 or RV_ERR_INPUT when the budget
+ * cannot hold even the commit message and one hunk header.
+ */
+int rv_context_build(const struct rv_context_in *in, size_t budget,
+		     const char *boundary, struct sb *user,
+		     struct sb *left_out);
+
+/*
+ * A boundary token (32 hex digits from the kernel's random source) that
+ * occurs in none of the texts. 0, or -1 when none could be made.
+ */
+int rv_boundary_make(char out[40], const char *const *texts, size_t n);
+
+/* The system prompt for a patch touching d's files. */
+int rv_prompts_system(const struct rv_prompts *p, const struct rv_diff *d,
+		      const char *boundary, struct sb *out);
+
+/* ---- verify.c ------------------------------------------------------ */
+
+enum rv_verdict {
+	RV_VERDICT_KEEP,
+	RV_VERDICT_OUTSIDE, /* file or lines not in the patch or its functions */
+	RV_VERDICT_HALLUCINATED, /* quotes code the post-image does not have */
+	RV_VERDICT_PREEXISTING, /* inside, but not near a line it changed */
+};
+
+/*
+ * Check f against the patch's diff and the post-image of f->file (post,
+ * NULL when unreadable: then the diff's own lines are the reference).
+ */
+enum rv_verdict rv_verify_finding(const struct rv_finding *f,
+				  const struct rv_diff *d, const char *post,
+				  size_t postlen);
+
+/*
+ * Does a later patch of the series change the lines f points at?
+ * diffs[k] is patch k's diff (NULL when absent); f->patch is f's patch.
+ */
+bool rv_verify_fixed_later(const struct rv_finding *f,
+			   struct rv_diff *const *diffs, size_t ndiffs);
+
+/* A category as the vote compares it: lower case, synonyms folded. */
+void rv_category_normalise(const char *in, char *out, size_t outsz);
+
+/* Do two titles share enough words to be about the same problem? */
+bool rv_titles_similar(const char *a, const char *b);
+
+/* ---- ensemble.c ---------------------------------------------------- */
+
+/* Per patch k of the series, what the pipeline prepared. */
+struct rv_ensemble_patch {
+	const struct rv_diff *diff; /* NULL: skipped */
+	const char *post_tree;
+};
+
+/*
+ * Ask every LLM voter of opts about every prepared patch, concurrently;
+ * record the calls, abstentions and left-out context in r and append
+ * the parsed findings to pool (unverified).
+ */
+void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
+		     const struct rv_review_opts *opts,
+		     const struct rv_ensemble_patch *pp, size_t np,
+		     struct rv_findings *pool);
+
+#endif

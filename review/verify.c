@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * verify.c - the guard against invented findings. A finding must point
+ * at a file the patch has, at lines in its hunks or in the functions
+ * around them, and any code it quotes must exist in the post-image. A
+ * finding about code the patch did not touch is pre-existing, and one
+ * whose lines a later patch of the series changes is fixed later.
+ * Also how the vote tells that two voters mean the same problem.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm.h"
+
+/* Lines from a changed line that still count as touching it. */
+#define TOUCH_SLACK 3
+
+static const struct rv_file *post_file(const struct rv_diff *d,
+				       const char *path)
+{
+	size_t i;
+
+	for (i = 0; d && i < d->nfiles; i++)
+		if (d->files[i].new_path && !strcmp(d->files[i].new_path, path))
+			return &d->files[i];
+	return NULL;
+}
+
+static bool meets_hunks(const struct rv_file *f, int a, int b)
+{
+	size_t j;
+
+	for (j = 0; j < f->nhunks; j++) {
+		const struct rv_hunk *h = &f->hunks[j];
+		int end = h->new_start + h->new_lines - 1;
+
+		if (a <= end && b >= h->new_start)
+			return true;
+	}
+	return false;
+}
+
+static bool touched(const struct rv_file *f, int a, int b)
+{
+	size_t j, k;
+
+	if (f->status == RV_FILE_ADDED)
+		return true;
+	for (j = 0; j < f->nhunks; j++) {
+		const struct rv_hunk *h = &f->hunks[j];
+		int at = h->new_start; /* post-image position of a deletion */
+
+		for (k = 0; k < h->nlines; k++) {
+			const struct rv_line *l = &h->lines[k];
+			int pos = l->origin == '-' ? at : l->new_no;
+
+			if (l->origin != '-')
+				at = l->new_no + 1;
+			if (l->origin == ' ')
+				continue;
+			if (pos >= a - TOUCH_SLACK && pos <= b + TOUCH_SLACK)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* s without any whitespace, for matching code however it was indented. */
+static char *squeeze(const char *s, size_t len)
+{
+	char *out = xmalloc(len + 1), *o = out;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (!isspace((unsigned char)s[i]))
+			*o++ = s[i];
+	*o = '\0';
+	return out;
+}
+
+/* One quoted line, without a diff origin or our line-number gutter. */
+static char *quote_line(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (i < n && isdigit((unsigned char)s[i])) {
+		size_t j = i;
+
+		while (j < n && isdigit((unsigned char)s[j]))
+			j++;
+		if (j < n && (s[j] == ' ' || s[j] == ':' || s[j] == '|'))
+			i = j + 1;
+		while (i < n && s[i] == ' ')
+			i++;
+	}
+	if (i < n && (s[i] == '+' || s[i] == ' '))
+		i++;
+	return squeeze(s + i, n - i);
+}
+
+static bool elided(const char *q)
+{
+	return !*q || strstr(q, "...") || strstr(q, "\xe2\x80\xa6") ||
+	       strlen(q) < 3;
+}
+
+static bool quote_exists(const char *quote, const char *ref)
+{
+	const char *p = quote, *nl;
+	bool ok = true;
+
+	while (ok && p && *p) {
+		char *q;
+		size_t n;
+
+		nl = strchr(p, '\n');
+		n = nl ? (size_t)(nl - p) : strlen(p);
+		q = quote_line(p, n);
+		if (!elided(q) && !strstr(ref, q))
+			ok = false;
+		free(q);
+		p = nl ? nl + 1 : NULL;
+	}
+	return ok;
+}
+
+/* The diff's own post-image lines of f, when the tree cannot be read. */
+static char *diff_post_image(const struct rv_file *f)
+{
+	struct sb sb = SB_INIT;
+	size_t j, k;
+
+	for (j = 0; j < f->nhunks; j++)
+		for (k = 0; k < f->hunks[j].nlines; k++) {
+			const struct rv_line *l = &f->hunks[j].lines[k];
+
+			if (l->origin != '-') {
+				sb_adds(&sb, l->text ? l->text : "");
+				sb_addch(&sb, '\n');
+			}
+		}
+	return sb_detach(&sb, NULL);
+}
+
+enum rv_verdict rv_verify_finding(const struct rv_finding *f,
+				  const struct rv_diff *d, const char *post,
+				  size_t postlen)
+{
+	const struct rv_file *file;
+	bool inside;
+
+	if (!f->file || !(file = post_file(d, f->file)) ||
+	    file->status == RV_FILE_DELETED)
+		return RV_VERDICT_OUTSIDE;
+	inside = meets_hunks(file, f->line_start, f->line_end);
+	if (!inside && post) {
+		int s, e;
+
+		inside = rv_function_range(post, postlen, f->line_start, &s,
+					   &e) == 0 &&
+			 meets_hunks(file, s, e);
+	}
+	if (!inside)
+		return RV_VERDICT_OUTSIDE;
+	if (f->quote && *f->quote) {
+		char *raw = post ? NULL : diff_post_image(file);
+		char *ref = post ? squeeze(post, postlen) :
+				   squeeze(raw ? raw : "", raw ? strlen(raw) : 0);
+		bool ok = quote_exists(f->quote, ref);
+
+		free(raw);
+		free(ref);
+		if (!ok)
+			return RV_VERDICT_HALLUCINATED;
+	}
+	if (!touched(file, f->line_start, f->line_end))
+		return RV_VERDICT_PREEXISTING;
+	return RV_VERDICT_KEEP;
+}
+
+static const struct rv_file *pre_file(const struct rv_diff *d,
+				      const char *path)
+{
+	size_t i;
+
+	for (i = 0; d && i < d->nfiles; i++)
+		if (d->files[i].old_path && !strcmp(d->files[i].old_path, path))
+			return &d->files[i];
+	return NULL;
+}
+
+bool rv_verify_fixed_later(const struct rv_finding *f,
+			   struct rv_diff *const *diffs, size_t ndiffs)
+{
+	char *path;
+	int a = f->line_start, b = f->line_end;
+	size_t k, j, i;
+	bool fixed = false;
+
+	if (!f->file || f->patch < 0)
+		return false;
+	path = xstrdup_or_null(f->file);
+	for (k = (size_t)f->patch + 1; k < ndiffs && !fixed; k++) {
+		const struct rv_file *file = pre_file(diffs[k], path);
+		int delta = 0;
+
+		if (!file)
+			continue;
+		if (!file->new_path) {
+			fixed = true; /* the file is deleted later */
+			break;
+		}
+		for (j = 0; j < file->nhunks && !fixed; j++) {
+			const struct rv_hunk *h = &file->hunks[j];
+			int prev_old = h->old_start - 1;
+
+			for (i = 0; i < h->nlines; i++) {
+				const struct rv_line *l = &h->lines[i];
+
+				if (l->origin == '-' && l->old_no >= a &&
+				    l->old_no <= b)
+					fixed = true;
+				/* A line added right inside or after the range. */
+				if (l->origin == '+' && prev_old >= a - 1 &&
+				    prev_old <= b)
+					fixed = true;
+				if (l->origin != '+')
+					prev_old = l->old_no;
+			}
+			if (h->old_start + h->old_lines <= a)
+				delta += h->new_lines - h->old_lines;
+		}
+		a += delta;
+		b += delta;
+		free(path);
+		path = xstrdup_or_null(file->new_path);
+	}
+	free(path);
+	return fixed;
+}
+
+/* ---- what the vote compares ----------------------------------------- */
+
+static const struct {
+	const char *from, *to;
+} synonyms[] = {
+	{ "null", "null-deref" },
+	{ "null-pointer", "null-deref" },
+	{ "null-dereference", "null-deref" },
+	{ "null-pointer-dereference", "null-deref" },
+	{ "null-ptr-deref", "null-deref" },
+	{ "missing-null-check", "null-deref" },
+	{ "unchecked-allocation", "null-deref" },
+	{ "unchecked-malloc", "null-deref" },
+	{ "npd", "null-deref" },
+	{ "memory-leak", "leak" },
+	{ "resource-leak", "leak" },
+	{ "mem-leak", "leak" },
+	{ "missing-unlock", "lock-leak" },
+	{ "unbalanced-lock", "lock-leak" },
+	{ "lock-imbalance", "lock-leak" },
+	{ "race-condition", "race" },
+	{ "data-race", "race" },
+	{ "missing-lock", "race" },
+	{ "concurrency", "race" },
+	{ "locking", "race" },
+	{ "uaf", "use-after-free" },
+	{ "buffer-overflow", "bounds" },
+	{ "out-of-bounds", "bounds" },
+	{ "oob", "bounds" },
+	{ "off-by-one", "bounds" },
+	{ "array-bounds", "bounds" },
+	{ "missing-error-check", "error-handling" },
+	{ "unchecked-return", "error-handling" },
+	{ "error-path", "error-handling" },
+};
+
+void rv_category_normalise(const char *in, char *out, size_t outsz)
+{
+	size_t i, n = 0;
+
+	if (!outsz)
+		return;
+	for (; in && *in && n + 1 < outsz; in++) {
+		char c = (char)tolower((unsigned char)*in);
+
+		out[n++] = (c == '_' || c == ' ') ? '-' : c;
+	}
+	out[n] = '\0';
+	for (i = 0; i < ARRAY_SIZE(synonyms); i++)
+		if (!strcmp(out, synonyms[i].from)) {
+			snprintf(out, outsz, "%s", synonyms[i].to);
+			break;
+		}
+}
+
+#define MAX_WORDS 32
+
+static bool stopword(const char *w)
+{
+	static const char *const stop[] = {
+		"the",	 "and",	 "for",	 "with", "not",	 "may", "can",
+		"without", "when", "this", "that", "from", "into", "after",
+		"before", "are", "its", "has", "could", "might", "will",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(stop); i++)
+		if (!strcmp(w, stop[i]))
+			return true;
+	return false;
+}
+
+static size_t words(const char *s, char w[MAX_WORDS][24])
+{
+	size_t n = 0, len;
+
+	while (s && *s && n < MAX_WORDS) {
+		while (*s && !isalnum((unsigned char)*s) && *s != '_')
+			s++;
+		for (len = 0; *s && (isalnum((unsigned char)*s) || *s == '_');
+		     s++)
+			if (len + 1 < sizeof(w[0]))
+				w[n][len++] = (char)tolower((unsigned char)*s);
+		if (len < 3)
+			continue;
+		w[n][len] = '\0';
+		if (!stopword(w[n]))
+			n++;
+	}
+	return n;
+}
+
+bool rv_titles_similar(const char *a, const char *b)
+{
+	char wa[MAX_WORDS][24], wb[MAX_WORDS][24];
+	size_t na = words(a, wa), nb = words(b, wb), i, j, common = 0;
+	size_t least = na < nb ? na : nb;
+
+	if (least < 2)
+		return false;
+	for (i = 0; i < na; i++) {
+		for (j = 0; j < i; j++)
+			if (!strcmp(wa[i], wa[j]))
+				break;
+		if (j < i)
+			continue;
+		for (j = 0; j < nb; j++)
+			if (!strcmp(wa[i], wb[j])) {
+				common++;
+				break;
+			}
+	}
+	return common * 2 >= least;
+}

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+# fake-llm.py - a real HTTP server on 127.0.0.1 that plays the LLM for
+# quorum's tests. It speaks the OpenAI chat completions API (any path
+# not ending in /messages) and the Anthropic messages API (/messages).
+#
+# usage: fake-llm.py --script FILE --port-file FILE --record DIR
+#                    [--timeout SECONDS]
+#
+# The port (chosen by the OS) is written to --port-file once listening.
+# Every request body is written to DIR/NNNN-MODEL.json (NNNN counts up
+# from 0001), its path and headers to DIR/NNNN-MODEL.hdr. The server
+# exits by itself after --timeout seconds (default 60).
+#
+# The script is JSON: {"models": {"MODEL": [RULE, ...]}, "default": [...]}.
+# For a request, the first RULE of its model whose "when" substring (if
+# any) occurs in the request body and whose "times" (if any) is not used
+# up answers it. A RULE may hold:
+#   "answer": a string, or any JSON value (sent as its JSON text), as the
+#             model's text
+#   "usage": {"in": N, "out": M} token counts to report (default 100/20)
+#   "delay": seconds to wait before answering
+#   "status": HTTP status (e.g. 429, 500); "retry_after": header value
+#   "body": a raw response body instead of a well-formed answer
+#   "truncate": true: declare a longer Content-Length, send half, close
+#   "drip": seconds between 16-byte chunks of the body
+#   "reset": true: close the connection with a TCP reset, no answer
+import argparse
+import json
+import os
+import socket
+import socketserver
+import struct
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler
+
+LOCK = threading.Lock()
+STATE = {"n": 0, "used": {}}
+
+
+def pick_rule(script, model, body):
+    rules = script.get("models", {}).get(model)
+    if rules is None:
+        rules = script.get("default", [])
+    for i, rule in enumerate(rules):
+        when = rule.get("when")
+        if when is not None and when not in body:
+            continue
+        key = (model, i)
+        times = rule.get("times")
+        with LOCK:
+            used = STATE["used"].get(key, 0)
+            if times is not None and used >= times:
+                continue
+            STATE["used"][key] = used + 1
+        return rule
+    return {"status": 404, "body": '{"error":"no rule for this model"}'}
+
+
+def answer_body(anthropic, model, rule):
+    text = rule.get("answer", '{"findings": []}')
+    if not isinstance(text, str):
+        text = json.dumps(text)
+    usage = rule.get("usage", {"in": 100, "out": 20})
+    if anthropic:
+        return json.dumps({
+            "id": "msg_fake", "type": "message", "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": usage["in"],
+                      "output_tokens": usage["out"]},
+        })
+    return json.dumps({
+        "id": "chatcmpl-fake", "object": "chat.completion", "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": usage["in"],
+                  "completion_tokens": usage["out"],
+                  "total_tokens": usage["in"] + usage["out"]},
+    })
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(length) if length > 0 else b""
+        body = raw.decode("utf-8", "replace")
+        try:
+            model = str(json.loads(body).get("model", "unknown"))
+        except (ValueError, AttributeError):
+            model = "unknown"
+        safe = "".join(c if c.isalnum() or c in "-_." else "_"
+                       for c in model)[:64]
+        with LOCK:
+            STATE["n"] += 1
+            n = STATE["n"]
+        base = os.path.join(self.server.record, "%04d-%s" % (n, safe))
+        with open(base + ".json", "wb") as f:
+            f.write(raw)
+        with open(base + ".hdr", "w") as f:
+            f.write("POST %s\n" % self.path)
+            for k, v in self.headers.items():
+                f.write("%s: %s\n" % (k, v))
+        rule = pick_rule(self.server.script, model, body)
+        anthropic = self.path.rstrip("/").endswith("/messages")
+        if rule.get("delay"):
+            time.sleep(float(rule["delay"]))
+        if rule.get("reset"):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                       struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+            return
+        status = int(rule.get("status", 200))
+        if "body" in rule:
+            out = rule["body"]
+        elif status != 200:
+            out = json.dumps({"error": {"message": "fake error %d" % status}})
+        else:
+            out = answer_body(anthropic, model, rule)
+        data = out.encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        if "retry_after" in rule:
+            self.send_header("Retry-After", str(rule["retry_after"]))
+        if rule.get("truncate"):
+            self.send_header("Content-Length", str(len(data) * 2 + 10))
+            self.end_headers()
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if rule.get("drip"):
+            for i in range(0, len(data), 16):
+                self.wfile.write(data[i:i + 16])
+                self.wfile.flush()
+                time.sleep(float(rule["drip"]))
+        else:
+            self.wfile.write(data)
+
+
+class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--script", required=True)
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--record", required=True)
+    ap.add_argument("--timeout", type=float, default=60.0)
+    a = ap.parse_args()
+    with open(a.script) as f:
+        script = json.load(f)
+    os.makedirs(a.record, exist_ok=True)
+    srv = Server(("127.0.0.1", 0), Handler)
+    srv.script = script
+    srv.record = a.record
+    # Never outlive a test: exit after the timeout whatever happens.
+    t = threading.Timer(a.timeout, lambda: os._exit(0))
+    t.daemon = True
+    t.start()
+    tmp = a.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    os.rename(tmp, a.port_file)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
