@@ -152,6 +152,160 @@ static void add_quote(struct sb *out, const char *quote)
 	}
 }
 
+/* ---- llm (issue 7) ---------------------------------------------------- */
+
+static bool voter_is_llm(const struct rv_review *r, const char *name,
+			 double *weight)
+{
+	size_t i;
+
+	for (i = 0; i < r->nvoters; i++)
+		if (!strcmp(r->voters[i], name)) {
+			*weight = r->weights ? r->weights[i] : 1.0;
+			return r->is_llm && r->is_llm[i];
+		}
+	*weight = 1.0;
+	return false;
+}
+
+/* The past fix f cites, from the patch's similar list when we have it. */
+static void add_cites(struct sb *out, const struct rv_review *r,
+		      const struct rv_finding *f)
+{
+	size_t i, j;
+
+	for (i = 0; i < ARRAY_SIZE(f->cites) && f->cites[i][0]; i++) {
+		const char *subject = NULL;
+
+		if (f->patch >= 0 && (size_t)f->patch < r->npatch_info) {
+			const struct rv_similar_list *l = &r->similar[f->patch];
+
+			for (j = 0; j < l->n; j++)
+				if (!strncmp(l->items[j].fix_id, f->cites[i],
+					     strlen(f->cites[i])))
+					subject = l->items[j].fix_subject;
+		}
+		sb_addf(out, "    cites past fix %.12s", f->cites[i]);
+		if (subject)
+			sb_addf(out, " \"%s\"", subject);
+		sb_adds(out, "\n");
+	}
+}
+
+/* "votes: 2/3 (a, b)": model votes over the models that answered. */
+static void add_llm_tally(struct sb *out, const struct rv_review *r,
+			  const struct rv_finding *f)
+{
+	double llm = 0, answered = 0, w;
+	size_t i, j, noff = 0;
+	bool first = true;
+
+	for (i = 0; i < r->nvoters; i++) {
+		if (!r->is_llm[i])
+			continue;
+		for (j = 0; j < r->ncalls; j++)
+			if (r->calls[j].answered &&
+			    !strcmp(r->calls[j].voter, r->voters[i]))
+				break;
+		if (j < r->ncalls)
+			answered += r->weights ? r->weights[i] : 1.0;
+	}
+	for (i = 0; i < f->nvoters; i++)
+		if (voter_is_llm(r, f->voters[i], &w))
+			llm += w;
+		else
+			noff++;
+	add_cites(out, r, f);
+	sb_addf(out, "    votes: %g/%g (", llm, answered);
+	for (i = 0; i < f->nvoters; i++) {
+		if (!voter_is_llm(r, f->voters[i], &w))
+			continue;
+		sb_addf(out, "%s%s", first ? "" : ", ", f->voters[i]);
+		first = false;
+	}
+	sb_adds(out, ")");
+	if (noff) {
+		sb_adds(out, " + offline: ");
+		for (i = 0, first = true; i < f->nvoters; i++) {
+			if (voter_is_llm(r, f->voters[i], &w))
+				continue;
+			sb_addf(out, "%s%s", first ? "" : ", ", f->voters[i]);
+			first = false;
+		}
+	}
+	sb_adds(out, "\n\n");
+}
+
+/* Who answered, who abstained on what and why. */
+static void add_llm_voters(struct sb *out, const struct rv_review *r)
+{
+	const struct mp_series *s = r->series;
+	size_t i, nab = 0;
+
+	for (i = 0; i < r->ncalls; i++)
+		nab += !r->calls[i].answered;
+	sb_addf(out, "models: %zu asked, %zu answered", r->nllm,
+		r->llm_answered);
+	if (r->llm_answered < r->nllm)
+		sb_addf(out, ", %zu abstained", r->nllm - r->llm_answered);
+	sb_adds(out, "\n");
+	for (i = 0; i < r->ncalls && nab; i++) {
+		const struct rv_llm_call *c = &r->calls[i];
+
+		if (c->answered)
+			continue;
+		sb_addf(out, "  %s abstained on patch ", c->voter);
+		if (c->patch >= 0 && (size_t)c->patch < s->npatches)
+			add_patch_number(out, s, (size_t)c->patch);
+		sb_addf(out, ": %s\n", c->reason ? c->reason : "no answer");
+	}
+	if (!r->llm_answered)
+		sb_adds(out, "  no model answered: the offline voters voted "
+			     "alone\n");
+}
+
+static void add_llm_after(struct sb *out, const struct rv_review *r)
+{
+	size_t i;
+
+	if (r->hallucinated)
+		sb_addf(out, "%zu finding%s dropped: quoting code the "
+			     "post-image does not have.\n",
+			r->hallucinated, r->hallucinated == 1 ? "" : "s");
+	if (r->fixed_later)
+		sb_addf(out, "%zu finding%s dropped: a later patch of the "
+			     "series changes those lines.\n",
+			r->fixed_later, r->fixed_later == 1 ? "" : "s");
+	if (r->preexisting)
+		sb_addf(out, "%zu finding%s about code the patch did not "
+			     "touch (pre-existing, not mailed).\n",
+			r->preexisting, r->preexisting == 1 ? "" : "s");
+	if (r->nleft_out) {
+		sb_adds(out, "context left out of the prompts (budget):\n");
+		for (i = 0; i < r->nleft_out; i++)
+			sb_addf(out, "  %s\n", r->left_out[i]);
+	}
+}
+
+static void add_cost(struct sb *out, const struct rv_review *r)
+{
+	long tin = 0, tout = 0;
+	double cost = 0;
+	size_t i;
+
+	if (!r->ncalls) {
+		sb_adds(out, "cost: $0.00 (offline voters only)\n");
+		return;
+	}
+	for (i = 0; i < r->ncalls; i++) {
+		tin += r->calls[i].tokens_in;
+		tout += r->calls[i].tokens_out;
+		cost += r->calls[i].cost;
+	}
+	sb_addf(out, "cost: $%.4f (%zu request%s, %ld tokens in, %ld out)\n",
+		cost, r->ncalls, r->ncalls == 1 ? "" : "s", tin, tout);
+}
+
 static void add_finding(struct sb *out, const struct rv_review *r,
 			const struct rv_finding *f, size_t n)
 {
@@ -174,6 +328,10 @@ static void add_finding(struct sb *out, const struct rv_review *r,
 		add_quote(out, f->quote);
 	if (f->explanation && *f->explanation)
 		add_wrapped(out, f->explanation, "    ");
+	if (r->nllm && r->llm_answered) {
+		add_llm_tally(out, r, f);
+		return;
+	}
 	sb_addf(out, "    votes: %zu/%zu (", f->nvoters, r->nvoters);
 	for (i = 0; i < f->nvoters; i++)
 		sb_addf(out, "%s%s", i ? ", " : "", f->voters[i]);
@@ -256,7 +414,10 @@ int rv_report_text(const struct rv_review *r, struct sb *out)
 	sb_adds(out, "voters: ");
 	for (i = 0; i < r->nvoters; i++)
 		sb_addf(out, "%s%s", i ? ", " : "", r->voters[i]);
-	sb_addf(out, " (a finding needs %d)\n\n", r->quorum);
+	sb_addf(out, " (a finding needs %d)\n", r->quorum);
+	if (r->nllm)
+		add_llm_voters(out, r);
+	sb_adds(out, "\n");
 
 	if (!r->findings.n)
 		sb_adds(out, "No findings at quorum.\n");
@@ -268,10 +429,12 @@ int rv_report_text(const struct rv_review *r, struct sb *out)
 	if (r->minority.n)
 		sb_addf(out, "%zu more below quorum (not shown).\n",
 			r->minority.n);
-	if (r->dropped)
+	if (r->dropped > r->hallucinated)
 		sb_addf(out, "%zu finding%s dropped: not on lines the patch has.\n",
-			r->dropped, r->dropped == 1 ? "" : "s");
+			r->dropped - r->hallucinated,
+			r->dropped - r->hallucinated == 1 ? "" : "s");
+	add_llm_after(out, r);
 	add_history(out, r);
-	sb_adds(out, "cost: $0.00 (offline voters only)\n");
+	add_cost(out, r);
 	return 0;
 }
