@@ -45,7 +45,8 @@ struct ctx {
 	size_t nparts;
 	size_t nheaders;
 	GMimeObject *body_part;
-	GMimeObject **atts; /* parts that may hold the diff */
+	GMimeObject *html_part; /* read only when there is no text/plain */
+	GMimeObject **atts;	/* parts that may hold the diff */
 	size_t natts;
 	bool guessed;
 	bool is_pull;
@@ -829,6 +830,9 @@ static int walk_mime(struct ctx *c, GMimeObject *obj, size_t depth)
 
 		if (plain && !attachment && !c->body_part) {
 			c->body_part = obj;
+		} else if (type_is(ct, "text", "html") && !attachment) {
+			if (!c->html_part)
+				c->html_part = obj;
 		} else if (plain || patchy) {
 			c->atts = xrealloc(c->atts,
 					   (c->natts + 1) * sizeof(*c->atts));
@@ -962,7 +966,14 @@ static int read_text(struct ctx *c)
 	sb_init(&body, c->lim->max_message);
 	sb_init(&alt, c->lim->max_message);
 	in_place = c->body_part && body_in_place(c, &view, &viewlen);
-	if (!in_place && c->body_part) {
+	if (!c->body_part && c->html_part) {
+		/* an HTML-only mail: its text, so a Reviewed-by is not lost */
+		rc = part_text(c, c->html_part, &alt);
+		if (rc < 0)
+			goto out;
+		mp_html_to_text(&body, sb_str(&alt), alt.len);
+		sb_reset(&alt);
+	} else if (!in_place && c->body_part) {
 		const char *fmt = g_mime_object_get_content_type_parameter(
 			c->body_part, "format");
 		const char *delsp = g_mime_object_get_content_type_parameter(

@@ -97,6 +97,15 @@ static inline bool mp_line_starts(const char *p, const char *e, const char *s)
 /* Is the line [p, e) empty or whitespace only? */
 bool mp_line_blank(const char *p, const char *e);
 
+/* ---- html.c ---- */
+
+/*
+ * Append the text of HTML (UTF-8, len bytes) to out: tags dropped, block
+ * ends as line breaks, <pre> kept, entities decoded, <blockquote> lines
+ * prefixed with "> ". Returns 0 (output stops at out's cap).
+ */
+int mp_html_to_text(struct sb *out, const char *html, size_t len);
+
 /* ---- message.c ---- */
 
 /* Initialise GMime once for this process (reference counted by GMime). */

@@ -837,6 +837,47 @@ static void test_alternative_and_signed(void **state)
 	mp_patch_free(p);
 }
 
+static void test_html_only(void **state)
+{
+	/* an HTML-only review: its own trailer counts, the quoted one not */
+	struct mp_patch *p = parse(
+		"From: Reviewer <rev@example.org>\n"
+		"Subject: Re: [PATCH] f: thing\n"
+		"Content-Type: text/html; charset=utf-8\n"
+		"\n"
+		"<html><head><style>p {color: red}</style></head><body>\n"
+		"<p>Looks&nbsp;good &amp; clean.</p>\n"
+		"<blockquote><div>Signed-off-by: Quoted &lt;q@example.org&gt;"
+		"</div></blockquote>\n"
+		"<div>Reviewed-by: Reviewer &lt;rev@example.org&gt;</div>\n"
+		"<pre>  kept   as is</pre>\n"
+		"</body></html>\n");
+
+	assert_int_equal(p->kind, MP_KIND_REPLY);
+	assert_non_null(strstr(p->commit_message, "Looks good & clean.\n"));
+	assert_non_null(strstr(p->commit_message,
+			       "> Signed-off-by: Quoted <q@example.org>\n"));
+	assert_non_null(strstr(p->commit_message, "\n  kept   as is\n"));
+	assert_null(strstr(p->commit_message, "color"));
+	assert_int_equal(p->ntrailers, 1);
+	assert_string_equal(p->trailers[0].key, "Reviewed-by");
+	assert_string_equal(p->trailers[0].value, "Reviewer <rev@example.org>");
+	assert_all_utf8(p);
+	mp_patch_free(p);
+
+	/* hostile HTML: cut tags, bad entities, deep quotes */
+	p = parse("From: a@example.org\nSubject: x\n"
+		  "Content-Type: text/html\n\n"
+		  "&#0; &#x110000; &#xD800; &bogus; &#65;"
+		  "<blockquote><blockquote><blockquote>q<br>"
+		  "<a href=\"x");
+	assert_non_null(strstr(p->commit_message, "&#0; &#x110000; &#xD800; "
+						  "&bogus; A"));
+	assert_non_null(strstr(p->commit_message, ">>> q\n"));
+	assert_all_utf8(p);
+	mp_patch_free(p);
+}
+
 static void test_crlf(void **state)
 {
 	const char *lf = HDRS "Subject: [PATCH] f: crlf\n"
@@ -1566,6 +1607,7 @@ int main(void)
 		cmocka_unit_test(test_forwarded_patch),
 		cmocka_unit_test(test_text_plain_attachment),
 		cmocka_unit_test(test_alternative_and_signed),
+		cmocka_unit_test(test_html_only),
 		cmocka_unit_test(test_crlf),
 		cmocka_unit_test(test_format_flowed),
 		cmocka_unit_test(test_rfc2047_subjects),
