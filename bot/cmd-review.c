@@ -34,6 +34,14 @@ const struct cmd cmd_review_def = {
 	"                 from the config, else a majority of the voters)\n"
 	"  -h, --help     this text\n"
 	"\n"
+	"LLM voters: each [voter \"NAME\"] section of the config with provider\n"
+	"openai or anthropic (url, model, key-env or a 0600 key-file, weight,\n"
+	"price-in, price-out, max-tokens, timeout, context-tokens) reviews every\n"
+	"patch, all at once; review.deadline, review.retries and review.backoff\n"
+	"bound the requests. A model that fails abstains and the report says why;\n"
+	"a finding then needs a majority of the models that answered. Prompts\n"
+	"are read from $QUORUM_PROMPTS or the prompts/ next to the binary.\n"
+	"\n"
 	"Voters: with no LLM configured, the offline voters vote alone: rules\n"
 	"(C heuristics over the added lines), history and risk (with a history\n"
 	"index: run `quorum index`), checkpatch (when the tree has\n"
@@ -46,6 +54,51 @@ const struct cmd cmd_review_def = {
 	"2 usage or input error (including a series that does not apply),\n"
 	"3 environment error (repository, config).",
 };
+
+/*
+ * llm: with LLM voters, load the prompts and the review's deadline and
+ * retry settings into opts. 0, or -1 with err.
+ */
+static int llm_review_opts(struct qconfig *cfg, const struct llm_voters *llm,
+			   struct rv_review_opts *opts,
+			   struct rv_prompts **prompts, struct errmsg *err)
+{
+	static const char *const keys[] = { "review.deadline", "review.backoff" };
+	double vals[2] = { 0, 0 };
+	char *dir;
+	size_t i;
+	int n;
+
+	if (!llm->n)
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		const char *v = qconfig_get(cfg, keys[i]);
+		char *end;
+
+		if (!v)
+			continue;
+		vals[i] = strtod(v, &end);
+		if (end == v || *end || !(vals[i] > 0 && vals[i] <= 86400))
+			return errmsg_set(err, -1,
+					  "config %s = '%s' is not a number of seconds",
+					  keys[i], v);
+	}
+	if (qconfig_get_int(cfg, "review.retries", 2, &n, err) < 0)
+		return -1;
+	dir = prompts_dir();
+	if (rv_prompts_load(prompts, dir, err) < 0) {
+		free(dir);
+		return -1;
+	}
+	free(dir);
+	opts->llm = llm->v;
+	opts->nllm = llm->n;
+	opts->prompts = *prompts;
+	opts->deadline = vals[0];
+	opts->backoff = vals[1];
+	opts->retries = n > 0 ? n : -1;
+	return 0;
+}
 
 static bool in_git_repo(const char *dir)
 {
@@ -87,6 +140,8 @@ static int cmd_review(int argc, char **argv)
 	struct mp_set *set = NULL;
 	struct errmsg err = { "" };
 	struct rv_history *history = NULL;
+	struct llm_voters llm = { 0 };
+	struct rv_prompts *prompts = NULL;
 	char *workdir = NULL;
 	int c, ret = EXIT_USAGE, quorum = 0, reviewed = 0;
 	bool any_findings = false;
@@ -152,6 +207,13 @@ static int cmd_review(int argc, char **argv)
 		goto out;
 	}
 	opts.quorum = quorum;
+	/* llm (issue 7): [voter "NAME"] sections with an LLM provider. */
+	if (llm_voters_load(cfg, &llm, &err) < 0 ||
+	    llm_review_opts(cfg, &llm, &opts, &prompts, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_ENV;
+		goto out;
+	}
 
 	if (mp_read_path(&set, path, NULL, &err) < 0) {
 		error("%s", err.msg);
@@ -219,6 +281,8 @@ static int cmd_review(int argc, char **argv)
 	if (any_findings)
 		ret = EXIT_FINDINGS;
 out:
+	rv_prompts_free(prompts);
+	llm_voters_release(&llm);
 	rv_history_free(history);
 	free(workdir);
 	mp_set_free(set);

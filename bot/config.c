@@ -156,6 +156,44 @@ int qconfig_get_int(struct qconfig *q, const char *key, int def, int *out,
 	return 0;
 }
 
+int qconfig_subsections(struct qconfig *q, const char *section,
+			int (*fn)(void *arg, const char *name), void *arg)
+{
+	git_config_iterator *it = NULL;
+	git_config_entry *e;
+	struct sb seen = SB_INIT, name = SB_INIT;
+	size_t slen = strlen(section);
+	int ret = 0;
+
+	if (!q || !q->snap || git_config_iterator_new(&it, q->snap) < 0)
+		return 0;
+	/* seen holds "\nname\n" for each name already reported. */
+	sb_addch(&seen, '\n');
+	while (!ret && git_config_next(&e, it) == 0) {
+		const char *sub, *last;
+
+		if (strncmp(e->name, section, slen) || e->name[slen] != '.')
+			continue;
+		sub = e->name + slen + 1;
+		last = strrchr(sub, '.');
+		if (!last || last == sub)
+			continue;
+		sb_reset(&name);
+		sb_addch(&name, '\n');
+		sb_add(&name, sub, (size_t)(last - sub));
+		sb_addch(&name, '\n');
+		if (strstr(sb_str(&seen), name.buf))
+			continue;
+		sb_add(&seen, name.buf + 1, name.len - 1);
+		sb_setlen(&name, name.len - 1);
+		ret = fn(arg, name.buf + 1);
+	}
+	git_config_iterator_free(it);
+	sb_release(&seen);
+	sb_release(&name);
+	return ret;
+}
+
 const char *qconfig_sources(struct qconfig *q)
 {
 	return q ? sb_str(&q->sources) : "";

@@ -59,6 +59,37 @@ const char *qconfig_get(struct qconfig *cfg, const char *key);
 /* Integer value, or def when absent; -1 with err when malformed. */
 int qconfig_get_int(struct qconfig *cfg, const char *key, int def, int *out,
 		    struct errmsg *err);
+/*
+ * Call fn(arg, NAME) once for each [section "NAME"] in the config, in
+ * the order first seen; stops at and returns fn's first nonzero result.
+ * (Added by llm, issue 7.)
+ */
+int qconfig_subsections(struct qconfig *cfg, const char *section,
+			int (*fn)(void *arg, const char *name), void *arg);
+
+/* LLM voters from [voter "NAME"] sections (bot/llm-voters.c; llm). */
+struct llm_voters {
+	struct rv_llm_voter *v;
+	size_t n;
+	char **owned; /* strings (names, keys) to free; keys are wiped */
+	size_t nowned;
+};
+
+/*
+ * Read every [voter] section whose provider is openai or anthropic,
+ * with its key from key-env or a 0600 key-file. 0, or -1 with err (a
+ * sentence that never holds a key).
+ */
+int llm_voters_load(struct qconfig *cfg, struct llm_voters *out,
+		    struct errmsg *err);
+void llm_voters_release(struct llm_voters *lv);
+/*
+ * The prompts directory: $QUORUM_PROMPTS, else prompts/ next to (or one
+ * up from) the binary, else share/quorum/prompts one up from it, else
+ * the compiled-in default. Caller frees.
+ */
+char *prompts_dir(void);
+
 /* The files that were read, for `quorum review -v`. */
 const char *qconfig_sources(struct qconfig *cfg);
 

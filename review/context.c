@@ -486,6 +486,10 @@ static void function_parts(struct parts *ps, const struct rv_context_in *in,
 						      ln->new_no, &s, &e) < 0)
 					continue;
 				seen_end = e;
+				/* Already shown whole by its hunk. */
+				if (s >= h->new_start &&
+				    e <= h->new_start + h->new_lines - 1)
+					continue;
 				if (e - s + 1 > FUNC_MAX_LINES) {
 					sb_addf(notes,
 						"%sfunction at %s:%d (%d lines, too long)",
@@ -493,7 +497,7 @@ static void function_parts(struct parts *ps, const struct rv_context_in *in,
 						f->new_path, s, e - s + 1);
 					continue;
 				}
-				rv_source_function(src.buf, src.len, ln->new_no,
+				rv_source_function(src.buf, src.len, s + 1,
 						   name, sizeof(name));
 				p = part_new(ps, PART_FUNCTION, order++);
 				block_open(&p->text, b, "function file=");

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * llm-voters.c - [voter "NAME"] sections -> struct rv_llm_voter, with
+ * the key from an environment variable or a key file only its owner
+ * can read. A key is never printed, not even in an error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "quorum.h"
+
+#ifndef QUORUM_PROMPTS_DIR
+#define QUORUM_PROMPTS_DIR "/usr/local/share/quorum/prompts"
+#endif
+
+#define KEY_FILE_MAX 4096
+
+struct load {
+	struct qconfig *cfg;
+	struct llm_voters *out;
+	struct errmsg *err;
+	size_t alloc;
+};
+
+static char *own(struct llm_voters *lv, char *s)
+{
+	lv->owned = xrealloc(lv->owned, (lv->nowned + 1) * sizeof(*lv->owned));
+	lv->owned[lv->nowned++] = s;
+	return s;
+}
+
+static const char *get(struct load *l, const char *name, const char *key)
+{
+	struct sb k = SB_INIT;
+	const char *v;
+
+	sb_addf(&k, "voter.%s.%s", name, key);
+	v = qconfig_get(l->cfg, k.buf);
+	sb_release(&k);
+	return v;
+}
+
+static int get_num(struct load *l, const char *name, const char *key,
+		   double lo, double hi, double *out)
+{
+	const char *v = get(l, name, key);
+	char *end;
+	double d;
+
+	if (!v)
+		return 0;
+	errno = 0;
+	d = strtod(v, &end);
+	if (errno || end == v || *end || !(d >= lo && d <= hi))
+		return errmsg_set(l->err, -1,
+				  "voter \"%s\": %s = '%s' is not a number from %g to %g",
+				  name, key, v, lo, hi);
+	*out = d;
+	return 0;
+}
+
+static int read_key_file(const char *name, const char *path, char **out,
+			 struct errmsg *err)
+{
+	struct stat st;
+	char buf[KEY_FILE_MAX + 1];
+	ssize_t n;
+	size_t len;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errmsg_set(err, -1,
+				  "voter \"%s\": cannot open key-file %s: %s",
+				  name, path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return errmsg_set(err, -1,
+				  "voter \"%s\": key-file %s is not a regular file",
+				  name, path);
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		return errmsg_set(err, -1,
+				  "voter \"%s\": key-file %s is readable by others (mode %04o); run chmod 600 %s",
+				  name, path, (unsigned)(st.st_mode & 07777),
+				  path);
+	}
+	n = read(fd, buf, KEY_FILE_MAX + 1);
+	close(fd);
+	if (n < 0 || n > KEY_FILE_MAX)
+		return errmsg_set(err, -1,
+				  "voter \"%s\": key-file %s is unreadable or larger than %d bytes",
+				  name, path, KEY_FILE_MAX);
+	len = (size_t)n;
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
+		       buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+		len--;
+	buf[len] = '\0';
+	if (!len || strchr(buf, '\n') || strchr(buf, '\r')) {
+		memset(buf, 0, sizeof(buf));
+		return errmsg_set(err, -1,
+				  "voter \"%s\": key-file %s must hold one key on one line",
+				  name, path);
+	}
+	*out = xstrndup(buf, len);
+	memset(buf, 0, sizeof(buf));
+	return 0;
+}
+
+static int one_voter(void *arg, const char *name)
+{
+	struct load *l = arg;
+	struct llm_voters *lv = l->out;
+	struct rv_llm_voter v = { 0 };
+	const char *provider = get(l, name, "provider"), *env, *file;
+	double d;
+	int p;
+
+	if (!provider)
+		return errmsg_set(l->err, -1, "voter \"%s\" has no provider",
+				  name);
+	p = rv_provider_parse(provider);
+	if (p < 0) {
+		/* The offline voters run by default; nothing to configure. */
+		if (!strcmp(provider, "history") || !strcmp(provider, "rules") ||
+		    !strcmp(provider, "checkpatch") || !strcmp(provider, "risk"))
+			return 0;
+		return errmsg_set(l->err, -1,
+				  "voter \"%s\": provider '%s' is not openai, anthropic, history, rules or checkpatch",
+				  name, provider);
+	}
+	v.provider = (enum rv_provider)p;
+	v.name = own(lv, xstrdup_or_null(name));
+	v.url = get(l, name, "url");
+	v.model = get(l, name, "model");
+	if (!v.url || strncmp(v.url, "http", 4))
+		return errmsg_set(l->err, -1,
+				  "voter \"%s\" needs url = http(s)://...", name);
+	if (!v.model)
+		return errmsg_set(l->err, -1, "voter \"%s\" needs a model",
+				  name);
+	env = get(l, name, "key-env");
+	file = get(l, name, "key-file");
+	if (env && file)
+		return errmsg_set(l->err, -1,
+				  "voter \"%s\": give key-env or key-file, not both",
+				  name);
+	if (env) {
+		const char *k = getenv(env);
+
+		if (!k || !*k)
+			return errmsg_set(l->err, -1,
+					  "voter \"%s\": environment variable %s (key-env) is not set",
+					  name, env);
+		v.key = own(lv, xstrdup_or_null(k));
+	} else if (file) {
+		char *k = NULL;
+
+		if (read_key_file(name, file, &k, l->err) < 0)
+			return -1;
+		v.key = own(lv, k);
+	}
+	d = 1;
+	if (get_num(l, name, "weight", 0.01, 100, &d) < 0)
+		return -1;
+	v.weight = d;
+	if (get_num(l, name, "price-in", 0, 1e6, &v.price_in) < 0 ||
+	    get_num(l, name, "price-out", 0, 1e6, &v.price_out) < 0)
+		return -1;
+	d = 0;
+	if (get_num(l, name, "max-tokens", 1, 1e6, &d) < 0)
+		return -1;
+	v.max_tokens = (int)d;
+	d = 0;
+	if (get_num(l, name, "timeout", 0.05, 3600, &d) < 0)
+		return -1;
+	v.timeout = d;
+	d = 0;
+	if (get_num(l, name, "context-tokens", 256, 4e6, &d) < 0)
+		return -1;
+	v.context_tokens = (int)d;
+	ALLOC_GROW(lv->v, lv->n + 1, l->alloc);
+	lv->v[lv->n++] = v;
+	return 0;
+}
+
+int llm_voters_load(struct qconfig *cfg, struct llm_voters *out,
+		    struct errmsg *err)
+{
+	struct load l = { cfg, out, err, 0 };
+
+	memset(out, 0, sizeof(*out));
+	if (qconfig_subsections(cfg, "voter", one_voter, &l)) {
+		llm_voters_release(out);
+		return -1;
+	}
+	return 0;
+}
+
+void llm_voters_release(struct llm_voters *lv)
+{
+	size_t i;
+
+	for (i = 0; i < lv->nowned; i++) {
+		/* Keys are among these: wipe before freeing. */
+		memset(lv->owned[i], 0, strlen(lv->owned[i]));
+		free(lv->owned[i]);
+	}
+	free(lv->owned);
+	free(lv->v);
+	memset(lv, 0, sizeof(*lv));
+}
+
+static bool is_prompts(const char *dir)
+{
+	struct sb p = SB_INIT;
+	bool ok;
+
+	sb_addf(&p, "%s/review.md", dir);
+	ok = access(p.buf, R_OK) == 0;
+	sb_release(&p);
+	return ok;
+}
+
+char *prompts_dir(void)
+{
+	static const char *const rel[] = { "/prompts", "/../prompts",
+					   "/../share/quorum/prompts" };
+	const char *env = getenv("QUORUM_PROMPTS");
+	char exe[PATH_MAX];
+	ssize_t n;
+	size_t i;
+
+	if (env && *env)
+		return xstrdup_or_null(env);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		for (i = 0; i < ARRAY_SIZE(rel); i++) {
+			struct sb p = SB_INIT;
+
+			sb_addf(&p, "%s%s", exe, rel[i]);
+			if (is_prompts(p.buf))
+				return sb_detach(&p, NULL);
+			sb_release(&p);
+		}
+	}
+	return xstrdup_or_null(QUORUM_PROMPTS_DIR);
+}
