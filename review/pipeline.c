@@ -288,6 +288,16 @@ static void verify_llm(struct rv_review *r, struct rv_repo *repo,
 			continue;
 		}
 		f->preexisting = v == RV_VERDICT_PREEXISTING;
+		/* The function is ours to name, from the post-image. */
+		if (have_post) {
+			char name[128];
+
+			if (rv_source_function(post.buf, post.len, f->line_start,
+					       name, sizeof(name))) {
+				free(f->function);
+				f->function = xstrdup_or_null(name);
+			}
+		}
 		if (rv_verify_fixed_later(f, diffs, np)) {
 			r->fixed_later++;
 			continue;

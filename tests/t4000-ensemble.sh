@@ -1,0 +1,215 @@
+#!/bin/sh
+# LLM voters on the fake server: two of three models agree on a real
+# defect and it is reported with its tally; one model's finding is not;
+# invented files, lines and quotes are dropped and counted; a model that
+# times out or answers garbage abstains and the review completes; 429,
+# 500, resets, truncated and slow answers are retried; both APIs; keys.
+. "$(dirname "$0")/lib.sh"
+. "$TOP/tests/lib/llm.sh"
+
+R=$TMP/repo
+mkdir -p "$R" && git -C "$R" init -q
+cat >"$R/main.c" <<'EOC'
+#include <stdlib.h>
+
+struct item {
+	int id;
+};
+
+int count_items(struct item *items, int n)
+{
+	int i, c = 0;
+
+	for (i = 0; i < n; i++)
+		if (items[i].id)
+			c++;
+	return c;
+}
+EOC
+git -C "$R" add main.c && git -C "$R" commit -q -m "initial"
+git -C "$R" tag base
+cat >>"$R/main.c" <<'EOC'
+
+int sum_ids(struct item *items, int n)
+{
+	int i, s = 0;
+
+	for (i = 0; i <= n; i++)
+		s += items[i].id;
+	return s;
+}
+EOC
+git -C "$R" commit -q -am "main: add sum_ids()"
+git -C "$R" format-patch -q -o "$TMP/p1" -1 HEAD
+BUG=$(grep -n 'i <= n' "$R/main.c" | cut -d: -f1)
+OLD=$(grep -n 'i < n' "$R/main.c" | cut -d: -f1)
+
+review() {
+	QUORUM_CONFIG=$TMP/config run "$QUORUM" review -C "$R" --base base "$@"
+}
+
+# 1. Two of three agree (naming the category differently); the third
+# speaks alone; invented file, line and quote.
+cat >"$TMP/s1.json" <<EOS
+{"models": {
+ "ma": [{"answer": "Sure. Here is my review:\n\`\`\`json\n{\"findings\": [{\"file\": \"main.c\", \"line_start\": $BUG, \"line_end\": $((BUG + 1)), \"severity\": \"high\", \"category\": \"out-of-bounds\", \"title\": \"loop reads items[n], one past the end\", \"quote\": \"for (i = 0; i <= n; i++)\"}, {\"file\": \"nosuch.c\", \"line_start\": 3, \"severity\": \"high\", \"category\": \"leak\", \"title\": \"invented file\"}]}\n\`\`\`"}],
+ "mb": [{"answer": {"findings": [{"file": "main.c", "line_start": $BUG, "severity": "medium", "category": "Buffer_Overflow", "title": "off-by-one: the loop reads past the end of items"}, {"file": "main.c", "line_start": 900, "severity": "high", "category": "leak", "title": "invented line"}]}}],
+ "mc": [{"answer": {"findings": [{"file": "main.c", "line_start": $((BUG - 2)), "severity": "low", "category": "style", "title": "ONLY-MC-SAYS-THIS"}, {"file": "main.c", "line_start": $((BUG + 1)), "severity": "high", "category": "use-after-free", "title": "frees items twice", "quote": "free(items);"}]}}]
+}}
+EOS
+fake_start "$TMP/s1.json"
+{
+	voter a openai ma key-env=KEY_A
+	voter b openai mb
+	voter c openai mc
+} >"$TMP/config"
+export KEY_A=sk-test-SECRET-4242
+review "$TMP"/p1/*.patch
+is "$rc" 1 "a finding at quorum exits 1"
+like "$TMP/out" '^models: 3 asked, 3 answered$' "all three models answered"
+like "$TMP/out" '^1 finding at quorum' "one finding at quorum"
+like "$TMP/out" "main\.c:$BUG-$((BUG + 1)) in sum_ids\(\), patch 1/1" "the finding points at the loop"
+like "$TMP/out" 'votes: 2/3 \(a, b\)' "the tally says 2/3 and names the voters"
+unlike "$TMP/out" 'ONLY-MC-SAYS-THIS' "a single model's finding is not reported"
+like "$TMP/out" '^1 more below quorum' "it is kept below quorum"
+like "$TMP/out" '^2 findings dropped: not on lines the patch has' "invented file and line dropped and counted"
+like "$TMP/out" '^1 finding dropped: quoting code the post-image does not have' "invented quote dropped as a hallucination"
+like "$TMP/out" 'cost: \$[0-9.]+ \(3 requests, 300 tokens in, 60 out\)' "usage of every request is added up"
+grep -q 'Bearer sk-test-SECRET-4242' "$REC"/*-ma.hdr
+ok $? "the key is sent as a bearer token"
+! grep -q 'SECRET-4242' "$TMP/out" "$TMP/err"
+ok $? "the key is never printed"
+like "$REC/0001-ma.json" '"max_tokens"' "openai request carries max_tokens"
+fake_stop
+
+# 2. One model times out, one answers garbage: both abstain, the review
+# completes with the third.
+cat >"$TMP/s2.json" <<EOS
+{"models": {
+ "ma": [{"answer": {"findings": [{"file": "main.c", "line_start": $BUG, "severity": "high", "category": "bounds", "title": "loop reads past the end"}]}}],
+ "mb": [{"body": "<html>502 bad gateway</html> {not json"}],
+ "mc": [{"delay": 3}],
+ "md": [{"answer": "I looked at it and it seems fine to me."}]
+}}
+EOS
+fake_start "$TMP/s2.json"
+{
+	voter a openai ma
+	voter b openai mb
+	voter c openai mc timeout=0.5
+	voter d anthropic md key-env=KEY_A
+	printf '[review]\n\tretries = 0\n'
+} >"$TMP/config"
+start=$(date +%s.%N)
+review "$TMP"/p1/*.patch
+end=$(date +%s.%N)
+is "$rc" 1 "the review completes without the abstaining models"
+like "$TMP/out" '^models: 4 asked, 1 answered, 3 abstained$' "abstentions are counted"
+like "$TMP/out" 'c abstained on patch 1/1: timed out after 0\.5 s' "a timeout is an abstention, with the reason"
+like "$TMP/out" 'b abstained on patch 1/1: garbage answer: the answer is not JSON' "garbage is an abstention, with the reason"
+like "$TMP/out" 'd abstained on patch 1/1: invalid answer: the answer holds no JSON object' "prose without JSON is an abstention"
+like "$TMP/out" 'votes: 1/1 \(a\)' "the quorum is a majority of those that answered"
+awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s < 2.5) }'
+ok $? "the slow model does not hold the review past its timeout"
+like "$REC/$(ls "$REC" | grep -- '-md.hdr$')" '^x-api-key: sk-test-SECRET-4242' "anthropic: the key goes in x-api-key"
+like "$REC/$(ls "$REC" | grep -- '-md.hdr$')" '^anthropic-version: ' "anthropic: the API version header"
+like "$REC/$(ls "$REC" | grep -- '-md.hdr$')" '^POST /v1/messages' "anthropic: the messages endpoint"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "system" in d and all(m["role"]=="user" for m in d["messages"])' "$REC"/*-md.json
+ok $? "anthropic: instructions in system, data in the user message"
+! grep -q 'SECRET-4242' "$TMP/out" "$TMP/err"
+ok $? "the key is not in the report or errors"
+fake_stop
+
+# 3. Transport faults are retried: 429 with Retry-After, 500, a reset
+# connection, a truncated body; a slow drip still arrives.
+ANS='{"findings": [{"file": "main.c", "line_start": '$BUG', "severity": "high", "category": "bounds", "title": "loop reads past the end of items"}]}'
+cat >"$TMP/s3.json" <<EOS
+{"models": {
+ "ma": [{"status": 429, "retry_after": "0.4", "times": 1}, {"answer": $ANS}],
+ "mb": [{"status": 500, "times": 1}, {"reset": true, "times": 1}, {"answer": $ANS, "drip": 0.01}],
+ "mc": [{"truncate": true, "times": 1}, {"answer": $ANS}]
+}}
+EOS
+fake_start "$TMP/s3.json"
+{
+	voter a openai ma
+	voter b openai mb
+	voter c anthropic mc
+	printf '[review]\n\tretries = 3\n\tbackoff = 0.1\n'
+} >"$TMP/config"
+start=$(date +%s.%N)
+review "$TMP"/p1/*.patch
+end=$(date +%s.%N)
+is "$rc" 1 "faults retried: the finding is reported"
+like "$TMP/out" '^models: 3 asked, 3 answered$' "every model answered in the end"
+like "$TMP/out" 'votes: 3/3 \(a, b, c\)' "three votes"
+is "$(requests ma)" 2 "429: asked again"
+is "$(requests mb)" 3 "500 and a reset: asked again each time"
+is "$(requests mc)" 2 "truncated answer: asked again"
+awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s >= 0.4) }'
+ok $? "Retry-After was honoured"
+fake_stop
+
+# 4. A model that never stops failing gives up after the retries.
+cat >"$TMP/s4.json" <<EOS
+{"models": {"ma": [{"status": 503}], "mb": [{"answer": $ANS}]}}
+EOS
+fake_start "$TMP/s4.json"
+{
+	voter a openai ma
+	voter b openai mb
+	printf '[review]\n\tretries = 2\n\tbackoff = 0.05\n'
+} >"$TMP/config"
+review "$TMP"/p1/*.patch
+like "$TMP/out" 'a abstained on patch 1/1: HTTP 503 \(after 3 attempts\)' "gives up after the retries, says so"
+is "$(requests ma)" 3 "one try and two retries"
+fake_stop
+
+# 5. Findings about code the patch did not touch are pre-existing.
+cat >"$TMP/s5.json" <<EOS
+{"models": {
+ "ma": [{"answer": {"findings": [{"file": "main.c", "line_start": $OLD, "severity": "high", "category": "bounds", "title": "count_items trusts n", "quote": "for (i = 0; i < n; i++)"}]}}],
+ "mb": [{"answer": {"findings": [{"file": "main.c", "line_start": $OLD, "severity": "high", "category": "bounds", "title": "n is not checked in count_items"}]}}]
+}}
+EOS
+fake_start "$TMP/s5.json"
+{
+	voter a openai ma
+	voter b openai mb
+} >"$TMP/config"
+review "$TMP"/p1/*.patch
+is "$rc" 0 "a pre-existing problem is not a finding at quorum"
+like "$TMP/out" '^1 finding about code the patch did not touch \(pre-existing, not mailed\)' "pre-existing findings are counted"
+fake_stop
+
+# 6. Key files: refused when others can read them, used when 0600.
+printf 'sk-file-KEY-777\n' >"$TMP/key"
+chmod 644 "$TMP/key"
+cat >"$TMP/s6.json" <<EOS
+{"models": {"ma": [{"answer": {"findings": []}}]}}
+EOS
+fake_start "$TMP/s6.json"
+voter a openai ma key-file="$TMP/key" >"$TMP/config"
+review "$TMP"/p1/*.patch
+is "$rc" 3 "a group/world-readable key file is an environment error"
+like "$TMP/err" 'key-file .*/key is readable by others \(mode 0644\); run chmod 600' "the error says how to fix it"
+! grep -q 'KEY-777' "$TMP/out" "$TMP/err"
+ok $? "the refused key is not printed"
+chmod 600 "$TMP/key"
+review "$TMP"/p1/*.patch
+is "$rc" 0 "a 0600 key file is used"
+grep -q 'Bearer sk-file-KEY-777' "$REC"/*-ma.hdr
+ok $? "the key from the file is sent"
+voter a openai ma key-env=NO_SUCH_KEY_VAR >"$TMP/config"
+review "$TMP"/p1/*.patch
+is "$rc" 3 "an unset key-env is an environment error"
+like "$TMP/err" 'environment variable NO_SUCH_KEY_VAR \(key-env\) is not set' "and says which variable"
+fake_stop
+
+# 7. No [voter] section: offline voters only, as before.
+: >"$TMP/config"
+review "$TMP"/p1/*.patch
+unlike "$TMP/out" '^models:' "no models without a [voter] section"
+like "$TMP/out" 'cost: \$0\.00 \(offline voters only\)' "offline review costs nothing"
+
+done_testing
