@@ -83,6 +83,8 @@ Signed-off-by: A U Thor <a@example.org>"
 	} >"$seeds/message/base64.eml"
 ) >/dev/null 2>&1 || { echo "fuzz: could not build the seed repository"; exit 1; }
 cp "$seeds"/mbox/* "$seeds/message/"
+# The diff parser and rules voter start from the same patch mail.
+mkdir -p "$seeds/diff" && cp "$seeds"/message/* "$seeds/diff/"
 cp "$seeds"/message/* "$seeds/mbox/" 2>/dev/null
 [ -d tests/fuzz/regress ] && cp tests/fuzz/regress/* "$seeds/mbox/" 2>/dev/null
 [ -d tests/fuzz/regress ] && cp tests/fuzz/regress/* "$seeds/message/" 2>/dev/null
@@ -93,7 +95,7 @@ extra=
 [ -d "$shared/seeds" ] && extra="$extra $shared/seeds"
 
 status=0
-for t in message mbox; do
+for t in message mbox diff; do
 	mkdir -p "$out/corpus-$t"
 	echo "fuzz: fuzz-$t for $secs s"
 	# shellcheck disable=SC2086
