@@ -60,6 +60,15 @@ run "$QUORUM" apply "$TMP/rename-edit.mbox"
 is "$(sed -n 's/^patch 1\/1 applied: commit [0-9a-f]* tree //p' "$TMP/out")" "$RN_TREE" \
 	"a rename with an edit gives git am's tree"
 
+# Standard input, and the help text.
+"$QUORUM" apply - <"$TMP/series.mbox" >"$TMP/out" 2>"$TMP/err"
+is "$?" 0 "the series can come on standard input"
+is "$(sed -n 's/^patch 3\/3 applied: commit [0-9a-f]* tree //p' "$TMP/out")" "$TIP_TREE" \
+	"and gives the same tree"
+run "$QUORUM" apply --help
+is "$rc" 0 "apply --help exits 0"
+like "$TMP/out" '--worktree DIR' "apply --help documents --worktree"
+
 # --base overrides base-commit; HEAD is used when there is none.
 run "$QUORUM" apply --base HEAD "$TMP/series.mbox"
 like "$TMP/out" "^base: $BASE \(--base\)" "--base is used and said"
