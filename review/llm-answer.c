@@ -188,8 +188,6 @@ static int one_finding(const cJSON *o, size_t idx, const char *voter,
 		}
 	}
 	f->patch = patch;
-	f->voters = (char **)&voter;
-	f->nvoters = 1;
 	return 0;
 }
 
@@ -231,6 +229,8 @@ int rv_llm_parse_answer(const char *text, size_t len, const char *voter,
 		ret = one_finding(o, i++, voter, patch, &f, err);
 		if (ret < 0)
 			goto out;
+		f.voters = (char **)&voter;
+		f.nvoters = 1;
 		rv_findings_add(&tmp, &f);
 	}
 	for (i = 0; i < tmp.n; i++)
