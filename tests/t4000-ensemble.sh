@@ -79,7 +79,7 @@ grep -q 'Bearer sk-test-SECRET-4242' "$REC"/*-ma.hdr
 ok $? "the key is sent as a bearer token"
 ! grep -q 'SECRET-4242' "$TMP/out" "$TMP/err"
 ok $? "the key is never printed"
-like "$REC/0001-ma.json" '"max_tokens"' "openai request carries max_tokens"
+like "$(ls "$REC"/*-ma.json | head -1)" '"max_tokens"' "openai request carries max_tokens"
 fake_stop
 
 # 2. One model times out, one answers garbage: both abstain, the review
@@ -204,6 +204,29 @@ voter a openai ma key-env=NO_SUCH_KEY_VAR >"$TMP/config"
 review "$TMP"/p1/*.patch
 is "$rc" 3 "an unset key-env is an environment error"
 like "$TMP/err" 'environment variable NO_SUCH_KEY_VAR \(key-env\) is not set' "and says which variable"
+fake_stop
+
+# 8. The review's deadline bounds everything; an answer over the size
+# cap is cut off and abstains.
+cat >"$TMP/s8.json" <<EOS
+{"models": {"ma": [{"delay": 3, "answer": $ANS}], "mb": [{"answer": $ANS, "pad": 1100000}],
+ "mc": [{"answer": $ANS}]}}
+EOS
+fake_start "$TMP/s8.json"
+{
+	voter a openai ma timeout=30
+	voter b openai mb
+	voter c openai mc
+	printf '[review]\n\tdeadline = 0.7\n'
+} >"$TMP/config"
+start=$(date +%s.%N)
+review "$TMP"/p1/*.patch
+end=$(date +%s.%N)
+like "$TMP/out" 'a abstained on patch 1/1: no answer within the review.s deadline of 0\.7 s' "the overall deadline ends a slow request"
+like "$TMP/out" 'b abstained on patch 1/1: answer larger than 1048576 bytes' "an oversized answer is refused"
+like "$TMP/out" 'votes: 1/1 \(c\)' "the review completes with the model that answered"
+awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s < 2) }'
+ok $? "the review ends at its deadline"
 fake_stop
 
 # 7. No [voter] section: offline voters only, as before.

@@ -24,6 +24,7 @@
 #   "truncate": true: declare a longer Content-Length, send half, close
 #   "drip": seconds between 16-byte chunks of the body
 #   "reset": true: close the connection with a TCP reset, no answer
+#   "pad": N: append N spaces to the body (an oversized answer)
 import argparse
 import json
 import os
@@ -125,7 +126,7 @@ class Handler(BaseHTTPRequestHandler):
             out = json.dumps({"error": {"message": "fake error %d" % status}})
         else:
             out = answer_body(anthropic, model, rule)
-        data = out.encode("utf-8")
+        data = out.encode("utf-8") + b" " * int(rule.get("pad", 0))
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         if "retry_after" in rule:
