@@ -1332,7 +1332,7 @@ int rv_history_index(const char *repo_path, const struct rv_index_opts *opts,
 	char *path = NULL, head_hex[GIT_OID_HEXSZ + 1];
 	double t0 = now_seconds(), last_progress = t0;
 	bool gone = false, in_tx = false;
-	int ret = 0;
+	int ret = 0, wret;
 
 	memset(st, 0, sizeof(*st));
 	if (!opts)
@@ -1421,9 +1421,25 @@ again:
 						  : "unknown error");
 		goto out;
 	}
-	while (git_revwalk_next(&oid, walk) == 0) {
+	while ((wret = git_revwalk_next(&oid, walk)) == 0) {
 		ALLOC_GROW(todo, ntodo + 1, todo_alloc);
 		todo[ntodo++] = oid;
+	}
+	if (wret != GIT_ITEROVER) {
+		/* Never "up to date" on a history we could not read. */
+		if (git_repository_is_shallow(ix.repo) == 1)
+			ret = errmsg_set(err, RV_ERR_REPO,
+					 "the repository is a shallow clone and "
+					 "its history cannot be walked; fetch "
+					 "the history first (git fetch "
+					 "--unshallow)");
+		else
+			ret = errmsg_set(err, RV_ERR_REPO,
+					 "cannot walk the history of HEAD: %s",
+					 git_error_last() ?
+						 git_error_last()->message :
+						 "unknown error");
+		goto out;
 	}
 	if (!ntodo) {
 		st->up_to_date = true;

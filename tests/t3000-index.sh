@@ -158,6 +158,10 @@ git init -q "$TMP/empty"
 run "$QUORUM" index -C "$TMP/empty"
 is "$rc" 3 "a repository with no commits exits 3"
 like "$TMP/err" 'no commits' "no commits: says so"
+git clone -q --depth 2 "file://$R" "$TMP/shallow" 2>/dev/null
+run "$QUORUM" index -C "$TMP/shallow"
+is "$rc" 3 "a shallow clone exits 3, not 'up to date'"
+like "$TMP/err" 'shallow clone.*--unshallow' "a shallow clone: says what to fetch"
 run "$QUORUM" index -C "$R" extra
 is "$rc" 2 "an argument is a usage error"
 
