@@ -214,6 +214,7 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 		     const struct rv_ensemble_patch *pp, size_t np,
 		     struct rv_findings *pool)
 {
+	static const struct rv_similar_list no_similar = { NULL, 0 };
 	const struct mp_series *s = r->series;
 	struct rv_llm_run_opts ro = { 0 };
 	struct note *notes = NULL;
@@ -229,15 +230,22 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 			struct sb left = SB_INIT;
 			char label[32];
 
-			if (!pp[k].diff || !s->patches[k])
+			in.patch = pp[k].patch ? pp[k].patch :
+				   k < s->npatches ? s->patches[k] :
+						     NULL;
+			if (!pp[k].diff || !in.patch)
 				continue;
-			patch_label(s, k, label, sizeof(label));
-			in.patch = s->patches[k];
+			if (pp[k].label)
+				snprintf(label, sizeof(label), "%s",
+					 pp[k].label);
+			else
+				patch_label(s, k, label, sizeof(label));
 			in.diff = pp[k].diff;
 			in.repo = repo;
 			in.post_tree = pp[k].post_tree;
 			in.similar = k < r->npatch_info ? &r->similar[k] :
-							  NULL;
+				     r->npatch_info   ? &no_similar :
+							NULL;
 			in.patch_label = label;
 			jobs[njobs].voter = i;
 			jobs[njobs].patch = k;

@@ -150,12 +150,27 @@ void rv_category_normalise(const char *in, char *out, size_t outsz);
 /* Do two titles share enough words to be about the same problem? */
 bool rv_titles_similar(const char *a, const char *b);
 
+/* ---- llm-tip.c ----------------------------------------------------- */
+
+/*
+ * The unified diff from one tree (or commit) to another, hex ids, as
+ * text in out. 0, RV_ERR_REPO (an id is not there) or RV_ERR_INPUT (too
+ * large for out's cap).
+ */
+int rv_tree_diff(struct rv_repo *repo, const char *old_tree,
+		 const char *new_tree, struct sb *out);
+
 /* ---- ensemble.c ---------------------------------------------------- */
 
-/* Per patch k of the series, what the pipeline prepared. */
+/*
+ * Per patch k of the series, what the pipeline prepared; one more slot
+ * after the series' patches may hold the whole series (its tip).
+ */
 struct rv_ensemble_patch {
 	const struct rv_diff *diff; /* NULL: skipped */
 	const char *post_tree;
+	const struct mp_patch *patch; /* NULL: series->patches[k] */
+	const char *label; /* NULL: "n/m" */
 };
 
 /*

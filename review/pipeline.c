@@ -4,6 +4,7 @@
  * patch, keep only the findings that enough distinct voters agree on and
  * that point at lines the patch really has.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,9 +244,81 @@ static void vote(struct rv_review *r, struct rv_findings *pool)
  * the post-image has; mark it pre-existing when it is about code the
  * patch did not touch; drop it when a later patch changes those lines.
  */
+/*
+ * llm: the whole series as one more patch for the models, from the base
+ * to the tip's tree, when it has more than one patch and all applied.
+ * Fills slot s->npatches of diffs[] and pp[]; true when it did.
+ */
+static bool series_tip(struct rv_review *r, struct rv_repo *repo,
+		       struct rv_diff **diffs, struct rv_ensemble_patch *pp,
+		       struct mp_patch *tp, struct sb *text, char *label,
+		       size_t labelsz)
+{
+	const struct mp_series *s = r->series;
+	const struct rv_apply_result *a = r->apply;
+	struct sb msg = SB_INIT;
+	struct errmsg derr;
+	size_t k, n = s->npatches;
+
+	if (n < 2 || !a || a->failed >= 0 || !a->npatches || !repo)
+		return false;
+	if (rv_tree_diff(repo, a->base_id, a->patches[a->npatches - 1].tree_id,
+			 text) < 0 ||
+	    rv_diff_parse(&diffs[n], text->buf ? text->buf : "", text->len,
+			  &derr) < 0 ||
+	    !diffs[n]->nfiles) {
+		rv_diff_free(diffs[n]);
+		diffs[n] = NULL;
+		return false;
+	}
+	sb_addf(&msg, "The whole series, patches 1-%zu combined, as the tip "
+		      "leaves the tree.\n",
+		n);
+	if (s->cover && s->cover->commit_message)
+		sb_addf(&msg, "\nThe cover letter:\n%s\n",
+			s->cover->commit_message);
+	sb_adds(&msg, "\nThe patches:\n");
+	for (k = 0; k < n; k++)
+		if (s->patches[k])
+			sb_addf(&msg, "%zu. %s\n", k + 1,
+				s->patches[k]->subject_raw ?
+					s->patches[k]->subject_raw :
+					"");
+	tp->commit_message = sb_detach(&msg, NULL);
+	tp->diff = text->buf;
+	tp->diff_len = text->len;
+	pp[n].diff = diffs[n];
+	pp[n].post_tree = a->patches[a->npatches - 1].tree_id;
+	pp[n].patch = tp;
+	snprintf(label, labelsz, "1-%zu combined (the series tip)", n);
+	pp[n].label = label;
+	return true;
+}
+
+/* The last patch of the series that changes path, or -1. */
+static int last_patch_with(struct rv_diff *const *diffs, size_t np,
+			   const char *path)
+{
+	size_t k = np;
+	size_t i;
+
+	while (k--)
+		for (i = 0; diffs[k] && i < diffs[k]->nfiles; i++)
+			if (diffs[k]->files[i].new_path &&
+			    !strcmp(diffs[k]->files[i].new_path, path))
+				return (int)k;
+	return -1;
+}
+
+/*
+ * diffs[] and pp[] hold np patches and, when tip, one more slot: the
+ * whole series from its base to the tip. A finding on the tip is checked
+ * against that diff and then belongs to the last patch that changes its
+ * file (whose post-image of that file is the tip's).
+ */
 static void verify_llm(struct rv_review *r, struct rv_repo *repo,
 		       struct rv_diff *const *diffs,
-		       const struct rv_ensemble_patch *pp, size_t np,
+		       const struct rv_ensemble_patch *pp, size_t np, bool tip,
 		       struct rv_findings *llm, struct rv_findings *pool)
 {
 	struct sb post = SB_INIT;
@@ -259,7 +332,7 @@ static void verify_llm(struct rv_review *r, struct rv_repo *repo,
 		const struct rv_diff *d;
 		enum rv_verdict v;
 
-		if (f->patch < 0 || (size_t)f->patch >= np ||
+		if (f->patch < 0 || (size_t)f->patch >= np + tip ||
 		    !(d = diffs[f->patch])) {
 			r->dropped++;
 			continue;
@@ -298,7 +371,13 @@ static void verify_llm(struct rv_review *r, struct rv_repo *repo,
 				f->function = xstrdup_or_null(name);
 			}
 		}
-		if (rv_verify_fixed_later(f, diffs, np)) {
+		if ((size_t)f->patch == np) {
+			f->patch = last_patch_with(diffs, np, f->file);
+			if (f->patch < 0) {
+				r->dropped++;
+				continue;
+			}
+		} else if (rv_verify_fixed_later(f, diffs, np)) {
 			r->fixed_later++;
 			continue;
 		}
@@ -328,6 +407,8 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 	const struct rv_voter *offline[4];
 	struct rv_findings pool = { 0 }, llm = { 0 };
 	struct rv_ensemble_patch *pp;
+	struct mp_patch tip_patch = { 0 };
+	struct sb tip_diff = SB_INIT;
 	struct rv_diff **diffs;
 	struct rv_review *r;
 	size_t nvoters, i, k, present = 0;
@@ -440,8 +521,12 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 		pp[k].post_tree = ctx.post_tree;
 	}
 	if (opts->nllm && opts->prompts) {
-		rv_ensemble_run(r, repo, opts, pp, s->npatches, &llm);
-		verify_llm(r, repo, diffs, pp, s->npatches, &llm, &pool);
+		char tip_label[64];
+		bool tip = series_tip(r, repo, diffs, pp, &tip_patch, &tip_diff,
+				      tip_label, sizeof(tip_label));
+
+		rv_ensemble_run(r, repo, opts, pp, s->npatches + tip, &llm);
+		verify_llm(r, repo, diffs, pp, s->npatches, tip, &llm, &pool);
 		/*
 		 * A majority of the LLM voters that answered; the offline
 		 * voters add their votes but look at too little to raise
@@ -453,10 +538,12 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 	vote(r, &pool);
 	rv_findings_release(&pool);
 	rv_findings_release(&llm);
-	for (k = 0; k < s->npatches; k++)
+	for (k = 0; k <= s->npatches; k++)
 		rv_diff_free(diffs[k]);
 	free(diffs);
 	free(pp);
+	free(tip_patch.commit_message);
+	sb_release(&tip_diff);
 	*out = r;
 	return 0;
 }

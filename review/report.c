@@ -254,9 +254,13 @@ static void add_llm_voters(struct sb *out, const struct rv_review *r)
 
 		if (c->answered)
 			continue;
-		sb_addf(out, "  %s abstained on patch ", c->voter);
-		if (c->patch >= 0 && (size_t)c->patch < s->npatches)
+		sb_addf(out, "  %s abstained on ", c->voter);
+		if (c->patch >= 0 && (size_t)c->patch < s->npatches) {
+			sb_adds(out, "patch ");
 			add_patch_number(out, s, (size_t)c->patch);
+		} else {
+			sb_adds(out, "the series tip");
+		}
 		sb_addf(out, ": %s\n", c->reason ? c->reason : "no answer");
 	}
 	if (!r->llm_answered)

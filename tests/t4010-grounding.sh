@@ -109,7 +109,8 @@ EOP
 is "$(cat "$TMP/inj")" inside "the steering text stays inside the commit-message data block"
 fake_stop
 
-# Two models flag the copy in patch 1/2; patch 2/2 bounds it.
+# Two models flag the copy in patch 1/2; patch 2/2 bounds it. On the
+# series tip (asked too) they flag what the whole series leaves behind.
 git checkout -q -b series base
 cat >>net.c <<'EOC'
 
@@ -126,9 +127,11 @@ sed -i 's/^\tmemcpy(o->name, arg, arg_len);$/\tmemcpy(o->name, arg, min(arg_len,
 tick; git commit -q -am "net: bound the copy in parse_alias()"
 git format-patch -q -o "$TMP/p2" base
 COPY=$(git show HEAD~1:net.c | grep -n 'memcpy(o->name, arg, arg_len);' | cut -d: -f1)
+RET=$(grep -n 'return 1;' net.c | cut -d: -f1)
 cat >"$TMP/s2.json" <<EOS
 {"default": [
- {"when": "net: add parse_alias()", "answer": {"findings": [{"file": "net.c", "line_start": $COPY, "severity": "high", "category": "bounds", "title": "unbounded copy into o->name"}]}},
+ {"when": "commit-message>>>\\\\nnet: add parse_alias()", "answer": {"findings": [{"file": "net.c", "line_start": $COPY, "severity": "high", "category": "bounds", "title": "unbounded copy into o->name"}]}},
+ {"when": "(the series tip)", "answer": {"findings": [{"file": "net.c", "line_start": $RET, "severity": "medium", "category": "logic", "title": "parse_alias returns 1 on success, unlike parse_opts", "quote": "return 1;"}]}},
  {"answer": {"findings": []}}
 ]}
 EOS
@@ -137,12 +140,19 @@ fake_start "$TMP/s2.json"
 	voter a openai ma
 	voter b anthropic mb
 } >"$TMP/config"
-QUORUM_CONFIG=$TMP/config run "$QUORUM" review -C "$R" --base base "$TMP/p2/0001-net-add-parse_alias.patch" "$TMP/p2/0002-net-bound-the-copy-in-parse_alias.patch"
 cat "$TMP"/p2/*.patch >"$TMP/p2.mbox"
 QUORUM_CONFIG=$TMP/config run "$QUORUM" review -C "$R" --base base "$TMP/p2.mbox"
-is "$rc" 0 "a defect the series fixes later is not reported"
-like "$TMP/out" '^2 findings dropped: a later patch of the series changes those lines' "and the report says why"
-is "$(ls "$REC"/*.json | wc -l | tr -d ' ')" 4 "each model was asked about each patch"
+is "$rc" 1 "a finding on the series tip is reported"
+like "$TMP/out" '^2 findings dropped: a later patch of the series changes those lines' "a defect the series fixes later is dropped, and the report says why"
+unlike "$TMP/out" 'unbounded copy' "and it is not reported"
+like "$TMP/out" "net\.c:$RET in parse_alias\(\), patch 2/2, logic" "the tip's finding belongs to the last patch that changes its file"
+like "$TMP/out" 'votes: 2/2 \(a, b\)' "with both votes"
+is "$(ls "$REC"/*.json | wc -l | tr -d ' ')" 6 "each model was asked about each patch and the tip"
+grep -l '(the series tip)' "$REC"/*.json | head -1 >"$TMP/tipreq"
+prompt_of "$(cat "$TMP/tipreq")" >"$TMP/tip"
+like "$TMP/tip" 'patches 1-2 combined' "the tip prompt says what it is"
+like "$TMP/tip" '[+].memcpy[(]o->name, arg, min[(]arg_len' "the tip prompt shows the combined change"
+unlike "$TMP/tip" 'memcpy\(o->name, arg, arg_len\);' "without the intermediate state"
 fake_stop
 
 # The same patch with a tight budget: parts are left out, and said so.
