@@ -70,6 +70,14 @@ int ap_patch_parse(struct ap_patch *p, const char *diff, size_t len,
 		   struct errmsg *err);
 void ap_patch_release(struct ap_patch *p);
 
+/*
+ * Check every literal/delta section of a binary file patch: base85 that
+ * decodes, a declared size within bounds, and zlib data that inflates to
+ * exactly that size (capped, so a zip bomb costs nothing). 0 or
+ * RV_ERR_INPUT.
+ */
+int ap_binary_check(const struct ap_file *f, struct errmsg *err);
+
 /* Is path acceptable inside a repo? Fills err with the reason if not. */
 int ap_path_check(const char *path, struct errmsg *err);
 

@@ -239,6 +239,9 @@ static int apply_binary(struct pctx *c, const struct ap_file *f,
 				  "%s is a binary change without its data (the "
 				  "patch was made without --binary)",
 				  f->new_path ? f->new_path : f->old_path);
+	ret = ap_binary_check(f, err);
+	if (ret < 0)
+		return ret;
 	if (git_diff_from_buffer(&diff, f->text, f->text_len) < 0) {
 		const git_error *ge = git_error_last();
 

@@ -837,6 +837,59 @@ static void test_submodules_and_binary_preimage(void **state)
 	run_release(&r);
 }
 
+/* A zip bomb in a binary patch is refused before anything inflates it. */
+static void test_binary_zip_bomb_is_refused(void **state)
+{
+	static const char *const bomb[] = { "zb/bomb.patch" };
+	static const char *const huge[] = { "zb/huge.patch" };
+	static const char *const fine[] = { "zb/fine.patch" };
+	struct run r;
+
+	base_repo("r18");
+	sh("mkdir -p zb && cat >zb/mk.py <<'PY'\n"
+	   "import sys, zlib\n"
+	   "A = b\"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%%&()*+-;<=>?@^_`{|}~\"\n"
+	   "def b85(data):\n"
+	   "    out = []\n"
+	   "    for i in range(0, len(data), 52):\n"
+	   "        chunk = data[i:i + 52]\n"
+	   "        n = len(chunk)\n"
+	   "        line = bytes([ord(\"A\") + n - 1 if n <= 26 else ord(\"a\") + n - 27])\n"
+	   "        chunk += bytes(-n %% 4)\n"
+	   "        for j in range(0, len(chunk), 4):\n"
+	   "            v = int.from_bytes(chunk[j:j + 4], \"big\")\n"
+	   "            enc = []\n"
+	   "            for _ in range(5):\n"
+	   "                enc.append(A[v %% 85]); v //= 85\n"
+	   "            line += bytes(reversed(enc))\n"
+	   "        out.append(line.decode())\n"
+	   "    return \"\\n\".join(out)\n"
+	   "declared, real = int(sys.argv[1]), int(sys.argv[2])\n"
+	   "data = zlib.compress(bytes(real), 9)\n"
+	   "sys.stdout.write(\"diff --git a/bomb.bin b/bomb.bin\\nnew file mode 100644\\n\"\n"
+	   "                 \"index 0000000000000000000000000000000000000000..1111111111111111111111111111111111111111\\n\"\n"
+	   "                 \"GIT binary patch\\nliteral %%d\\n%%s\\n\\nliteral 0\\nHcmV?d00001\\n\\n\" %% (declared, b85(data)))\n"
+	   "PY\n"
+	   "python3 zb/mk.py 100 200000000 >zb/bomb.patch\n"
+	   "python3 zb/mk.py 900000000 100 >zb/huge.patch\n"
+	   "python3 zb/mk.py 100 100 >zb/fine.patch\n");
+	apply(&r, "r18", bomb, 1, NULL);
+	assert_int_equal(r.ret, RV_ERR_INPUT);
+	assert_non_null(strstr(r.res->patches[0].error,
+			       "does not inflate to the 100 bytes it declares"));
+	run_release(&r);
+	apply(&r, "r18", huge, 1, NULL);
+	assert_int_equal(r.ret, RV_ERR_INPUT);
+	assert_non_null(strstr(r.res->patches[0].error, "declares a size over"));
+	run_release(&r);
+	/* The same encoder's honest patch passes the check (its made-up
+	 * post-image id is then what git would refuse too). */
+	apply(&r, "r18", fine, 1, NULL);
+	assert_int_equal(r.ret, RV_ERR_INPUT);
+	assert_non_null(strstr(r.res->patches[0].error, "is not blob 111111111111"));
+	run_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -857,6 +910,7 @@ int main(void)
 		cmocka_unit_test(test_quadratic_hunk_is_refused),
 		cmocka_unit_test(test_fall_through_to_branch_and_head),
 		cmocka_unit_test(test_submodules_and_binary_preimage),
+		cmocka_unit_test(test_binary_zip_bomb_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
