@@ -1096,8 +1096,9 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 		sb_addf(&note, "tried %s %.12s only",
 			source_name(best->base_source), best->base_id);
 
+	/* Only a failure needs the (history-walking) prerequisite check. */
 	collect_prereqs(s, &prereqs, &nprereqs);
-	if (nprereqs) {
+	if (nprereqs && best->failed >= 0) {
 		bool *missing = xcalloc(nprereqs, sizeof(*missing));
 		git_oid boid;
 		struct errmsg e3;
