@@ -244,6 +244,25 @@ static void vote(struct rv_review *r, struct rv_findings *pool)
  * the post-image has; mark it pre-existing when it is about code the
  * patch did not touch; drop it when a later patch changes those lines.
  */
+/* llm: the summed weight of the LLM voters that answered a request. */
+static double answered_weight(const struct rv_review *r)
+{
+	double w = 0;
+	size_t i, j;
+
+	for (i = 0; i < r->nvoters; i++) {
+		if (!r->is_llm[i])
+			continue;
+		for (j = 0; j < r->ncalls; j++)
+			if (r->calls[j].answered &&
+			    !strcmp(r->calls[j].voter, r->voters[i])) {
+				w += r->weights[i];
+				break;
+			}
+	}
+	return w;
+}
+
 /*
  * llm: the whole series as one more patch for the models, from the base
  * to the tip's tree, when it has more than one patch and all applied.
@@ -528,12 +547,13 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 		rv_ensemble_run(r, repo, opts, pp, s->npatches + tip, &llm);
 		verify_llm(r, repo, diffs, pp, s->npatches, tip, &llm, &pool);
 		/*
-		 * A majority of the LLM voters that answered; the offline
-		 * voters add their votes but look at too little to raise
-		 * the bar. With no model answering, the offline rule holds.
+		 * A majority (by weight) of the LLM voters that answered;
+		 * the offline voters add their votes but look at too little
+		 * to raise the bar. With no model answering, the offline
+		 * rule holds.
 		 */
 		if (opts->quorum <= 0 && r->llm_answered)
-			r->quorum = (int)r->llm_answered / 2 + 1;
+			r->quorum = (int)(answered_weight(r) / 2) + 1;
 	}
 	vote(r, &pool);
 	rv_findings_release(&pool);

@@ -229,6 +229,40 @@ awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s < 2) }'
 ok $? "the review ends at its deadline"
 fake_stop
 
+# 9. Weights: votes and the default quorum (a majority of the answered
+# weight) count them; the prompts must be there.
+cat >"$TMP/s9.json" <<EOS
+{"models": {"ma": [{"answer": $ANS}], "mb": [{"answer": {"findings": []}}],
+ "mc": [{"answer": {"findings": []}}], "md": [{"answer": $ANS}]}}
+EOS
+fake_start "$TMP/s9.json"
+{
+	voter a openai ma weight=2
+	voter b openai mb
+	voter c openai mc
+} >"$TMP/config"
+review "$TMP"/p1/*.patch
+is "$rc" 0 "2 of 4 by weight is not a majority"
+like "$TMP/out" 'a finding needs 3' "the default quorum is a majority of the answered weight"
+review --quorum 2 "$TMP"/p1/*.patch
+is "$rc" 1 "with --quorum 2 the heavy voter's finding is at quorum"
+like "$TMP/out" 'votes: 2/4 \(a\)' "the tally counts weights"
+voter d openai md weight=0.5 >>"$TMP/config"
+review "$TMP"/p1/*.patch
+like "$TMP/out" '^1 more below quorum' "2.5 of 4.5 is below a quorum of 3 (quorums are whole votes)"
+sed -i 's/weight = 0.5/weight = 1/' "$TMP/config"
+review "$TMP"/p1/*.patch
+like "$TMP/out" 'votes: 3/5 \(a, d\)' "with another voter agreeing: 3 of 5"
+is "$rc" 1 "and that is a majority"
+QUORUM_PROMPTS=$TMP/nowhere review "$TMP"/p1/*.patch
+is "$rc" 3 "missing prompts are an environment error"
+like "$TMP/err" 'cannot read prompt file .*/nowhere/review\.md' "naming the file"
+voter a openai ma weight=heavy >"$TMP/config"
+review "$TMP"/p1/*.patch
+is "$rc" 3 "a bad weight is refused"
+like "$TMP/err" 'voter "a": weight = .heavy. is not a number' "with the voter and key"
+fake_stop
+
 # 7. No [voter] section: offline voters only, as before.
 : >"$TMP/config"
 review "$TMP"/p1/*.patch

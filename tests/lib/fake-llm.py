@@ -153,6 +153,10 @@ class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request, client_address):
+        # A client that gave up (timeout, deadline, size cap) is expected.
+        pass
+
 
 def main():
     ap = argparse.ArgumentParser()
