@@ -332,6 +332,7 @@ enum part_kind {
 	PART_HUNK, /* has added lines */
 	PART_DEL_HUNK, /* deletion only */
 	PART_FUNCTION,
+	PART_CALLEE, /* a function the added lines call, same file */
 	PART_PAST_FIX,
 };
 
@@ -448,19 +449,163 @@ static void hunk_parts(struct parts *ps, const struct rv_diff *d,
 	}
 }
 
-/* Enclosing functions of the added lines, from the post-image. */
+/* One function of the post-image, lines s..e, as a data block. */
+static void add_function_part(struct parts *ps, enum part_kind kind,
+			      int order, const char *b, const char *path,
+			      const struct lines *l, const struct sb *src,
+			      int s, int e)
+{
+	struct sb lb = SB_INIT;
+	struct part *p;
+	char name[128];
+	int x;
+
+	rv_source_function(src->buf, src->len, s + 1, name, sizeof(name));
+	p = part_new(ps, kind, order);
+	block_open(&p->text, b,
+		   kind == PART_CALLEE ? "callee file=" : "function file=");
+	add_attr(&p->text, path);
+	sb_addf(&p->text, " name=");
+	add_attr(&p->text, *name ? name : "?");
+	sb_addf(&p->text, " lines=%d-%d>>>\n", s, e);
+	for (x = s; x <= e && (size_t)x <= l->n; x++) {
+		size_t n = line_len(l, src->buf + src->len, (size_t)x - 1);
+
+		sb_addf(&p->text, "%5d  ", x);
+		sb_add(&p->text, l->start[x - 1], n);
+		sb_addch(&p->text, '\n');
+	}
+	sb_rtrim(&p->text);
+	block_close(&p->text, b);
+	sb_addf(&lb, "%s %s() of %s (%d lines)",
+		kind == PART_CALLEE ? "callee" : "function", *name ? name : "?",
+		path, e - s + 1);
+	p->label = sb_detach(&lb, NULL);
+}
+
+/* Line ranges already shown, so a function is shown once. */
+struct shown {
+	int s[64], e[64];
+	size_t n;
+};
+
+static bool was_shown(const struct shown *sh, int s)
+{
+	size_t i;
+
+	for (i = 0; i < sh->n; i++)
+		if (sh->s[i] == s)
+			return true;
+	return false;
+}
+
+static void mark_shown(struct shown *sh, int s, int e)
+{
+	if (sh->n < ARRAY_SIZE(sh->s)) {
+		sh->s[sh->n] = s;
+		sh->e[sh->n++] = e;
+	}
+}
+
+#define MAX_CALLEES 8
+
+static bool keyword(const char *w, size_t n)
+{
+	static const char *const kw[] = { "if",	    "for",    "while",
+					  "switch", "return", "sizeof",
+					  "do",	    "else",   "case" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kw); i++)
+		if (strlen(kw[i]) == n && !strncmp(kw[i], w, n))
+			return true;
+	return false;
+}
+
+/* Names called on the added lines of f: "name(" outside keywords. */
+static size_t callees(const struct rv_file *f, char names[][64], size_t max)
+{
+	size_t j, k, n = 0, i;
+
+	for (j = 0; j < f->nhunks; j++)
+		for (k = 0; k < f->hunks[j].nlines; k++) {
+			const struct rv_line *ln = &f->hunks[j].lines[k];
+			const char *p = ln->text;
+
+			if (ln->origin != '+' || !p)
+				continue;
+			while (*p && n < max) {
+				const char *w;
+				size_t len;
+
+				if (!(isalpha((unsigned char)*p) || *p == '_')) {
+					p++;
+					continue;
+				}
+				w = p;
+				while (isalnum((unsigned char)*p) || *p == '_')
+					p++;
+				len = (size_t)(p - w);
+				if (*p != '(' || len >= 64 || keyword(w, len))
+					continue;
+				for (i = 0; i < n; i++)
+					if (strlen(names[i]) == len &&
+					    !strncmp(names[i], w, len))
+						break;
+				if (i < n)
+					continue;
+				memcpy(names[n], w, len);
+				names[n++][len] = '\0';
+			}
+		}
+	return n;
+}
+
+/* The definition of name in the post-image: its header line, or 0. */
+static int find_definition(const struct lines *l, const struct sb *src,
+			   const char *name)
+{
+	size_t i, nlen = strlen(name);
+
+	for (i = 0; i < l->n; i++) {
+		const char *s = l->start[i];
+		size_t n = line_len(l, src->buf + src->len, i);
+		const char *hit;
+		char fn[128];
+
+		if (!is_header(s, n))
+			continue;
+		hit = memmem(s, n, name, nlen);
+		if (!hit || hit[nlen] != '(' ||
+		    (hit > s && (isalnum((unsigned char)hit[-1]) ||
+				 hit[-1] == '_')))
+			continue;
+		if (rv_source_function(src->buf, src->len, (int)i + 2, fn,
+				       sizeof(fn)) &&
+		    !strcmp(fn, name))
+			return (int)i + 1;
+	}
+	return 0;
+}
+
+/*
+ * Enclosing functions of the added lines, from the post-image, and the
+ * functions they call that the same file defines (cheap callees).
+ */
 static void function_parts(struct parts *ps, const struct rv_context_in *in,
 			   const char *b, struct sb *notes)
 {
 	const struct rv_diff *d = in->diff;
 	size_t i, j, k;
-	int order = 0;
+	int order = 0, corder = 0;
 
 	for (i = 0; i < d->nfiles; i++) {
 		const struct rv_file *f = &d->files[i];
 		struct sb src = SB_INIT;
+		struct shown sh = { { 0 }, { 0 }, 0 };
+		char names[MAX_CALLEES][64];
 		struct lines l;
-		int seen_end = 0;
+		size_t nc;
 
 		if (!f->new_path || f->binary || !f->nhunks)
 			continue;
@@ -476,16 +621,15 @@ static void function_parts(struct parts *ps, const struct rv_context_in *in,
 
 			for (k = 0; k < h->nlines; k++) {
 				const struct rv_line *ln = &h->lines[k];
-				char name[128];
-				struct part *p;
-				int s, e, x;
+				int s, e;
 
-				if (ln->origin != '+' || ln->new_no <= seen_end)
+				if (ln->origin != '+')
 					continue;
 				if (rv_function_range(src.buf, src.len,
-						      ln->new_no, &s, &e) < 0)
+						      ln->new_no, &s, &e) < 0 ||
+				    was_shown(&sh, s))
 					continue;
-				seen_end = e;
+				mark_shown(&sh, s, e);
 				/* Already shown whole by its hunk. */
 				if (s >= h->new_start &&
 				    e <= h->new_start + h->new_lines - 1)
@@ -497,33 +641,21 @@ static void function_parts(struct parts *ps, const struct rv_context_in *in,
 						f->new_path, s, e - s + 1);
 					continue;
 				}
-				rv_source_function(src.buf, src.len, s + 1,
-						   name, sizeof(name));
-				p = part_new(ps, PART_FUNCTION, order++);
-				block_open(&p->text, b, "function file=");
-				add_attr(&p->text, f->new_path);
-				sb_addf(&p->text, " name=");
-				add_attr(&p->text, *name ? name : "?");
-				sb_addf(&p->text, " lines=%d-%d>>>\n", s, e);
-				for (x = s; x <= e && (size_t)x <= l.n; x++) {
-					size_t n = line_len(&l, src.buf + src.len,
-							    (size_t)x - 1);
-
-					sb_addf(&p->text, "%5d  ", x);
-					sb_add(&p->text, l.start[x - 1], n);
-					sb_addch(&p->text, '\n');
-				}
-				sb_rtrim(&p->text);
-				block_close(&p->text, b);
-				{
-					struct sb lb = SB_INIT;
-
-					sb_addf(&lb, "function %s() of %s (%d lines)",
-						*name ? name : "?", f->new_path,
-						e - s + 1);
-					p->label = sb_detach(&lb, NULL);
-				}
+				add_function_part(ps, PART_FUNCTION, order++, b,
+						  f->new_path, &l, &src, s, e);
 			}
+		}
+		nc = callees(f, names, MAX_CALLEES);
+		for (j = 0; j < nc; j++) {
+			int s = find_definition(&l, &src, names[j]), e;
+
+			if (!s || was_shown(&sh, s) ||
+			    rv_function_range(src.buf, src.len, s, &s, &e) < 0 ||
+			    e - s + 1 > FUNC_MAX_LINES)
+				continue;
+			mark_shown(&sh, s, e);
+			add_function_part(ps, PART_CALLEE, corder++, b,
+					  f->new_path, &l, &src, s, e);
 		}
 		free(l.start);
 		sb_release(&src);
@@ -622,6 +754,7 @@ int rv_context_build(const struct rv_context_in *in, size_t budget,
 		size_t keep_at_least;
 	} policy[] = {
 		{ PART_DEL_HUNK, true, 0 },
+		{ PART_CALLEE, true, 0 },
 		{ PART_FUNCTION, true, 0 },
 		{ PART_PAST_FIX, false, 0 },
 		{ PART_HUNK, false, 1 },

@@ -167,7 +167,7 @@ sed -i "/^#include <string.h>$/r $TMP/filler" net.c
 tick; git commit -q -am "net: a long comment"
 git tag base2
 sed -i '/filler line/d' net.c
-echo 'int parse_more(const char *arg) { return strlen(arg) > 3; }' >>net.c
+printf '\nint parse_more(const char *arg)\n{\n\tstruct opts o;\n\n\treturn parse_opts(&o, arg);\n}\n' >>net.c
 tick; git commit -q -am "net: drop the comment, add parse_more()"
 git format-patch -q -o "$TMP/p3" -1 HEAD
 SYS=$(cat "$TOP"/prompts/review.md "$TOP"/prompts/false-positives.md "$TOP"/prompts/schema.json | wc -c)
@@ -184,6 +184,12 @@ prompt_of "$REC"/*-ma.json >"$TMP/prompt3"
 unlike "$TMP/prompt3" 'filler line 7 ' "the deleted lines are not in the prompt"
 like "$TMP/prompt3" 'parse_more' "the added code is"
 like "$TMP/prompt3" 'Left out to fit the context budget: deletion-only hunk' "the model is told what it does not see"
+voter a openai ma >"$TMP/config"
+QUORUM_CONFIG=$TMP/config run "$QUORUM" review -C "$R" --base base2 "$TMP"/p3/*.patch
+prompt_of "$(ls "$REC"/*-ma.json | tail -1)" >"$TMP/prompt4"
+like "$TMP/prompt4" 'callee file=net\.c name=parse_opts lines=[0-9]+-[0-9]+>>>' "a function the patch calls is shown (same file)"
+like "$TMP/prompt4" 'filler line 7 ' "with room, the deletion-only hunk is shown too"
+unlike "$TMP/out" '^context left out' "and nothing is left out"
 voter a openai ma context-tokens=256 >"$TMP/config"
 QUORUM_CONFIG=$TMP/config run "$QUORUM" review -C "$R" --base base2 "$TMP"/p3/*.patch
 like "$TMP/out" 'a abstained on patch 1/1: the patch does not fit in its context budget of 256 tokens' "a budget too small for the patch is an abstention, not a cut"
