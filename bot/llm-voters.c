@@ -45,8 +45,8 @@ static const char *get(struct load *l, const char *name, const char *key)
 	return v;
 }
 
-static int get_num(struct load *l, const char *name, const char *key,
-		   double lo, double hi, double *out)
+static int get_num(struct load *l, const char *name, const char *key, double lo,
+		   double hi, double *out)
 {
 	const char *v = get(l, name, key);
 	char *end;
@@ -57,9 +57,10 @@ static int get_num(struct load *l, const char *name, const char *key,
 	errno = 0;
 	d = strtod(v, &end);
 	if (errno || end == v || *end || !(d >= lo && d <= hi))
-		return errmsg_set(l->err, -1,
-				  "voter \"%s\": %s = '%s' is not a number from %g to %g",
-				  name, key, v, lo, hi);
+		return errmsg_set(
+			l->err, -1,
+			"voter \"%s\": %s = '%s' is not a number from %g to %g",
+			name, key, v, lo, hi);
 	*out = d;
 	return 0;
 }
@@ -80,14 +81,16 @@ static int read_key_file(const char *name, const char *path, char **out,
 				  name, path, strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return errmsg_set(err, -1,
-				  "voter \"%s\": key-file %s is not a regular file",
-				  name, path);
+		return errmsg_set(
+			err, -1,
+			"voter \"%s\": key-file %s is not a regular file", name,
+			path);
 	}
 	if (st.st_mode & 077) {
 		close(fd);
 		return errmsg_set(err, -1,
-				  "voter \"%s\": key-file %s is readable by others (mode %04o); run chmod 600 %s",
+				  "voter \"%s\": key-file %s is readable by "
+				  "others (mode %04o); run chmod 600 %s",
 				  name, path, (unsigned)(st.st_mode & 07777),
 				  path);
 	}
@@ -95,7 +98,8 @@ static int read_key_file(const char *name, const char *path, char **out,
 	close(fd);
 	if (n < 0 || n > KEY_FILE_MAX)
 		return errmsg_set(err, -1,
-				  "voter \"%s\": key-file %s is unreadable or larger than %d bytes",
+				  "voter \"%s\": key-file %s is unreadable or "
+				  "larger than %d bytes",
 				  name, path, KEY_FILE_MAX);
 	len = (size_t)n;
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
@@ -105,7 +109,8 @@ static int read_key_file(const char *name, const char *path, char **out,
 	if (!len || strchr(buf, '\n') || strchr(buf, '\r')) {
 		memset(buf, 0, sizeof(buf));
 		return errmsg_set(err, -1,
-				  "voter \"%s\": key-file %s must hold one key on one line",
+				  "voter \"%s\": key-file %s must hold one key "
+				  "on one line",
 				  name, path);
 	}
 	*out = xstrndup(buf, len);
@@ -117,7 +122,7 @@ static int one_voter(void *arg, const char *name)
 {
 	struct load *l = arg;
 	struct llm_voters *lv = l->out;
-	struct rv_llm_voter v = { 0 };
+	struct rv_llm_voter v = {0};
 	const char *provider = get(l, name, "provider"), *env, *file;
 	double d;
 	int p;
@@ -128,11 +133,14 @@ static int one_voter(void *arg, const char *name)
 	p = rv_provider_parse(provider);
 	if (p < 0) {
 		/* The offline voters run by default; nothing to configure. */
-		if (!strcmp(provider, "history") || !strcmp(provider, "rules") ||
-		    !strcmp(provider, "checkpatch") || !strcmp(provider, "risk"))
+		if (!strcmp(provider, "history") ||
+		    !strcmp(provider, "rules") ||
+		    !strcmp(provider, "checkpatch") ||
+		    !strcmp(provider, "risk"))
 			return 0;
 		return errmsg_set(l->err, -1,
-				  "voter \"%s\": provider '%s' is not openai, anthropic, history, rules or checkpatch",
+				  "voter \"%s\": provider '%s' is not openai, "
+				  "anthropic, history, rules or checkpatch",
 				  name, provider);
 	}
 	v.provider = (enum rv_provider)p;
@@ -141,22 +149,25 @@ static int one_voter(void *arg, const char *name)
 	v.model = get(l, name, "model");
 	if (!v.url || strncmp(v.url, "http", 4))
 		return errmsg_set(l->err, -1,
-				  "voter \"%s\" needs url = http(s)://...", name);
+				  "voter \"%s\" needs url = http(s)://...",
+				  name);
 	if (!v.model)
 		return errmsg_set(l->err, -1, "voter \"%s\" needs a model",
 				  name);
 	env = get(l, name, "key-env");
 	file = get(l, name, "key-file");
 	if (env && file)
-		return errmsg_set(l->err, -1,
-				  "voter \"%s\": give key-env or key-file, not both",
-				  name);
+		return errmsg_set(
+			l->err, -1,
+			"voter \"%s\": give key-env or key-file, not both",
+			name);
 	if (env) {
 		const char *k = getenv(env);
 
 		if (!k || !*k)
 			return errmsg_set(l->err, -1,
-					  "voter \"%s\": environment variable %s (key-env) is not set",
+					  "voter \"%s\": environment variable "
+					  "%s (key-env) is not set",
 					  name, env);
 		v.key = own(lv, xstrdup_or_null(k));
 	} else if (file) {
@@ -193,7 +204,7 @@ static int one_voter(void *arg, const char *name)
 int llm_voters_load(struct qconfig *cfg, struct llm_voters *out,
 		    struct errmsg *err)
 {
-	struct load l = { cfg, out, err, 0 };
+	struct load l = {cfg, out, err, 0};
 
 	memset(out, 0, sizeof(*out));
 	if (qconfig_subsections(cfg, "voter", one_voter, &l)) {
@@ -230,8 +241,8 @@ static bool is_prompts(const char *dir)
 
 char *prompts_dir(void)
 {
-	static const char *const rel[] = { "/prompts", "/../prompts",
-					   "/../share/quorum/prompts" };
+	static const char *const rel[] = {"/prompts", "/../prompts",
+					  "/../share/quorum/prompts"};
 	const char *env = getenv("QUORUM_PROMPTS");
 	char exe[PATH_MAX];
 	ssize_t n;

@@ -173,9 +173,10 @@ static int read_prompt(const char *dir, const char *name, char **out,
 	text.cap = PROMPT_FILE_MAX;
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		if (sb_add(&text, buf, (size_t)n) < 0) {
-			ret = errmsg_set(err, RV_ERR_INPUT,
-					 "prompt file %s is larger than %zu bytes",
-					 path.buf, PROMPT_FILE_MAX);
+			ret = errmsg_set(
+				err, RV_ERR_INPUT,
+				"prompt file %s is larger than %zu bytes",
+				path.buf, PROMPT_FILE_MAX);
 			break;
 		}
 	}
@@ -212,7 +213,8 @@ static int load_subsystems(struct rv_prompts *p, const char *dir,
 			continue;
 		if (strchr(file, '/') || file[0] == '.') {
 			ret = errmsg_set(err, RV_ERR_INPUT,
-					 "%s/index: '%s' is not a file name in that directory",
+					 "%s/index: '%s' is not a file name in "
+					 "that directory",
 					 sub.buf, file);
 			goto out;
 		}
@@ -252,7 +254,8 @@ int rv_prompts_load(struct rv_prompts **out, const char *dir,
 	if (!strstr(p->review, "{{BOUNDARY}}")) {
 		rv_prompts_free(p);
 		return errmsg_set(err, RV_ERR_INPUT,
-				  "%s/review.md does not name the data boundary ({{BOUNDARY}})",
+				  "%s/review.md does not name the data "
+				  "boundary ({{BOUNDARY}})",
 				  dir);
 	}
 	*out = p;
@@ -295,9 +298,8 @@ static bool touches(const struct rv_diff *d, const char *pattern)
 	size_t i;
 
 	for (i = 0; d && i < d->nfiles; i++) {
-		const char *path = d->files[i].new_path ?
-					   d->files[i].new_path :
-					   d->files[i].old_path;
+		const char *path = d->files[i].new_path ? d->files[i].new_path
+							: d->files[i].old_path;
 
 		if (path && !fnmatch(pattern, path, 0))
 			return true;
@@ -329,7 +331,7 @@ int rv_prompts_system(const struct rv_prompts *p, const struct rv_diff *d,
 
 enum part_kind {
 	PART_MESSAGE,
-	PART_HUNK, /* has added lines */
+	PART_HUNK,     /* has added lines */
 	PART_DEL_HUNK, /* deletion only */
 	PART_FUNCTION,
 	PART_CALLEE, /* a function the added lines call, same file */
@@ -349,8 +351,7 @@ struct parts {
 	size_t n, alloc;
 };
 
-static struct part *part_new(struct parts *ps, enum part_kind kind,
-			     int order)
+static struct part *part_new(struct parts *ps, enum part_kind kind, int order)
 {
 	struct part *p;
 
@@ -419,8 +420,7 @@ static char *hunk_label(bool adds, size_t n, const char *path)
 	return sb_detach(&l, NULL);
 }
 
-static void hunk_parts(struct parts *ps, const struct rv_diff *d,
-		       const char *b)
+static void hunk_parts(struct parts *ps, const struct rv_diff *d, const char *b)
 {
 	size_t i, j;
 	int order = 0;
@@ -437,10 +437,10 @@ static void hunk_parts(struct parts *ps, const struct rv_diff *d,
 			block_open(&p->text, b, "diff-hunk file=");
 			add_attr(&p->text, path);
 			sb_addf(&p->text, " status=%s>>>\n",
-				f->status == RV_FILE_ADDED   ? "added" :
-				f->status == RV_FILE_DELETED ? "deleted" :
-				f->status == RV_FILE_RENAMED ? "renamed" :
-							       "modified");
+				f->status == RV_FILE_ADDED     ? "added"
+				: f->status == RV_FILE_DELETED ? "deleted"
+				: f->status == RV_FILE_RENAMED ? "renamed"
+							       : "modified");
 			add_hunk(&p->text, &f->hunks[j]);
 			sb_rtrim(&p->text);
 			block_close(&p->text, b);
@@ -450,8 +450,8 @@ static void hunk_parts(struct parts *ps, const struct rv_diff *d,
 }
 
 /* One function of the post-image, lines s..e, as a data block. */
-static void add_function_part(struct parts *ps, enum part_kind kind,
-			      int order, const char *b, const char *path,
+static void add_function_part(struct parts *ps, enum part_kind kind, int order,
+			      const char *b, const char *path,
 			      const struct lines *l, const struct sb *src,
 			      int s, int e)
 {
@@ -511,9 +511,9 @@ static void mark_shown(struct shown *sh, int s, int e)
 
 static bool keyword(const char *w, size_t n)
 {
-	static const char *const kw[] = { "if",	    "for",    "while",
-					  "switch", "return", "sizeof",
-					  "do",	    "else",   "case" };
+	static const char *const kw[] = {"if",	   "for",    "while",
+					 "switch", "return", "sizeof",
+					 "do",	   "else",   "case"};
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(kw); i++)
@@ -538,7 +538,8 @@ static size_t callees(const struct rv_file *f, char names[][64], size_t max)
 				const char *w;
 				size_t len;
 
-				if (!(isalpha((unsigned char)*p) || *p == '_')) {
+				if (!(isalpha((unsigned char)*p) ||
+				      *p == '_')) {
 					p++;
 					continue;
 				}
@@ -577,8 +578,8 @@ static int find_definition(const struct lines *l, const struct sb *src,
 			continue;
 		hit = memmem(s, n, name, nlen);
 		if (!hit || hit[nlen] != '(' ||
-		    (hit > s && (isalnum((unsigned char)hit[-1]) ||
-				 hit[-1] == '_')))
+		    (hit > s &&
+		     (isalnum((unsigned char)hit[-1]) || hit[-1] == '_')))
 			continue;
 		if (rv_source_function(src->buf, src->len, (int)i + 2, fn,
 				       sizeof(fn)) &&
@@ -602,7 +603,7 @@ static void function_parts(struct parts *ps, const struct rv_context_in *in,
 	for (i = 0; i < d->nfiles; i++) {
 		const struct rv_file *f = &d->files[i];
 		struct sb src = SB_INIT;
-		struct shown sh = { { 0 }, { 0 }, 0 };
+		struct shown sh = {{0}, {0}, 0};
 		char names[MAX_CALLEES][64];
 		struct lines l;
 		size_t nc;
@@ -636,7 +637,8 @@ static void function_parts(struct parts *ps, const struct rv_context_in *in,
 					continue;
 				if (e - s + 1 > FUNC_MAX_LINES) {
 					sb_addf(notes,
-						"%sfunction at %s:%d (%d lines, too long)",
+						"%sfunction at %s:%d (%d "
+						"lines, too long)",
 						notes->len ? "; " : "",
 						f->new_path, s, e - s + 1);
 					continue;
@@ -650,7 +652,8 @@ static void function_parts(struct parts *ps, const struct rv_context_in *in,
 			int s = find_definition(&l, &src, names[j]), e;
 
 			if (!s || was_shown(&sh, s) ||
-			    rv_function_range(src.buf, src.len, s, &s, &e) < 0 ||
+			    rv_function_range(src.buf, src.len, s, &s, &e) <
+				    0 ||
 			    e - s + 1 > FUNC_MAX_LINES)
 				continue;
 			mark_shown(&sh, s, e);
@@ -693,7 +696,8 @@ static void past_fix_parts(struct parts *ps, const struct rv_context_in *in,
 			const struct rv_similar_match *m = &s->matches[j];
 
 			sb_addf(&p->text,
-				"this patch's %s:%d  %s\n  resembles the past line%s  %s\n",
+				"this patch's %s:%d  %s\n  resembles the past "
+				"line%s  %s\n",
 				m->file ? m->file : "?", m->new_no,
 				m->patch_line ? m->patch_line : "",
 				m->fix_removed ? " the fix removed:" : ":",
@@ -728,8 +732,8 @@ static struct part *next_drop(struct parts *ps, enum part_kind kind,
 
 		if (!p->keep || p->kind != kind)
 			continue;
-		if (!best || (largest ? p->text.len > best->text.len :
-					p->order > best->order))
+		if (!best || (largest ? p->text.len > best->text.len
+				      : p->order > best->order))
 			best = p;
 	}
 	return best;
@@ -753,17 +757,15 @@ int rv_context_build(const struct rv_context_in *in, size_t budget,
 		bool largest;
 		size_t keep_at_least;
 	} policy[] = {
-		{ PART_DEL_HUNK, true, 0 },
-		{ PART_CALLEE, true, 0 },
-		{ PART_FUNCTION, true, 0 },
-		{ PART_PAST_FIX, false, 0 },
-		{ PART_HUNK, false, 1 },
+		{PART_DEL_HUNK, true, 0}, {PART_CALLEE, true, 0},
+		{PART_FUNCTION, true, 0}, {PART_PAST_FIX, false, 0},
+		{PART_HUNK, false, 1},
 	};
-	struct parts ps = { 0 };
+	struct parts ps = {0};
 	struct sb head = SB_INIT, tail = SB_INIT, notes = SB_INIT;
-	const char *msg = in->patch && in->patch->commit_message ?
-				  in->patch->commit_message :
-				  "";
+	const char *msg = in->patch && in->patch->commit_message
+				  ? in->patch->commit_message
+				  : "";
 	size_t i, msglen = strlen(msg), fixed;
 	struct part *p;
 	int ret = 0;

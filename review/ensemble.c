@@ -67,8 +67,8 @@ static int build_job(struct job *j, const struct rv_llm_voter *v,
 	const char *texts[4];
 	char b[40];
 	size_t budget;
-	int tokens = v->context_tokens > 0 ? v->context_tokens :
-					     DEFAULT_CONTEXT_TOKENS;
+	int tokens = v->context_tokens > 0 ? v->context_tokens
+					   : DEFAULT_CONTEXT_TOKENS;
 	struct sb hdr = SB_INIT;
 	int ret = -1;
 
@@ -89,13 +89,16 @@ static int build_job(struct job *j, const struct rv_llm_voter *v,
 	if (rv_context_build(in, budget, b, &user, left_out) < 0) {
 		struct sb r = SB_INIT;
 
-		sb_addf(&r, "the patch does not fit in its context budget of %d tokens",
+		sb_addf(&r,
+			"the patch does not fit in its context budget of %d "
+			"tokens",
 			tokens);
 		j->reason = sb_detach(&r, NULL);
 		goto out;
 	}
 	if (!blocks_sound(user.buf, b)) {
-		j->reason = xstrdup_or_null("the data holds the boundary token");
+		j->reason =
+			xstrdup_or_null("the data holds the boundary token");
 		goto out;
 	}
 	if (rv_llm_request_body(v, sys.buf, user.buf, &body) < 0) {
@@ -105,8 +108,8 @@ static int build_job(struct job *j, const struct rv_llm_voter *v,
 	j->req.url = rv_llm_endpoint(v);
 	j->req.body = sb_detach(&body, NULL);
 	j->req.timeout = v->timeout > 0 ? v->timeout : 120;
-	j->req.headers = curl_slist_append(NULL,
-					   "Content-Type: application/json");
+	j->req.headers =
+		curl_slist_append(NULL, "Content-Type: application/json");
 	if (v->key && *v->key) {
 		if (v->provider == RV_PROVIDER_ANTHROPIC)
 			sb_addf(&hdr, "x-api-key: %s", v->key);
@@ -143,7 +146,8 @@ static void note_add(struct note **v, size_t *n, size_t *alloc,
 	size_t i;
 
 	for (i = 0; i < *n; i++)
-		if (!strcmp((*v)[i].where, where) && !strcmp((*v)[i].what, what))
+		if (!strcmp((*v)[i].where, where) &&
+		    !strcmp((*v)[i].what, what))
 			break;
 	if (i == *n) {
 		ALLOC_GROW(*v, *n + 1, *alloc);
@@ -152,15 +156,14 @@ static void note_add(struct note **v, size_t *n, size_t *alloc,
 		sb_init(&(*v)[i].voters, 0);
 		(*n)++;
 	}
-	sb_addf(&(*v)[i].voters, "%s%s", (*v)[i].voters.len ? ", " : "",
-		voter);
+	sb_addf(&(*v)[i].voters, "%s%s", (*v)[i].voters.len ? ", " : "", voter);
 }
 
 static void record(struct rv_review *r, const struct rv_llm_voter *v,
 		   struct job *j, struct rv_findings *pool)
 {
 	struct rv_llm_call *c;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	struct sb text = SB_INIT;
 	int n;
 
@@ -214,9 +217,9 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 		     const struct rv_ensemble_patch *pp, size_t np,
 		     struct rv_findings *pool)
 {
-	static const struct rv_similar_list no_similar = { NULL, 0 };
+	static const struct rv_similar_list no_similar = {NULL, 0};
 	const struct mp_series *s = r->series;
-	struct rv_llm_run_opts ro = { 0 };
+	struct rv_llm_run_opts ro = {0};
 	struct note *notes = NULL;
 	size_t nnotes = 0, nalloc = 0, njobs = 0, i, k, x;
 	struct rv_llm_req *reqs;
@@ -226,13 +229,13 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 	jobs = xcalloc(opts->nllm * np + 1, sizeof(*jobs));
 	for (i = 0; i < opts->nllm; i++) {
 		for (k = 0; k < np; k++) {
-			struct rv_context_in in = { 0 };
+			struct rv_context_in in = {0};
 			struct sb left = SB_INIT;
 			char label[32];
 
-			in.patch = pp[k].patch ? pp[k].patch :
-				   k < s->npatches ? s->patches[k] :
-						     NULL;
+			in.patch = pp[k].patch	     ? pp[k].patch
+				   : k < s->npatches ? s->patches[k]
+						     : NULL;
 			if (!pp[k].diff || !in.patch)
 				continue;
 			if (pp[k].label)
@@ -243,9 +246,9 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 			in.diff = pp[k].diff;
 			in.repo = repo;
 			in.post_tree = pp[k].post_tree;
-			in.similar = k < r->npatch_info ? &r->similar[k] :
-				     r->npatch_info   ? &no_similar :
-							NULL;
+			in.similar = k < r->npatch_info ? &r->similar[k]
+				     : r->npatch_info	? &no_similar
+							: NULL;
 			in.patch_label = label;
 			jobs[njobs].voter = i;
 			jobs[njobs].patch = k;
@@ -270,9 +273,9 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 		if (jobs[i].sent)
 			reqs[x++] = jobs[i].req;
 	ro.deadline = opts->deadline > 0 ? opts->deadline : 600;
-	ro.retries = opts->retries > 0 ? opts->retries :
-		     opts->retries < 0 ? 0 :
-					 2;
+	ro.retries = opts->retries > 0	 ? opts->retries
+		     : opts->retries < 0 ? 0
+					 : 2;
 	ro.backoff = opts->backoff > 0 ? opts->backoff : 1.0;
 	ro.max_answer = RV_LLM_MAX_ANSWER;
 	rv_llm_run(reqs, x, &ro);
@@ -300,8 +303,8 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 
 		sb_addf(&line, "%s (%s): %s", notes[i].where,
 			notes[i].voters.buf, notes[i].what);
-		r->left_out = xrealloc(r->left_out, (r->nleft_out + 1) *
-							    sizeof(*r->left_out));
+		r->left_out = xrealloc(
+			r->left_out, (r->nleft_out + 1) * sizeof(*r->left_out));
 		r->left_out[r->nleft_out++] = sb_detach(&line, NULL);
 		free(notes[i].where);
 		free(notes[i].what);

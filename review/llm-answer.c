@@ -32,8 +32,8 @@ static cJSON *parse_from(const char *text, size_t len)
 		if (p >= end)
 			break;
 		tries++;
-		root = cJSON_ParseWithLengthOpts(p, (size_t)(end - p),
-						 &ret_end, false);
+		root = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &ret_end,
+						 false);
 		if (root && (cJSON_IsObject(root) || cJSON_IsArray(root)))
 			return root;
 		cJSON_Delete(root);
@@ -125,8 +125,8 @@ static bool hex_id(const char *s)
 	return true;
 }
 
-static int one_finding(const cJSON *o, size_t idx, const char *voter,
-		       int patch, struct rv_finding *f, struct errmsg *err)
+static int one_finding(const cJSON *o, size_t idx, const char *voter, int patch,
+		       struct rv_finding *f, struct errmsg *err)
 {
 	const char *sev, *file;
 	const cJSON *cites, *c;
@@ -167,9 +167,10 @@ static int one_finding(const cJSON *o, size_t idx, const char *voter,
 		(char *)str_field(o, "explanation", RV_LLM_MAX_TEXT, &bad);
 	f->quote = (char *)str_field(o, "quote", RV_LLM_MAX_TEXT, &bad);
 	if (bad || !f->title || !*f->title)
-		return errmsg_set(err, RV_ERR_INPUT,
-				  "finding %zu has a missing or oversized field",
-				  idx + 1);
+		return errmsg_set(
+			err, RV_ERR_INPUT,
+			"finding %zu has a missing or oversized field",
+			idx + 1);
 	if (!f->category || !*f->category)
 		f->category = (char *)"general";
 	cites = cJSON_GetObjectItemCaseSensitive(o, "cites");
@@ -192,10 +193,9 @@ static int one_finding(const cJSON *o, size_t idx, const char *voter,
 }
 
 int rv_llm_parse_answer(const char *text, size_t len, const char *voter,
-			int patch, struct rv_findings *out,
-			struct errmsg *err)
+			int patch, struct rv_findings *out, struct errmsg *err)
 {
-	struct rv_findings tmp = { 0 };
+	struct rv_findings tmp = {0};
 	const cJSON *list, *o;
 	cJSON *root;
 	size_t i = 0;
@@ -208,9 +208,9 @@ int rv_llm_parse_answer(const char *text, size_t len, const char *voter,
 	if (!root)
 		return errmsg_set(err, RV_ERR_INPUT,
 				  "the answer holds no JSON object");
-	list = cJSON_IsArray(root) ?
-		       root :
-		       cJSON_GetObjectItemCaseSensitive(root, "findings");
+	list = cJSON_IsArray(root)
+		       ? root
+		       : cJSON_GetObjectItemCaseSensitive(root, "findings");
 	if (!cJSON_IsArray(list)) {
 		ret = errmsg_set(err, RV_ERR_INPUT,
 				 "the answer has no \"findings\" list");
@@ -224,7 +224,7 @@ int rv_llm_parse_answer(const char *text, size_t len, const char *voter,
 	}
 	cJSON_ArrayForEach(o, list)
 	{
-		struct rv_finding f = { 0 };
+		struct rv_finding f = {0};
 
 		ret = one_finding(o, i++, voter, patch, &f, err);
 		if (ret < 0)

@@ -76,9 +76,8 @@ static size_t header_cb(char *data, size_t size, size_t nmemb, void *arg)
 		time_t t = curl_getdate(val, NULL);
 
 		if (t > 0)
-			r->retry_after = t > time(NULL) ?
-						 (double)(t - time(NULL)) :
-						 0;
+			r->retry_after =
+				t > time(NULL) ? (double)(t - time(NULL)) : 0;
 	}
 	return n;
 }
@@ -153,8 +152,8 @@ static bool retryable(CURLcode code, long status)
 static void why(struct rv_llm_req *r, CURLcode code)
 {
 	if (code == CURLE_OPERATION_TIMEDOUT)
-		snprintf(r->error, sizeof(r->error),
-			 "timed out after %.1f s", r->timeout);
+		snprintf(r->error, sizeof(r->error), "timed out after %.1f s",
+			 r->timeout);
 	else if (code == CURLE_WRITE_ERROR)
 		snprintf(r->error, sizeof(r->error),
 			 "answer larger than %zu bytes", r->answer.cap);
@@ -234,7 +233,8 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 					continue;
 				stop(multi, r);
 				snprintf(r->error, sizeof(r->error),
-					 "no answer within the review's deadline of %.1f s",
+					 "no answer within the review's "
+					 "deadline of %.1f s",
 					 o->deadline);
 				r->seconds = r->attempts ? now - r->started : 0;
 				r->state = REQ_DONE;

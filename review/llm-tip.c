@@ -33,7 +33,7 @@ int rv_tree_diff(struct rv_repo *repo, const char *old_tree,
 	git_diff_options o;
 	git_tree *a = NULL, *b = NULL;
 	git_diff *d = NULL;
-	git_buf buf = { 0 };
+	git_buf buf = {0};
 	int ret = RV_ERR_REPO;
 
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
@@ -47,9 +47,8 @@ int rv_tree_diff(struct rv_repo *repo, const char *old_tree,
 	git_diff_find_similar(d, NULL);
 	if (git_diff_to_buf(&buf, d, GIT_DIFF_FORMAT_PATCH) < 0)
 		goto out;
-	ret = sb_add(out, buf.ptr ? buf.ptr : "", buf.size) < 0 ?
-		      RV_ERR_INPUT :
-		      0;
+	ret = sb_add(out, buf.ptr ? buf.ptr : "", buf.size) < 0 ? RV_ERR_INPUT
+								: 0;
 out:
 	git_buf_dispose(&buf);
 	git_diff_free(d);

@@ -29,9 +29,9 @@ int rv_llm_request_body(const struct rv_llm_voter *v, const char *system,
  * Returns 0, or RV_ERR_INPUT with a reason (never quoting the body at
  * length) when it is not an answer of v's API.
  */
-int rv_llm_extract(const struct rv_llm_voter *v, const char *body,
-		   size_t len, struct sb *text, long *tokens_in,
-		   long *tokens_out, struct errmsg *err);
+int rv_llm_extract(const struct rv_llm_voter *v, const char *body, size_t len,
+		   struct sb *text, long *tokens_in, long *tokens_out,
+		   struct errmsg *err);
 
 /* ---- llm-answer.c -------------------------------------------------- */
 
@@ -51,13 +51,13 @@ struct rv_llm_req {
 	char *url;
 	char *body;
 	struct curl_slist *headers; /* owned; freed by rv_llm_req_release() */
-	double timeout; /* seconds per attempt */
+	double timeout;		    /* seconds per attempt */
 	/* out */
 	struct sb answer; /* the last answer body, capped */
 	long status;
 	int attempts;
 	double seconds;
-	bool ok; /* a 2xx answer arrived whole */
+	bool ok;	 /* a 2xx answer arrived whole */
 	char error[256]; /* why not, when !ok */
 	/* private */
 	void *easy;
@@ -70,9 +70,9 @@ struct rv_llm_req {
 void rv_llm_req_release(struct rv_llm_req *r);
 
 struct rv_llm_run_opts {
-	double deadline; /* seconds from now for everything */
-	int retries; /* retries per request on 429, 5xx, reset */
-	double backoff; /* first retry delay; doubles, with jitter */
+	double deadline;   /* seconds from now for everything */
+	int retries;	   /* retries per request on 429, 5xx, reset */
+	double backoff;	   /* first retry delay; doubles, with jitter */
 	size_t max_answer; /* bytes per answer */
 };
 
@@ -94,10 +94,10 @@ int rv_function_range(const char *src, size_t len, int line, int *start,
 struct rv_context_in {
 	const struct mp_patch *patch;
 	const struct rv_diff *diff;
-	struct rv_repo *repo; /* may be NULL */
-	const char *post_tree; /* "" when not applied */
+	struct rv_repo *repo;		       /* may be NULL */
+	const char *post_tree;		       /* "" when not applied */
 	const struct rv_similar_list *similar; /* NULL: no history index */
-	const char *patch_label; /* "2/3" */
+	const char *patch_label;	       /* "2/3" */
 };
 
 /*
@@ -124,9 +124,10 @@ int rv_prompts_system(const struct rv_prompts *p, const struct rv_diff *d,
 
 enum rv_verdict {
 	RV_VERDICT_KEEP,
-	RV_VERDICT_OUTSIDE, /* file or lines not in the patch or its functions */
+	RV_VERDICT_OUTSIDE, /* file or lines not in the patch or its functions
+			     */
 	RV_VERDICT_HALLUCINATED, /* quotes code the post-image does not have */
-	RV_VERDICT_PREEXISTING, /* inside, but not near a line it changed */
+	RV_VERDICT_PREEXISTING,	 /* inside, but not near a line it changed */
 };
 
 /*
@@ -170,7 +171,7 @@ struct rv_ensemble_patch {
 	const struct rv_diff *diff; /* NULL: skipped */
 	const char *post_tree;
 	const struct mp_patch *patch; /* NULL: series->patches[k] */
-	const char *label; /* NULL: "n/m" */
+	const char *label;	      /* NULL: "n/m" */
 };
 
 /*

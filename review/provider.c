@@ -31,9 +31,9 @@ static bool ends_with(const char *s, const char *suffix)
 
 char *rv_llm_endpoint(const struct rv_llm_voter *v)
 {
-	const char *path = v->provider == RV_PROVIDER_ANTHROPIC ?
-				   "/messages" :
-				   "/chat/completions";
+	const char *path = v->provider == RV_PROVIDER_ANTHROPIC
+				   ? "/messages"
+				   : "/chat/completions";
 	struct sb sb = SB_INIT;
 	const char *url = v->url ? v->url : "";
 	size_t n = strlen(url);
@@ -85,15 +85,14 @@ static long usage_field(const cJSON *usage, const char *name)
 {
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(usage, name);
 
-	if (!cJSON_IsNumber(n) || n->valuedouble < 0 ||
-	    n->valuedouble > 1e12)
+	if (!cJSON_IsNumber(n) || n->valuedouble < 0 || n->valuedouble > 1e12)
 		return 0;
 	return (long)n->valuedouble;
 }
 
-int rv_llm_extract(const struct rv_llm_voter *v, const char *body,
-		   size_t len, struct sb *text, long *tokens_in,
-		   long *tokens_out, struct errmsg *err)
+int rv_llm_extract(const struct rv_llm_voter *v, const char *body, size_t len,
+		   struct sb *text, long *tokens_in, long *tokens_out,
+		   struct errmsg *err)
 {
 	cJSON *root = cJSON_ParseWithLength(body, len);
 	const cJSON *usage, *c = NULL, *it;
@@ -107,10 +106,10 @@ int rv_llm_extract(const struct rv_llm_voter *v, const char *body,
 	if (cJSON_IsObject(usage)) {
 		bool a = v->provider == RV_PROVIDER_ANTHROPIC;
 
-		*tokens_in = usage_field(usage, a ? "input_tokens" :
-						    "prompt_tokens");
-		*tokens_out = usage_field(usage, a ? "output_tokens" :
-						     "completion_tokens");
+		*tokens_in = usage_field(usage,
+					 a ? "input_tokens" : "prompt_tokens");
+		*tokens_out = usage_field(usage, a ? "output_tokens"
+						   : "completion_tokens");
 	}
 	if (v->provider == RV_PROVIDER_ANTHROPIC) {
 		/* The text blocks of content[], concatenated. */
@@ -123,10 +122,11 @@ int rv_llm_extract(const struct rv_llm_voter *v, const char *body,
 		}
 		cJSON_ArrayForEach(it, content)
 		{
-			const cJSON *t = cJSON_GetObjectItemCaseSensitive(
-				it, "text");
+			const cJSON *t =
+				cJSON_GetObjectItemCaseSensitive(it, "text");
 
-			if (cJSON_IsString(t) && sb_adds(text, t->valuestring)) {
+			if (cJSON_IsString(t) &&
+			    sb_adds(text, t->valuestring)) {
 				errmsg_set(err, ret, "the answer is too long");
 				goto out;
 			}

@@ -167,8 +167,9 @@ enum rv_verdict rv_verify_finding(const struct rv_finding *f,
 		return RV_VERDICT_OUTSIDE;
 	if (f->quote && *f->quote) {
 		char *raw = post ? NULL : diff_post_image(file);
-		char *ref = post ? squeeze(post, postlen) :
-				   squeeze(raw ? raw : "", raw ? strlen(raw) : 0);
+		char *ref =
+			post ? squeeze(post, postlen)
+			     : squeeze(raw ? raw : "", raw ? strlen(raw) : 0);
 		bool ok = quote_exists(f->quote, ref);
 
 		free(raw);
@@ -181,8 +182,7 @@ enum rv_verdict rv_verify_finding(const struct rv_finding *f,
 	return RV_VERDICT_KEEP;
 }
 
-static const struct rv_file *pre_file(const struct rv_diff *d,
-				      const char *path)
+static const struct rv_file *pre_file(const struct rv_diff *d, const char *path)
 {
 	size_t i;
 
@@ -223,7 +223,8 @@ bool rv_verify_fixed_later(const struct rv_finding *f,
 				if (l->origin == '-' && l->old_no >= a &&
 				    l->old_no <= b)
 					fixed = true;
-				/* A line added right inside or after the range. */
+				/* A line added right inside or after the range.
+				 */
 				if (l->origin == '+' && prev_old >= a - 1 &&
 				    prev_old <= b)
 					fixed = true;
@@ -247,35 +248,35 @@ bool rv_verify_fixed_later(const struct rv_finding *f,
 static const struct {
 	const char *from, *to;
 } synonyms[] = {
-	{ "null", "null-deref" },
-	{ "null-pointer", "null-deref" },
-	{ "null-dereference", "null-deref" },
-	{ "null-pointer-dereference", "null-deref" },
-	{ "null-ptr-deref", "null-deref" },
-	{ "missing-null-check", "null-deref" },
-	{ "unchecked-allocation", "null-deref" },
-	{ "unchecked-malloc", "null-deref" },
-	{ "npd", "null-deref" },
-	{ "memory-leak", "leak" },
-	{ "resource-leak", "leak" },
-	{ "mem-leak", "leak" },
-	{ "missing-unlock", "lock-leak" },
-	{ "unbalanced-lock", "lock-leak" },
-	{ "lock-imbalance", "lock-leak" },
-	{ "race-condition", "race" },
-	{ "data-race", "race" },
-	{ "missing-lock", "race" },
-	{ "concurrency", "race" },
-	{ "locking", "race" },
-	{ "uaf", "use-after-free" },
-	{ "buffer-overflow", "bounds" },
-	{ "out-of-bounds", "bounds" },
-	{ "oob", "bounds" },
-	{ "off-by-one", "bounds" },
-	{ "array-bounds", "bounds" },
-	{ "missing-error-check", "error-handling" },
-	{ "unchecked-return", "error-handling" },
-	{ "error-path", "error-handling" },
+	{"null", "null-deref"},
+	{"null-pointer", "null-deref"},
+	{"null-dereference", "null-deref"},
+	{"null-pointer-dereference", "null-deref"},
+	{"null-ptr-deref", "null-deref"},
+	{"missing-null-check", "null-deref"},
+	{"unchecked-allocation", "null-deref"},
+	{"unchecked-malloc", "null-deref"},
+	{"npd", "null-deref"},
+	{"memory-leak", "leak"},
+	{"resource-leak", "leak"},
+	{"mem-leak", "leak"},
+	{"missing-unlock", "lock-leak"},
+	{"unbalanced-lock", "lock-leak"},
+	{"lock-imbalance", "lock-leak"},
+	{"race-condition", "race"},
+	{"data-race", "race"},
+	{"missing-lock", "race"},
+	{"concurrency", "race"},
+	{"locking", "race"},
+	{"uaf", "use-after-free"},
+	{"buffer-overflow", "bounds"},
+	{"out-of-bounds", "bounds"},
+	{"oob", "bounds"},
+	{"off-by-one", "bounds"},
+	{"array-bounds", "bounds"},
+	{"missing-error-check", "error-handling"},
+	{"unchecked-return", "error-handling"},
+	{"error-path", "error-handling"},
 };
 
 void rv_category_normalise(const char *in, char *out, size_t outsz)
@@ -302,9 +303,9 @@ void rv_category_normalise(const char *in, char *out, size_t outsz)
 static bool stopword(const char *w)
 {
 	static const char *const stop[] = {
-		"the",	 "and",	 "for",	 "with", "not",	 "may", "can",
-		"without", "when", "this", "that", "from", "into", "after",
-		"before", "are", "its", "has", "could", "might", "will",
+		"the",	   "and",  "for",  "with", "not",   "may",   "can",
+		"without", "when", "this", "that", "from",  "into",  "after",
+		"before",  "are",  "its",  "has",  "could", "might", "will",
 	};
 	size_t i;
 

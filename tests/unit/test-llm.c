@@ -14,16 +14,15 @@
 
 #include "review/llm.h"
 
-static int parse(const char *text, struct rv_findings *out,
-		 struct errmsg *err)
+static int parse(const char *text, struct rv_findings *out, struct errmsg *err)
 {
 	return rv_llm_parse_answer(text, strlen(text), "a", 2, out, err);
 }
 
 static void test_answer_plain(void **state)
 {
-	struct rv_findings fs = { 0 };
-	struct errmsg err = { "" };
+	struct rv_findings fs = {0};
+	struct errmsg err = {""};
 
 	(void)state;
 	assert_int_equal(
@@ -47,23 +46,25 @@ static void test_answer_plain(void **state)
 
 static void test_answer_fenced_and_prose(void **state)
 {
-	struct rv_findings fs = { 0 };
+	struct rv_findings fs = {0};
 
 	(void)state;
-	assert_int_equal(
-		parse("I found {one} thing:\n```json\n{\"findings\": [{\"file\":"
-		      " \"a/b.c\", \"line_start\": \"7\", \"severity\": \"low\","
-		      " \"title\": \"t\"}]}\n```\nHope it helps.",
-		      &fs, NULL),
-		1);
+	assert_int_equal(parse("I found {one} thing:\n```json\n{\"findings\": "
+			       "[{\"file\":"
+			       " \"a/b.c\", \"line_start\": \"7\", "
+			       "\"severity\": \"low\","
+			       " \"title\": \"t\"}]}\n```\nHope it helps.",
+			       &fs, NULL),
+			 1);
 	assert_int_equal(fs.items[0].line_end, 7);
 	assert_string_equal(fs.items[0].category, "general");
 	rv_findings_release(&fs);
 	/* No fence, prose with a brace before the JSON. */
-	assert_int_equal(parse("Note {x}. [{\"file\": \"b.c\", \"line_start\": 1,"
-			       " \"severity\": \"low\", \"title\": \"t\"}]",
-			       &fs, NULL),
-			 1);
+	assert_int_equal(
+		parse("Note {x}. [{\"file\": \"b.c\", \"line_start\": 1,"
+		      " \"severity\": \"low\", \"title\": \"t\"}]",
+		      &fs, NULL),
+		1);
 	rv_findings_release(&fs);
 	assert_int_equal(parse("```\n{\"findings\": []}\n```", &fs, NULL), 0);
 	assert_int_equal(fs.n, 0);
@@ -71,8 +72,8 @@ static void test_answer_fenced_and_prose(void **state)
 
 static void expect_reject(const char *text, const char *why)
 {
-	struct rv_findings fs = { 0 };
-	struct errmsg err = { "" };
+	struct rv_findings fs = {0};
+	struct errmsg err = {""};
 
 	assert_int_equal(parse(text, &fs, &err), RV_ERR_INPUT);
 	assert_int_equal(fs.n, 0);
@@ -91,21 +92,25 @@ static void test_answer_rejected(void **state)
 	expect_reject("Looks good to me!", "no JSON object");
 	expect_reject("{\"findings\": [{\"file\": ", "no JSON object");
 	expect_reject("{\"result\": []}", "no \"findings\" list");
-	expect_reject("{\"findings\": [{\"line_start\": 1, \"severity\": \"low\","
-		      " \"title\": \"t\"}]}",
-		      "finding 1 has no usable file");
-	expect_reject("{\"findings\": [{\"file\": \"/etc/passwd\", \"line_start\":"
-		      " 1, \"severity\": \"low\", \"title\": \"t\"}]}",
-		      "no usable file");
-	expect_reject("{\"findings\": [{\"file\": \"a/../../x\", \"line_start\":"
-		      " 1, \"severity\": \"low\", \"title\": \"t\"}]}",
-		      "no usable file");
+	expect_reject(
+		"{\"findings\": [{\"line_start\": 1, \"severity\": \"low\","
+		" \"title\": \"t\"}]}",
+		"finding 1 has no usable file");
+	expect_reject(
+		"{\"findings\": [{\"file\": \"/etc/passwd\", \"line_start\":"
+		" 1, \"severity\": \"low\", \"title\": \"t\"}]}",
+		"no usable file");
+	expect_reject(
+		"{\"findings\": [{\"file\": \"a/../../x\", \"line_start\":"
+		" 1, \"severity\": \"low\", \"title\": \"t\"}]}",
+		"no usable file");
 	expect_reject("{\"findings\": [{\"file\": \"a.c\", \"line_start\": 0,"
 		      " \"severity\": \"low\", \"title\": \"t\"}]}",
 		      "no line_start");
-	expect_reject("{\"findings\": [{\"file\": \"a.c\", \"line_start\": 9,"
-		      " \"line_end\": 3, \"severity\": \"low\", \"title\": \"t\"}]}",
-		      "bad line range");
+	expect_reject(
+		"{\"findings\": [{\"file\": \"a.c\", \"line_start\": 9,"
+		" \"line_end\": 3, \"severity\": \"low\", \"title\": \"t\"}]}",
+		"bad line range");
 	expect_reject("{\"findings\": [{\"file\": \"a.c\", \"line_start\": 9,"
 		      " \"severity\": \"apocalyptic\", \"title\": \"t\"}]}",
 		      "no valid severity");
@@ -119,17 +124,18 @@ static void test_answer_rejected(void **state)
 	/* 51 findings: more than any review needs. */
 	n += (size_t)snprintf(big, sizeof(big), "{\"findings\": [");
 	for (i = 0; i < RV_LLM_MAX_FINDINGS + 1; i++)
-		n += (size_t)snprintf(big + n, sizeof(big) - n,
-				      "%s{\"file\": \"a.c\", \"line_start\": 1,"
-				      " \"severity\": \"low\", \"title\": \"t\"}",
-				      i ? "," : "");
+		n += (size_t)snprintf(
+			big + n, sizeof(big) - n,
+			"%s{\"file\": \"a.c\", \"line_start\": 1,"
+			" \"severity\": \"low\", \"title\": \"t\"}",
+			i ? "," : "");
 	snprintf(big + n, sizeof(big) - n, "]}");
 	expect_reject(big, "more than 50 findings");
 }
 
 static void test_provider_bodies(void **state)
 {
-	struct rv_llm_voter o = { 0 }, a = { 0 };
+	struct rv_llm_voter o = {0}, a = {0};
 	struct sb body = SB_INIT, text = SB_INIT;
 	long in, out;
 	char *url;
@@ -152,7 +158,8 @@ static void test_provider_bodies(void **state)
 	free(url);
 
 	assert_int_equal(rv_llm_request_body(&o, "SYS", "USER", &body), 0);
-	assert_non_null(strstr(body.buf, "\"role\":\"system\",\"content\":\"SYS\""));
+	assert_non_null(
+		strstr(body.buf, "\"role\":\"system\",\"content\":\"SYS\""));
 	assert_non_null(strstr(body.buf, "\"max_tokens\":2048"));
 	sb_reset(&body);
 	assert_int_equal(rv_llm_request_body(&a, "SYS", "USER", &body), 0);
@@ -160,31 +167,31 @@ static void test_provider_bodies(void **state)
 	assert_null(strstr(body.buf, "\"role\":\"system\""));
 	sb_release(&body);
 
-	static const char ob[] = "{\"choices\":[{\"message\":{\"content\":\"hi\"}}],"
-				 "\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3}}";
-	assert_int_equal(rv_llm_extract(&o, ob, strlen(ob), &text, &in, &out,
-					NULL),
-			 0);
+	static const char ob[] =
+		"{\"choices\":[{\"message\":{\"content\":\"hi\"}}],"
+		"\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3}}";
+	assert_int_equal(
+		rv_llm_extract(&o, ob, strlen(ob), &text, &in, &out, NULL), 0);
 	assert_string_equal(text.buf, "hi");
 	assert_int_equal(in, 12);
 	assert_int_equal(out, 3);
 	sb_reset(&text);
-	static const char ab[] = "{\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
-				 "{\"type\":\"text\",\"text\":\"b\"}],"
-				 "\"usage\":{\"input_tokens\":5,\"output_tokens\":-4}}";
-	assert_int_equal(rv_llm_extract(&a, ab, strlen(ab), &text, &in, &out,
-					NULL),
-			 0);
+	static const char ab[] =
+		"{\"content\":[{\"type\":\"text\",\"text\":\"a\"},"
+		"{\"type\":\"text\",\"text\":\"b\"}],"
+		"\"usage\":{\"input_tokens\":5,\"output_tokens\":-4}}";
+	assert_int_equal(
+		rv_llm_extract(&a, ab, strlen(ab), &text, &in, &out, NULL), 0);
 	assert_string_equal(text.buf, "ab");
 	assert_int_equal(in, 5);
 	assert_int_equal(out, 0); /* a negative count is not believed */
 	sb_reset(&text);
-	assert_int_equal(rv_llm_extract(&o, ab, strlen(ab), &text, &in, &out,
-					NULL),
-			 RV_ERR_INPUT);
-	assert_int_equal(rv_llm_extract(&a, "{\"content\":", 11, &text, &in,
-					&out, NULL),
-			 RV_ERR_INPUT);
+	assert_int_equal(
+		rv_llm_extract(&o, ab, strlen(ab), &text, &in, &out, NULL),
+		RV_ERR_INPUT);
+	assert_int_equal(
+		rv_llm_extract(&a, "{\"content\":", 11, &text, &in, &out, NULL),
+		RV_ERR_INPUT);
 	sb_release(&text);
 	assert_int_equal(rv_provider_parse("openai"), RV_PROVIDER_OPENAI);
 	assert_int_equal(rv_provider_parse("anthropic"), RV_PROVIDER_ANTHROPIC);

@@ -15,80 +15,76 @@
 #include "review/llm.h"
 
 /* The post-image: f() untouched at 3-10, g() added at 12-18. */
-static const char post[] =
-	"#include <stdlib.h>\n"		/* 1 */
-	"\n"				/* 2 */
-	"int f(int *p, int n)\n"	/* 3 */
-	"{\n"				/* 4 */
-	"\tint i, s = 0;\n"		/* 5 */
-	"\n"				/* 6 */
-	"\tfor (i = 0; i < n; i++)\n"	/* 7 */
-	"\t\ts += p[i];\n"		/* 8 */
-	"\treturn s;\n"			/* 9 */
-	"}\n"				/* 10 */
-	"\n"				/* 11 */
-	"int g(int *p, int n)\n"	/* 12 */
-	"{\n"				/* 13 */
-	"\tint i;\n"			/* 14 */
-	"\n"				/* 15 */
-	"\tfor (i = 0; i <= n; i++)\n"	/* 16 */
-	"\t\tp[i] = 0;\n"		/* 17 */
-	"\treturn n;\n"			/* 18 */
-	"}\n"				/* 19 */
-	"\n"				/* 20 */
-	"int h(void)\n"			/* 21 */
-	"{\n"				/* 22 */
-	"\treturn 0;\n"			/* 23 */
-	"}\n";				/* 24 */
+static const char post[] = "#include <stdlib.h>\n"	  /* 1 */
+			   "\n"				  /* 2 */
+			   "int f(int *p, int n)\n"	  /* 3 */
+			   "{\n"			  /* 4 */
+			   "\tint i, s = 0;\n"		  /* 5 */
+			   "\n"				  /* 6 */
+			   "\tfor (i = 0; i < n; i++)\n"  /* 7 */
+			   "\t\ts += p[i];\n"		  /* 8 */
+			   "\treturn s;\n"		  /* 9 */
+			   "}\n"			  /* 10 */
+			   "\n"				  /* 11 */
+			   "int g(int *p, int n)\n"	  /* 12 */
+			   "{\n"			  /* 13 */
+			   "\tint i;\n"			  /* 14 */
+			   "\n"				  /* 15 */
+			   "\tfor (i = 0; i <= n; i++)\n" /* 16 */
+			   "\t\tp[i] = 0;\n"		  /* 17 */
+			   "\treturn n;\n"		  /* 18 */
+			   "}\n"			  /* 19 */
+			   "\n"				  /* 20 */
+			   "int h(void)\n"		  /* 21 */
+			   "{\n"			  /* 22 */
+			   "\treturn 0;\n"		  /* 23 */
+			   "}\n";			  /* 24 */
 
-static const char diff1[] =
-	"diff --git a/a.c b/a.c\n"
-	"--- a/a.c\n"
-	"+++ b/a.c\n"
-	"@@ -7,7 +7,16 @@ int f(int *p, int n)\n"
-	" \tfor (i = 0; i < n; i++)\n"
-	" \t\ts += p[i];\n"
-	" \treturn s;\n"
-	" }\n"
-	"+\n"
-	"+int g(int *p, int n)\n"
-	"+{\n"
-	"+\tint i;\n"
-	"+\n"
-	"+\tfor (i = 0; i <= n; i++)\n"
-	"+\t\tp[i] = 0;\n"
-	"+\treturn n;\n"
-	"+}\n"
-	" \n"
-	" int h(void)\n"
-	" {\n";
+static const char diff1[] = "diff --git a/a.c b/a.c\n"
+			    "--- a/a.c\n"
+			    "+++ b/a.c\n"
+			    "@@ -7,7 +7,16 @@ int f(int *p, int n)\n"
+			    " \tfor (i = 0; i < n; i++)\n"
+			    " \t\ts += p[i];\n"
+			    " \treturn s;\n"
+			    " }\n"
+			    "+\n"
+			    "+int g(int *p, int n)\n"
+			    "+{\n"
+			    "+\tint i;\n"
+			    "+\n"
+			    "+\tfor (i = 0; i <= n; i++)\n"
+			    "+\t\tp[i] = 0;\n"
+			    "+\treturn n;\n"
+			    "+}\n"
+			    " \n"
+			    " int h(void)\n"
+			    " {\n";
 
 /* Patch 2 fixes the bound in g(). */
-static const char diff2[] =
-	"diff --git a/a.c b/a.c\n"
-	"--- a/a.c\n"
-	"+++ b/a.c\n"
-	"@@ -15,3 +15,3 @@ int g(int *p, int n)\n"
-	" \n"
-	"-\tfor (i = 0; i <= n; i++)\n"
-	"+\tfor (i = 0; i < n; i++)\n"
-	" \t\tp[i] = 0;\n";
+static const char diff2[] = "diff --git a/a.c b/a.c\n"
+			    "--- a/a.c\n"
+			    "+++ b/a.c\n"
+			    "@@ -15,3 +15,3 @@ int g(int *p, int n)\n"
+			    " \n"
+			    "-\tfor (i = 0; i <= n; i++)\n"
+			    "+\tfor (i = 0; i < n; i++)\n"
+			    " \t\tp[i] = 0;\n";
 
 /* Patch 2': two lines added at the top shift g() down, then one after. */
-static const char diff3[] =
-	"diff --git a/a.c b/a.c\n"
-	"--- a/a.c\n"
-	"+++ b/a.c\n"
-	"@@ -1,2 +1,4 @@\n"
-	" #include <stdlib.h>\n"
-	"+#include <string.h>\n"
-	"+#include <stdio.h>\n"
-	" \n"
-	"@@ -21,3 +23,4 @@ int h(void)\n"
-	" int h(void)\n"
-	" {\n"
-	"+\tputs(\"h\");\n"
-	" \treturn 0;\n";
+static const char diff3[] = "diff --git a/a.c b/a.c\n"
+			    "--- a/a.c\n"
+			    "+++ b/a.c\n"
+			    "@@ -1,2 +1,4 @@\n"
+			    " #include <stdlib.h>\n"
+			    "+#include <string.h>\n"
+			    "+#include <stdio.h>\n"
+			    " \n"
+			    "@@ -21,3 +23,4 @@ int h(void)\n"
+			    " int h(void)\n"
+			    " {\n"
+			    "+\tputs(\"h\");\n"
+			    " \treturn 0;\n";
 
 static struct rv_diff *parse(const char *text)
 {
@@ -98,17 +94,16 @@ static struct rv_diff *parse(const char *text)
 	return d;
 }
 
-static enum rv_verdict check(const struct rv_diff *d, const char *file,
-			     int a, int b, const char *quote, bool with_post)
+static enum rv_verdict check(const struct rv_diff *d, const char *file, int a,
+			     int b, const char *quote, bool with_post)
 {
-	struct rv_finding f = { 0 };
+	struct rv_finding f = {0};
 
 	f.file = (char *)file;
 	f.line_start = a;
 	f.line_end = b;
 	f.quote = (char *)quote;
-	return rv_verify_finding(&f, d,
-				 with_post ? post : NULL,
+	return rv_verify_finding(&f, d, with_post ? post : NULL,
 				 with_post ? strlen(post) : 0);
 }
 
@@ -117,9 +112,9 @@ static void test_verdicts(void **state)
 	struct rv_diff *d = parse(diff1);
 
 	(void)state;
-	assert_int_equal(check(d, "a.c", 16, 17, "for (i = 0; i <= n; i++)",
-			       true),
-			 RV_VERDICT_KEEP);
+	assert_int_equal(
+		check(d, "a.c", 16, 17, "for (i = 0; i <= n; i++)", true),
+		RV_VERDICT_KEEP);
 	/* Our gutter and a diff origin copied into the quote are fine. */
 	assert_int_equal(check(d, "a.c", 16, 16,
 			       "   16 +\tfor (i = 0; i <= n; i++)\n...", true),
@@ -128,8 +123,7 @@ static void test_verdicts(void **state)
 			 RV_VERDICT_OUTSIDE);
 	assert_int_equal(check(d, "a.c", 400, 401, NULL, true),
 			 RV_VERDICT_OUTSIDE);
-	assert_int_equal(check(d, "a.c", 1, 1, NULL, true),
-			 RV_VERDICT_OUTSIDE);
+	assert_int_equal(check(d, "a.c", 1, 1, NULL, true), RV_VERDICT_OUTSIDE);
 	/* In f(), which the hunk reaches, but untouched: pre-existing. */
 	assert_int_equal(check(d, "a.c", 5, 5, "int i, s = 0;", true),
 			 RV_VERDICT_PREEXISTING);
@@ -146,8 +140,8 @@ static void test_verdicts(void **state)
 
 static void test_fixed_later(void **state)
 {
-	struct rv_diff *d[3] = { parse(diff1), parse(diff2), NULL };
-	struct rv_finding f = { 0 };
+	struct rv_diff *d[3] = {parse(diff1), parse(diff2), NULL};
+	struct rv_finding f = {0};
 
 	(void)state;
 	f.file = (char *)"a.c";
