@@ -276,6 +276,8 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 	ro.retries = opts->retries > 0	 ? opts->retries
 		     : opts->retries < 0 ? 0
 					 : 2;
+	if (ro.retries > 10)
+		ro.retries = 10;
 	ro.backoff = opts->backoff > 0 ? opts->backoff : 1.0;
 	ro.max_answer = RV_LLM_MAX_ANSWER;
 	rv_llm_run(reqs, x, &ro);

@@ -113,6 +113,18 @@ static bool int_field(const cJSON *o, const char *name, int *out)
 	return true;
 }
 
+/* Control characters (escape sequences) become '?'; tabs stay. */
+static void printable(char *s, bool multiline)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c < 0x20 && c != '\t' && !(multiline && c == '\n')) ||
+		    c == 0x7f)
+			*s = '?';
+	}
+}
+
 static bool hex_id(const char *s)
 {
 	size_t n = strlen(s), i;
@@ -233,8 +245,17 @@ int rv_llm_parse_answer(const char *text, size_t len, const char *voter,
 		f.nvoters = 1;
 		rv_findings_add(&tmp, &f);
 	}
-	for (i = 0; i < tmp.n; i++)
-		rv_findings_add(out, &tmp.items[i]);
+	for (i = 0; i < tmp.n; i++) {
+		struct rv_finding *f = &tmp.items[i];
+
+		/* Nothing a terminal or a mail reader would act on. */
+		printable(f->function, false);
+		printable(f->category, false);
+		printable(f->title, false);
+		printable(f->explanation, true);
+		printable(f->quote, true);
+		rv_findings_add(out, f);
+	}
 	ret = (int)tmp.n;
 out:
 	rv_findings_release(&tmp);

@@ -177,6 +177,7 @@ static void finish(CURLM *multi, struct rv_llm_req *r, CURLcode code,
 		   const struct rv_llm_run_opts *o)
 {
 	double delay;
+	int i;
 
 	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
 	stop(multi, r);
@@ -187,8 +188,9 @@ static void finish(CURLM *multi, struct rv_llm_req *r, CURLcode code,
 		return;
 	}
 	if (retryable(code, r->status) && r->attempts <= o->retries) {
-		delay = o->backoff * (double)(1 << (r->attempts - 1)) *
-			(1 + 0.5 * jitter());
+		delay = o->backoff * (1 + 0.5 * jitter());
+		for (i = 1; i < r->attempts && delay < 3600; i++)
+			delay *= 2;
 		if (r->retry_after > delay)
 			delay = r->retry_after;
 		if (now + delay < deadline_at) {

@@ -127,8 +127,12 @@ static bool quote_exists(const char *quote, const char *ref)
 	return ok;
 }
 
-/* The diff's own post-image lines of f, when the tree cannot be read. */
-static char *diff_post_image(const struct rv_file *f)
+/*
+ * The diff's lines of f: its post-image lines when the tree cannot be
+ * read (removed false), or only the lines it removes (removed true),
+ * which a finding about a removal may quote too.
+ */
+static char *diff_lines(const struct rv_file *f, bool removed)
 {
 	struct sb sb = SB_INIT;
 	size_t j, k;
@@ -137,7 +141,7 @@ static char *diff_post_image(const struct rv_file *f)
 		for (k = 0; k < f->hunks[j].nlines; k++) {
 			const struct rv_line *l = &f->hunks[j].lines[k];
 
-			if (l->origin != '-') {
+			if ((l->origin == '-') == removed) {
 				sb_adds(&sb, l->text ? l->text : "");
 				sb_addch(&sb, '\n');
 			}
@@ -166,14 +170,21 @@ enum rv_verdict rv_verify_finding(const struct rv_finding *f,
 	if (!inside)
 		return RV_VERDICT_OUTSIDE;
 	if (f->quote && *f->quote) {
-		char *raw = post ? NULL : diff_post_image(file);
-		char *ref =
-			post ? squeeze(post, postlen)
-			     : squeeze(raw ? raw : "", raw ? strlen(raw) : 0);
-		bool ok = quote_exists(f->quote, ref);
+		char *raw = post ? NULL : diff_lines(file, false);
+		char *gone = diff_lines(file, true);
+		struct sb all = SB_INIT;
+		char *ref;
+		bool ok;
 
+		sb_add(&all, post ? post : raw, post ? postlen : strlen(raw));
+		sb_addch(&all, '\n');
+		sb_adds(&all, gone);
+		ref = squeeze(sb_str(&all), all.len);
+		ok = quote_exists(f->quote, ref);
 		free(raw);
+		free(gone);
 		free(ref);
+		sb_release(&all);
 		if (!ok)
 			return RV_VERDICT_HALLUCINATED;
 	}

@@ -70,6 +70,23 @@ static void test_answer_fenced_and_prose(void **state)
 	assert_int_equal(fs.n, 0);
 }
 
+static void test_answer_no_escapes(void **state)
+{
+	struct rv_findings fs = {0};
+
+	(void)state;
+	assert_int_equal(
+		parse("{\"findings\": [{\"file\": \"x.c\", \"line_start\": 1,"
+		      " \"severity\": \"low\", \"title\": "
+		      "\"\\u001b]0;pwn\\u0007t\","
+		      " \"explanation\": \"a\\nb\\u001b[31m\"}]}",
+		      &fs, NULL),
+		1);
+	assert_string_equal(fs.items[0].title, "?]0;pwn?t");
+	assert_string_equal(fs.items[0].explanation, "a\nb?[31m");
+	rv_findings_release(&fs);
+}
+
 static void expect_reject(const char *text, const char *why)
 {
 	struct rv_findings fs = {0};
@@ -226,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_answer_plain),
 		cmocka_unit_test(test_answer_fenced_and_prose),
 		cmocka_unit_test(test_answer_rejected),
+		cmocka_unit_test(test_answer_no_escapes),
 		cmocka_unit_test(test_provider_bodies),
 		cmocka_unit_test(test_categories_and_titles),
 	};

@@ -130,6 +130,14 @@ static void test_verdicts(void **state)
 	/* A quote of code the post-image does not have is invented. */
 	assert_int_equal(check(d, "a.c", 17, 17, "free(p);", true),
 			 RV_VERDICT_HALLUCINATED);
+	/* A line the patch removes may be quoted (a finding on a removal). */
+	rv_diff_free(d);
+	d = parse(diff2);
+	assert_int_equal(
+		check(d, "a.c", 16, 16, "for (i = 0; i <= n; i++)", false),
+		RV_VERDICT_KEEP);
+	rv_diff_free(d);
+	d = parse(diff1);
 	/* Without the tree, the diff's lines are the reference. */
 	assert_int_equal(check(d, "a.c", 16, 16, "p[i] = 0;", false),
 			 RV_VERDICT_KEEP);
