@@ -7,11 +7,7 @@
  * mail could make it allocate gigabytes (a zip bomb). Here each section is
  * base85-decoded and inflated with the declared size as a hard cap first.
  *
- * zlib is the one libgit2 already loaded; its functions are looked up at
- * run time so the build needs no extra library. Without them, the
- * compressed size alone is capped (zlib expands at most ~1032:1).
  */
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +17,6 @@
 
 /* Largest file a binary patch may create or change. */
 #define AP_MAX_BINARY ((size_t)64 << 20)
-/* Compressed bytes allowed per section when zlib cannot be found. */
-#define AP_MAX_DEFLATED_BLIND ((size_t)64 << 10)
-
-typedef int (*inflate_init_fn)(z_streamp, const char *, int);
-typedef int (*inflate_fn)(z_streamp, int);
-typedef int (*inflate_end_fn)(z_streamp);
 
 static int b85_value(int c)
 {
@@ -83,27 +73,20 @@ static int b85_line(const char *l, size_t n, struct sb *out)
 /* Inflate data, refusing more than cap bytes; returns the size or -1. */
 static long long inflate_capped(const struct sb *data, size_t cap)
 {
-	inflate_init_fn init =
-		(inflate_init_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "inflateInit_");
-	inflate_fn inf = (inflate_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "inflate");
-	inflate_end_fn end =
-		(inflate_end_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "inflateEnd");
 	unsigned char buf[16384];
 	z_stream z;
 	size_t total = 0;
 	int r;
 
-	if (!init || !inf || !end)
-		return data->len <= AP_MAX_DEFLATED_BLIND ? -2 : -1;
 	memset(&z, 0, sizeof(z));
-	if (init(&z, ZLIB_VERSION, (int)sizeof(z)) != Z_OK)
+	if (inflateInit(&z) != Z_OK)
 		return -1;
 	z.next_in = (unsigned char *)data->buf;
 	z.avail_in = (uInt)data->len;
 	do {
 		z.next_out = buf;
 		z.avail_out = sizeof(buf);
-		r = inf(&z, Z_NO_FLUSH);
+		r = inflate(&z, Z_NO_FLUSH);
 		if (r != Z_OK && r != Z_STREAM_END)
 			break;
 		total += sizeof(buf) - z.avail_out;
@@ -112,7 +95,7 @@ static long long inflate_capped(const struct sb *data, size_t cap)
 			break;
 		}
 	} while (r != Z_STREAM_END && (z.avail_in || !z.avail_out));
-	end(&z);
+	inflateEnd(&z);
 	return r == Z_STREAM_END ? (long long)total : -1;
 }
 
@@ -167,8 +150,6 @@ int ap_binary_check(const struct ap_file *f, struct errmsg *err)
 			}
 		}
 		got = inflate_capped(&data, (size_t)size);
-		if (got == -2)
-			continue; /* no zlib to check with, but small enough */
 		if (got < 0 || (unsigned long long)got != size) {
 			ret = errmsg_set(err, RV_ERR_INPUT,
 					 "corrupt binary patch of %.200s (its "

@@ -21,7 +21,7 @@ san=${FUZZ_SAN:-"-fsanitize=address,undefined -fno-sanitize-recover=all"}
 make --no-print-directory BUILD="$fb" CC=clang \
 	OPT="-O1 -g -fno-omit-frame-pointer" \
 	SAN="$san -fsanitize=fuzzer-no-link" "$fb/libquorum.a" || exit 1
-pkgs="libgit2 gmime-3.0 libcurl libcjson sqlite3"
+pkgs="libgit2 gmime-3.0 libcurl libcjson sqlite3 zlib"
 for src in tests/fuzz/fuzz-*.c; do
 	name=$(basename "$src" .c)
 	# shellcheck disable=SC2046
