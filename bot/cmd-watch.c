@@ -1,0 +1,1002 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * cmd-watch.c - `quorum watch`: read each opted-in list's new mail from
+ * notmuch, assemble series, review the complete (or long-waiting) ones
+ * and reply in their thread exactly once.
+ *
+ * Exactly once: a reply is composed, then recorded as intended in the
+ * state db in the same transaction that marks its series reviewed, then
+ * delivered, then marked sent. A run starts by delivering whatever is
+ * still intended, and outbox delivery is idempotent by file name, so a
+ * kill -9 anywhere neither loses nor doubles a reply. (A sendmail
+ * command that exits 0 just before a kill is the one window left: the
+ * retry carries the same Message-ID, so receivers see one mail.)
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <git2.h>
+#include <notmuch.h>
+
+#include "state.h"
+#include "watch.h"
+
+#define WATCH_MAX_MESSAGE ((size_t)16 << 20)
+#define WATCH_MAX_THREAD 2000 /* messages read from one thread */
+#define DEFAULT_WAIT (30 * 60)
+#define DEFAULT_ATTEMPTS 5
+
+static int cmd_watch(int argc, char **argv);
+
+const struct cmd cmd_watch_def = {
+	"watch",
+	cmd_watch,
+	"quorum watch [--once] [--interval SECONDS]",
+	"the mailing-list bot: review new series from notmuch, reply in-thread",
+	"Reads the notmuch database (notmuch.database in the config, else\n"
+	"notmuch's own config) and, for each [list \"NAME\"] section with an\n"
+	"address, the new mail to that list. Complete series (or incomplete ones\n"
+	"after list.NAME.wait with no new patch) are reviewed with the list's\n"
+	"repo and branch, and the review is written as a reply in the series'\n"
+	"thread, exactly once. Lists without a section are never reviewed.\n"
+	"\n"
+	"Options:\n"
+	"  --once          process what is there and exit\n"
+	"  --interval N    seconds between polls without --once (default 300);\n"
+	"                  SIGTERM or SIGINT ends the loop cleanly\n"
+	"  -h, --help      this text\n"
+	"\n"
+	"Per list: address, repo, branch, mode (dry-run: replies only to the\n"
+	"outbox maildir, the default; reply: delivered), reply-to (author,list),\n"
+	"cc (more addresses), query (notmuch query; default\n"
+	"'tag:new and (to:ADDR or cc:ADDR)'), wait (30m; s, m, h, d suffixes),\n"
+	"mute (comma-separated senders or subject words never reviewed).\n"
+	"[deliver] method = outbox | sendmail, outbox (a maildir; default\n"
+	"$XDG_DATA_HOME/quorum/outbox), sendmail (a command, split into argv,\n"
+	"never run by a shell; default 'sendmail -i -t'), max-attempts (5).\n"
+	"[watch] domain (of quorum's Message-IDs), from, state (the state db;\n"
+	"default $XDG_STATE_HOME/quorum/state.db).\n"
+	"\n"
+	"Mail is tagged quorum/seen, quorum/reviewed, quorum/skipped or\n"
+	"quorum/failed; no other tag is touched.\n"
+	"\n"
+	"Exit status: 0 when the run completed (series that failed are tagged\n"
+	"and reported), 2 usage or config error, 3 environment error (notmuch\n"
+	"database, state db).",
+};
+
+enum list_mode { MODE_DRY_RUN, MODE_REPLY };
+
+struct wlist {
+	const char *name;
+	const char *address;
+	const char *repo;
+	const char *branch;
+	enum list_mode mode;
+	bool to_author, to_list;
+	char *query;
+	long wait;
+	char **mute; /* lowercase patterns */
+	char **cc;
+	size_t ncc;
+	struct rv_repo *rv; /* opened on first use */
+	char *workdir;
+	struct rv_history *history;
+	bool repo_failed;
+};
+
+struct watch {
+	struct qconfig *cfg;
+	notmuch_database_t *db;
+	struct state *st;
+	int64_t now;
+	const char *domain;
+	char *from;
+	char *outbox;
+	const char *method; /* for lists in reply mode */
+	char **sendmail;
+	int max_attempts;
+	int quorum;
+	struct wlist *lists;
+	size_t nlists;
+	/* counters for the summary line */
+	size_t reviewed, waiting, skipped, failed, delivered, held;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* Expand a leading ~/ with $HOME. Caller frees. */
+static char *expand_home(const char *p)
+{
+	const char *home = getenv("HOME");
+	struct sb s = SB_INIT;
+
+	if (p[0] == '~' && p[1] == '/' && home)
+		sb_addf(&s, "%s%s", home, p + 1);
+	else
+		sb_adds(&s, p);
+	return sb_detach(&s, NULL);
+}
+
+/* "30m" -> 1800. -1 when malformed. */
+static long parse_duration(const char *v)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || end == v || n < 0 || n > 365L * 86400)
+		return -1;
+	switch (*end) {
+	case '\0':
+	case 's':
+		break;
+	case 'm':
+		n *= 60;
+		break;
+	case 'h':
+		n *= 3600;
+		break;
+	case 'd':
+		n *= 86400;
+		break;
+	default:
+		return -1;
+	}
+	if (*end && end[1])
+		return -1;
+	return n;
+}
+
+/* Split "a, b,c" into a NULL-terminated array of trimmed lowercase words. */
+static char **split_commas(const char *v, size_t *n)
+{
+	char **arr = NULL;
+	size_t cnt = 0, alloc = 0;
+	const char *p = v;
+
+	while (p && *p) {
+		const char *e = strchr(p, ','), *b = p, *t;
+
+		if (!e)
+			e = p + strlen(p);
+		while (b < e && (*b == ' ' || *b == '\t'))
+			b++;
+		t = e;
+		while (t > b && (t[-1] == ' ' || t[-1] == '\t'))
+			t--;
+		if (t > b) {
+			char *w = xstrndup(b, (size_t)(t - b)), *c;
+
+			for (c = w; *c; c++)
+				*c = (char)tolower((unsigned char)*c);
+			ALLOC_GROW(arr, cnt + 2, alloc);
+			arr[cnt++] = w;
+			arr[cnt] = NULL;
+		}
+		p = *e ? e + 1 : e;
+	}
+	if (n)
+		*n = cnt;
+	return arr;
+}
+
+static int add_list(void *arg, const char *name)
+{
+	struct watch *w = arg;
+	struct wlist *l;
+	struct sb key = SB_INIT;
+	const char *v;
+	int ret = 0;
+
+#define LIST_GET(k)                                                           \
+	(sb_reset(&key), sb_addf(&key, "list.%s.%s", name, k),               \
+	 qconfig_get(w->cfg, key.buf))
+
+	if (!LIST_GET("address"))
+		goto out; /* a section without an address reviews nothing */
+	w->lists = xrealloc(w->lists, (w->nlists + 1) * sizeof(*w->lists));
+	l = &w->lists[w->nlists++];
+	memset(l, 0, sizeof(*l));
+	l->name = xstrdup_or_null(name);
+	l->address = LIST_GET("address");
+	l->repo = LIST_GET("repo");
+	l->branch = LIST_GET("branch");
+	v = LIST_GET("mode");
+	if (!v || !strcmp(v, "dry-run")) {
+		l->mode = MODE_DRY_RUN;
+	} else if (!strcmp(v, "reply")) {
+		l->mode = MODE_REPLY;
+	} else if (!strcmp(v, "digest")) {
+		/* Not built yet: never send what the user did not ask for. */
+		warning("list %s: mode digest is not implemented; "
+			"using dry-run (replies go to the outbox only)",
+			name);
+		l->mode = MODE_DRY_RUN;
+	} else {
+		ret = error("list %s: mode '%s' is not dry-run, reply or digest",
+			    name, v);
+		goto out;
+	}
+	v = LIST_GET("reply-to");
+	if (!v) {
+		l->to_author = l->to_list = true;
+	} else {
+		size_t n, i;
+		char **words = split_commas(v, &n);
+
+		for (i = 0; i < n; i++) {
+			if (!strcmp(words[i], "author"))
+				l->to_author = true;
+			else if (!strcmp(words[i], "list"))
+				l->to_list = true;
+			else
+				ret = error("list %s: reply-to '%s' is not "
+					    "author or list",
+					    name, words[i]);
+		}
+		argv_free(words);
+		if (ret)
+			goto out;
+	}
+	v = LIST_GET("cc");
+	l->cc = split_commas(v, &l->ncc);
+	l->mute = split_commas(LIST_GET("mute"), NULL);
+	v = LIST_GET("query");
+	if (v) {
+		l->query = xstrdup_or_null(v);
+	} else {
+		struct sb q = SB_INIT;
+
+		sb_addf(&q, "tag:new and (to:\"%s\" or cc:\"%s\")", l->address,
+			l->address);
+		l->query = sb_detach(&q, NULL);
+	}
+	v = LIST_GET("wait");
+	l->wait = v ? parse_duration(v) : DEFAULT_WAIT;
+	if (l->wait < 0)
+		ret = error("list %s: wait '%s' is not a duration like 30m", name,
+			    v);
+out:
+	sb_release(&key);
+	return ret;
+#undef LIST_GET
+}
+
+static void lists_free(struct watch *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nlists; i++) {
+		struct wlist *l = &w->lists[i];
+
+		free((char *)l->name);
+		free(l->query);
+		argv_free(l->mute);
+		argv_free(l->cc);
+		rv_history_free(l->history);
+		rv_repo_free(l->rv);
+		free(l->workdir);
+	}
+	free(w->lists);
+}
+
+/* ---- tagging ---------------------------------------------------------- */
+
+static void tag_message(struct watch *w, const char *msgid, const char *tag)
+{
+	notmuch_message_t *m = NULL;
+
+	if (notmuch_database_find_message(w->db, msgid, &m) ||
+	    !m)
+		return;
+	notmuch_message_add_tag(m, "quorum/seen");
+	if (tag)
+		notmuch_message_add_tag(m, tag);
+	notmuch_message_destroy(m);
+}
+
+/* ---- one thread ------------------------------------------------------- */
+
+struct tmsg {
+	char *msgid;
+	int64_t first_seen;
+	const char *tag; /* what happened to it, NULL: seen only */
+};
+
+struct thread_ctx {
+	struct watch *w;
+	struct wlist *l;
+	const char *thread;
+	struct tmsg *msgs;
+	size_t n, alloc;
+};
+
+static struct tmsg *tmsg_find(struct thread_ctx *t, const char *msgid)
+{
+	size_t i;
+
+	for (i = 0; msgid && i < t->n; i++)
+		if (!strcmp(t->msgs[i].msgid, msgid))
+			return &t->msgs[i];
+	return NULL;
+}
+
+/* Mail quorum wrote: its own Message-ID domain or an X-Quorum- header. */
+static bool is_own_mail(struct watch *w, const char *msgid, const struct sb *raw)
+{
+	const char *at = msgid ? strrchr(msgid, '@') : NULL;
+	const char *p = raw->buf, *end = raw->buf + raw->len;
+
+	if (at && !strcasecmp(at + 1, w->domain))
+		return true;
+	/* Scan the header block only. */
+	while (p && p < end) {
+		if (*p == '\n' || (*p == '\r' && p + 1 < end && p[1] == '\n'))
+			break;
+		if (end - p > 9 && !strncasecmp(p, "X-Quorum-", 9))
+			return true;
+		p = memchr(p, '\n', (size_t)(end - p));
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+static bool is_muted(const struct wlist *l, const struct mp_patch *p)
+{
+	size_t i;
+
+	for (i = 0; l->mute && l->mute[i]; i++) {
+		if (p->author_email && strcasestr(p->author_email, l->mute[i]))
+			return true;
+		if (p->from && strcasestr(p->from, l->mute[i]))
+			return true;
+		if (p->subject_raw && strcasestr(p->subject_raw, l->mute[i]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The stable key of a series: its thread root (the oldest reference of
+ * the cover, else of the first patch present, else that mail itself),
+ * version, total and the sender of the patches, so it stays the same
+ * whichever of its mails arrived first.
+ */
+static void series_key(const struct mp_series *s, struct sb *key)
+{
+	const struct mp_patch *p = reply_parent(s), *first = NULL;
+	const char *root;
+	size_t k;
+
+	for (k = 0; k < s->npatches && !first; k++)
+		first = s->patches[k];
+	if (!first)
+		first = p;
+	root = p->nreferences ? p->references[0] : p->message_id;
+	if (!s->cover && first->nreferences)
+		root = first->references[0];
+	sb_addf(key, "%s/v%d/%d/%s", root ? root : "", s->version, s->total,
+		first->from ? first->from : "");
+}
+
+/* A message-id from a hash of key: stable across a retry. */
+static void reply_msgid(struct watch *w, const char *key, const char *what,
+			struct sb *out)
+{
+	git_oid oid;
+	char hex[GIT_OID_HEXSZ + 1];
+
+	git_odb_hash(&oid, key, strlen(key), GIT_OBJECT_BLOB);
+	git_oid_tostr(hex, sizeof(hex), &oid);
+	sb_addf(out, "quorum.%.20s.%s@%s", hex, what, w->domain);
+}
+
+static void patch_ids(const struct mp_series *s, struct sb *out)
+{
+	size_t k;
+	char id[RV_OID_HEXSZ + 1];
+
+	for (k = 0; k < s->npatches; k++) {
+		const struct mp_patch *p = s->patches[k];
+
+		if (!p || !p->diff || rv_patch_id(p->diff, p->diff_len, id) < 0)
+			sb_adds(out, "-,");
+		else
+			sb_addf(out, "%s,", id);
+	}
+}
+
+static void tag_series(struct thread_ctx *t, const struct mp_series *s,
+		       const char *tag)
+{
+	struct tmsg *m;
+	size_t k;
+
+	if (s->cover && (m = tmsg_find(t, s->cover->message_id)))
+		m->tag = tag;
+	for (k = 0; k < s->npatches; k++)
+		if (s->patches[k] &&
+		    (m = tmsg_find(t, s->patches[k]->message_id)))
+			m->tag = tag;
+}
+
+static int64_t series_last_seen(struct thread_ctx *t, const struct mp_series *s)
+{
+	int64_t last = 0;
+	struct tmsg *m;
+	size_t k;
+
+	if (s->cover && (m = tmsg_find(t, s->cover->message_id)))
+		last = m->first_seen;
+	for (k = 0; k < s->npatches; k++)
+		if (s->patches[k] &&
+		    (m = tmsg_find(t, s->patches[k]->message_id)) &&
+		    m->first_seen > last)
+			last = m->first_seen;
+	return last;
+}
+
+static const char *list_method(struct watch *w, const struct wlist *l)
+{
+	return l->mode == MODE_REPLY ? w->method : "outbox";
+}
+
+/* Deliver one recorded reply; updates the state. 0 delivered, -1 not. */
+static int deliver_one(struct watch *w, const char *msgid, const char *method,
+		       const char *raw, size_t len, int attempts)
+{
+	struct errmsg err = { "" };
+	int r;
+
+	if (!strcmp(method, "sendmail"))
+		r = deliver_command(w->sendmail, raw, len, &err);
+	else
+		r = deliver_outbox(w->outbox, msgid, raw, len, NULL, &err);
+	if (r == 0) {
+		if (state_reply_sent(w->st, msgid, w->now) < 0)
+			warning("state db: %s", state_error(w->st));
+		w->delivered++;
+		return 0;
+	}
+	if (attempts + 1 >= w->max_attempts) {
+		struct errmsg e2 = { "" };
+
+		warning("reply <%s> not delivered after %d attempts (%s); "
+			"it waits in the outbox",
+			msgid, attempts + 1, err.msg);
+		if (deliver_outbox(w->outbox, msgid, raw, len, err.msg, &e2) < 0)
+			warning("%s", e2.msg);
+		state_reply_failed(w->st, msgid, err.msg, 0, true);
+		w->held++;
+	} else {
+		int64_t delay = 60LL << (attempts < 10 ? attempts : 10);
+
+		warning("reply <%s> not delivered (%s); retrying in %llds",
+			msgid, err.msg, (long long)delay);
+		state_reply_failed(w->st, msgid, err.msg, w->now + delay, false);
+	}
+	return -1;
+}
+
+static int deliver_pending_one(void *arg, const struct reply_row *r)
+{
+	struct watch *w = arg;
+
+	deliver_one(w, r->msgid, r->method ? r->method : "outbox", r->raw,
+		    r->len, r->attempts);
+	return stop_requested ? 1 : 0;
+}
+
+/* Open the list's repo, history and work tree once. */
+static struct rv_repo *list_repo(struct watch *w, struct wlist *l)
+{
+	struct errmsg err = { "" };
+	char *path;
+
+	if (l->rv || l->repo_failed || !l->repo)
+		return l->rv;
+	path = expand_home(l->repo);
+	if (rv_repo_open(&l->rv, path, &err) < 0) {
+		error("list %s: %s", l->name, err.msg);
+		l->repo_failed = true;
+		free(path);
+		return NULL;
+	}
+	if (rv_history_open(&l->history, path, &err) < 0)
+		warning("list %s: %s; reviewing without it", l->name, err.msg);
+	l->workdir = rv_workdir_of(path);
+	free(path);
+	return l->rv;
+}
+
+/* Record the reply and the series in one transaction, then deliver. */
+static int record_and_send(struct thread_ctx *t, const char *key,
+			   const char *pids, const char *msgid,
+			   const struct sb *raw)
+{
+	struct watch *w = t->w;
+	const char *method = list_method(w, t->l);
+
+	if (state_begin(w->st) < 0)
+		goto fail;
+	if (state_reply_add(w->st, msgid, key, t->l->name, method, raw->buf,
+			    raw->len, w->now) < 0 ||
+	    state_series_set(w->st, key, t->l->name, t->thread,
+			     SERIES_REVIEWED, pids, msgid, w->now) < 0) {
+		state_rollback(w->st);
+		goto fail;
+	}
+	if (state_commit(w->st) < 0) {
+		state_rollback(w->st);
+		goto fail;
+	}
+	deliver_one(w, msgid, method, raw->buf, raw->len, 0);
+	return 0;
+fail:
+	return error("state db: %s", state_error(w->st));
+}
+
+static void review_one(struct thread_ctx *t, const struct mp_series *s)
+{
+	struct watch *w = t->w;
+	struct wlist *l = t->l;
+	struct sb key = SB_INIT, pids = SB_INIT, msgid = SB_INIT, raw = SB_INIT;
+	struct series_row row;
+	struct rv_review_opts opts = RV_REVIEW_OPTS_INIT;
+	struct rv_review *r = NULL;
+	struct reply_opts ro = { 0 };
+	struct errmsg err = { "" };
+	const struct mp_patch *parent = reply_parent(s);
+	char earlier[256];
+	int64_t last;
+	int rr;
+
+	if (!parent)
+		return;
+	series_key(s, &key);
+	if (state_series_get(w->st, key.buf, &row) < 0) {
+		error("state db: %s", state_error(w->st));
+		goto out;
+	}
+	if (row.status == SERIES_REVIEWED || row.status == SERIES_SKIPPED ||
+	    row.status == SERIES_FAILED) {
+		tag_series(t, s,
+			   row.status == SERIES_REVIEWED ? "quorum/reviewed" :
+			   row.status == SERIES_SKIPPED  ? "quorum/skipped" :
+							   "quorum/failed");
+		goto out;
+	}
+	if (s->superseded || is_muted(l, parent)) {
+		state_series_set(w->st, key.buf, l->name, t->thread,
+				 SERIES_SKIPPED, NULL, NULL, w->now);
+		printf("%s: skipped %s series \"%s\"\n", l->name,
+		       s->superseded ? "superseded" : "muted",
+		       parent->subject_raw ? parent->subject_raw : "");
+		tag_series(t, s, "quorum/skipped");
+		w->skipped++;
+		goto out;
+	}
+	last = series_last_seen(t, s);
+	if (!s->complete && w->now - last < l->wait) {
+		if (row.status != SERIES_WAITING) {
+			state_series_set(w->st, key.buf, l->name, t->thread,
+					 SERIES_WAITING, NULL, NULL, w->now);
+			printf("%s: waiting for %zu missing patch%s of \"%s\" "
+			       "(up to %llds)\n",
+			       l->name, s->nmissing,
+			       s->nmissing == 1 ? "" : "es",
+			       parent->subject_raw ? parent->subject_raw : "",
+			       (long long)(l->wait - (w->now - last)));
+		}
+		w->waiting++;
+		goto out;
+	}
+	patch_ids(s, &pids);
+	rr = state_series_same_patches(w->st, key.buf, pids.buf, earlier,
+				       sizeof(earlier));
+	if (rr > 0) {
+		/* A RESEND: say so once, never review it again. */
+		reply_msgid(w, key.buf, "unchanged", &msgid);
+		ro.unchanged_since = earlier;
+	} else {
+		if (!list_repo(w, l) && l->repo) {
+			state_series_set(w->st, key.buf, l->name, t->thread,
+					 SERIES_FAILED, pids.buf, NULL, w->now);
+			tag_series(t, s, "quorum/failed");
+			w->failed++;
+			goto out;
+		}
+		opts.apply.branch = l->branch;
+		opts.quorum = w->quorum;
+		opts.history = l->history;
+		opts.workdir = l->workdir;
+		rr = rv_review_series(&r, l->rv, s, &opts, &err);
+		if (rr < 0 && !r) {
+			error("list %s: cannot review \"%s\": %s", l->name,
+			      parent->subject_raw ? parent->subject_raw : "",
+			      err.msg);
+			state_series_set(w->st, key.buf, l->name, t->thread,
+					 SERIES_FAILED, pids.buf, NULL, w->now);
+			tag_series(t, s, "quorum/failed");
+			w->failed++;
+			goto out;
+		}
+		reply_msgid(w, key.buf, "review", &msgid);
+	}
+	ro.from = w->from;
+	ro.domain = w->domain;
+	ro.msgid = msgid.buf;
+	ro.list_address = l->address;
+	ro.to_author = l->to_author;
+	ro.to_list = l->to_list;
+	ro.maintainers = (const char *const *)l->cc;
+	ro.nmaintainers = l->ncc;
+	ro.prompt_hash = "none";
+	ro.now = w->now;
+	if (reply_compose(&raw, s, r, &ro, &err) < 0) {
+		error("list %s: %s", l->name, err.msg);
+		state_series_set(w->st, key.buf, l->name, t->thread,
+				 SERIES_FAILED, pids.buf, NULL, w->now);
+		tag_series(t, s, "quorum/failed");
+		w->failed++;
+		goto out;
+	}
+	if (record_and_send(t, key.buf, pids.buf, msgid.buf, &raw) < 0)
+		goto out;
+	printf("%s: reviewed \"%s\": %s, reply <%s> (%s)\n", l->name,
+	       parent->subject_raw ? parent->subject_raw : "",
+	       ro.unchanged_since ? "unchanged since an earlier review" :
+	       r->findings.n	  ? "findings"
+				  : "no findings",
+	       msgid.buf, list_method(w, l));
+	tag_series(t, s, "quorum/reviewed");
+	w->reviewed++;
+out:
+	rv_review_free(r);
+	sb_release(&key);
+	sb_release(&pids);
+	sb_release(&msgid);
+	sb_release(&raw);
+}
+
+static int process_thread(struct watch *w, struct wlist *l, const char *thread)
+{
+	struct thread_ctx t = { w, l, thread, NULL, 0, 0 };
+	struct mp_collector *c = mp_collector_new();
+	struct mp_set *set = NULL;
+	notmuch_query_t *q;
+	notmuch_messages_t *msgs = NULL;
+	struct sb qs = SB_INIT, raw = SB_INIT;
+	struct errmsg err = { "" };
+	size_t i, n = 0;
+
+	sb_addf(&qs, "thread:%s", thread);
+	q = notmuch_query_create(w->db, qs.buf);
+	if (!q || notmuch_query_search_messages(q, &msgs)) {
+		error("notmuch: cannot search %s", qs.buf);
+		goto out;
+	}
+	for (; notmuch_messages_valid(msgs) && n < WATCH_MAX_THREAD;
+	     notmuch_messages_move_to_next(msgs), n++) {
+		notmuch_message_t *m = notmuch_messages_get(msgs);
+		const char *id = notmuch_message_get_message_id(m);
+		const char *file = notmuch_message_get_filename(m);
+		struct mp_patch *p = NULL;
+		struct tmsg *tm;
+
+		if (!id)
+			continue;
+		ALLOC_GROW(t.msgs, t.n + 1, t.alloc);
+		tm = &t.msgs[t.n++];
+		tm->msgid = xstrdup_or_null(id);
+		tm->tag = NULL;
+		if (state_message_seen(w->st, id, l->name, w->now,
+				       &tm->first_seen) < 0)
+			tm->first_seen = w->now;
+		sb_reset(&raw);
+		if (!file ||
+		    read_file_capped(file, WATCH_MAX_MESSAGE, &raw, &err) < 0) {
+			tm->tag = "quorum/failed";
+			continue;
+		}
+		if (is_own_mail(w, id, &raw)) {
+			tm->tag = "quorum/skipped";
+			continue;
+		}
+		if (mp_patch_parse(&p, raw.buf, raw.len, NULL, &err) < 0) {
+			tm->tag = "quorum/skipped";
+			continue;
+		}
+		if (p->auto_submitted ||
+		    (p->kind != MP_KIND_PATCH && p->kind != MP_KIND_COVER)) {
+			/* Replies, pull requests, auto-replies: never reviewed. */
+			tm->tag = "quorum/skipped";
+			mp_patch_free(p);
+			continue;
+		}
+		/* notmuch and the parser agree on the id (both strip <>). */
+		mp_collector_add(c, p);
+	}
+	set = mp_collector_finish(c);
+	c = NULL;
+	for (i = 0; i < set->nseries && !stop_requested; i++)
+		review_one(&t, set->series[i]);
+	notmuch_database_begin_atomic(w->db);
+	for (i = 0; i < t.n; i++)
+		tag_message(w, t.msgs[i].msgid, t.msgs[i].tag);
+	notmuch_database_end_atomic(w->db);
+out:
+	if (c)
+		mp_set_free(mp_collector_finish(c));
+	mp_set_free(set);
+	if (q)
+		notmuch_query_destroy(q);
+	for (i = 0; i < t.n; i++)
+		free(t.msgs[i].msgid);
+	free(t.msgs);
+	sb_release(&qs);
+	sb_release(&raw);
+	return 0;
+}
+
+struct strset {
+	char **v;
+	size_t n, alloc;
+};
+
+static int strset_add(void *arg, const char *s)
+{
+	struct strset *set = arg;
+	size_t i;
+
+	for (i = 0; i < set->n; i++)
+		if (!strcmp(set->v[i], s))
+			return 0;
+	ALLOC_GROW(set->v, set->n + 1, set->alloc);
+	set->v[set->n++] = xstrdup_or_null(s);
+	return 0;
+}
+
+static int process_list(struct watch *w, struct wlist *l)
+{
+	struct strset threads = { NULL, 0, 0 };
+	notmuch_query_t *q;
+	notmuch_messages_t *msgs = NULL;
+	struct sb qs = SB_INIT;
+	size_t i;
+	int ret = 0;
+
+	sb_addf(&qs, "(%s) and not tag:quorum/seen", l->query);
+	q = notmuch_query_create(w->db, qs.buf);
+	if (!q || notmuch_query_search_messages(q, &msgs)) {
+		ret = error("list %s: notmuch cannot run the query '%s'",
+			    l->name, l->query);
+		goto out;
+	}
+	for (; notmuch_messages_valid(msgs); notmuch_messages_move_to_next(msgs)) {
+		notmuch_message_t *m = notmuch_messages_get(msgs);
+		const char *tid = notmuch_message_get_thread_id(m);
+
+		if (tid)
+			strset_add(&threads, tid);
+	}
+	notmuch_query_destroy(q);
+	q = NULL;
+	/* Series still waiting for patches: look again (the wait may be over). */
+	state_series_waiting(w->st, l->name, strset_add, &threads);
+	for (i = 0; i < threads.n && !stop_requested; i++)
+		process_thread(w, l, threads.v[i]);
+out:
+	if (q)
+		notmuch_query_destroy(q);
+	for (i = 0; i < threads.n; i++)
+		free(threads.v[i]);
+	free(threads.v);
+	sb_release(&qs);
+	return ret;
+}
+
+static int64_t watch_now(void)
+{
+	/* QUORUM_NOW: a fixed clock for the tests, never for real use. */
+	const char *v = getenv("QUORUM_NOW");
+
+	if (v && *v)
+		return strtoll(v, NULL, 10);
+	return (int64_t)time(NULL);
+}
+
+static int open_notmuch(struct watch *w)
+{
+	const char *v = qconfig_get(w->cfg, "notmuch.database");
+	char *path = v ? expand_home(v) : NULL, *msg = NULL;
+	notmuch_status_t s;
+
+	s = notmuch_database_open_with_config(
+		path, NOTMUCH_DATABASE_MODE_READ_WRITE, NULL, NULL, &w->db, &msg);
+	if (s) {
+		error("cannot open the notmuch database %s: %s",
+		      path ? path : "(from notmuch's config)",
+		      msg ? msg : notmuch_status_to_string(s));
+		free(msg);
+		free(path);
+		return -1;
+	}
+	free(msg);
+	free(path);
+	return 0;
+}
+
+static int run_once(struct watch *w)
+{
+	size_t i;
+
+	w->now = watch_now();
+	/* First finish what an earlier run recorded but did not deliver. */
+	if (state_replies_pending(w->st, w->now, deliver_pending_one, w) < 0)
+		warning("state db: %s", state_error(w->st));
+	if (open_notmuch(w) < 0)
+		return EXIT_ENV;
+	for (i = 0; i < w->nlists && !stop_requested; i++)
+		process_list(w, &w->lists[i]);
+	notmuch_database_destroy(w->db);
+	w->db = NULL;
+	printf("watch: %zu reviewed, %zu waiting, %zu skipped, %zu failed, "
+	       "%zu delivered, %zu held\n",
+	       w->reviewed, w->waiting, w->skipped, w->failed, w->delivered,
+	       w->held);
+	fflush(stdout);
+	return 0;
+}
+
+static int load_watch_config(struct watch *w)
+{
+	struct errmsg err = { "" };
+	const char *v, *xdg, *home;
+	struct sb s = SB_INIT;
+
+	w->domain = qconfig_get(w->cfg, "watch.domain");
+	if (!w->domain)
+		w->domain = "quorum.invalid";
+	if (!msgid_is_safe(w->domain) || strchr(w->domain, '@'))
+		return error("watch.domain '%s' is not a domain name", w->domain);
+	v = qconfig_get(w->cfg, "watch.from");
+	if (v) {
+		w->from = xstrdup_or_null(v);
+	} else {
+		sb_addf(&s, "quorum <quorum@%s>", w->domain);
+		w->from = sb_detach(&s, NULL);
+	}
+	v = qconfig_get(w->cfg, "deliver.outbox");
+	if (v) {
+		w->outbox = expand_home(v);
+	} else {
+		xdg = getenv("XDG_DATA_HOME");
+		home = getenv("HOME");
+		if (xdg && *xdg)
+			sb_addf(&s, "%s/quorum/outbox", xdg);
+		else
+			sb_addf(&s, "%s/.local/share/quorum/outbox",
+				home ? home : ".");
+		w->outbox = sb_detach(&s, NULL);
+	}
+	w->method = qconfig_get(w->cfg, "deliver.method");
+	if (!w->method)
+		w->method = "outbox";
+	if (strcmp(w->method, "outbox") && strcmp(w->method, "sendmail"))
+		return error("deliver.method '%s' is not outbox or sendmail "
+			     "(smtp is not implemented yet)",
+			     w->method);
+	v = qconfig_get(w->cfg, "deliver.sendmail");
+	if (argv_split(v ? v : "sendmail -i -t", &w->sendmail) < 0)
+		return error("deliver.sendmail '%s' is not a command", v);
+	if (qconfig_get_int(w->cfg, "deliver.max-attempts", DEFAULT_ATTEMPTS,
+			    &w->max_attempts, &err) < 0 ||
+	    qconfig_get_int(w->cfg, "review.quorum", 0, &w->quorum, &err) < 0)
+		return error("%s", err.msg);
+	if (w->max_attempts < 1)
+		w->max_attempts = 1;
+	if (qconfig_subsections(w->cfg, "list", add_list, w))
+		return -1;
+	return 0;
+}
+
+static int cmd_watch(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "once", no_argument, NULL, 'o' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct watch w;
+	struct errmsg err = { "" };
+	char *state_path = NULL, *end;
+	bool once = false;
+	long interval = 300;
+	int c, ret = EXIT_USAGE;
+
+	memset(&w, 0, sizeof(w));
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			once = true;
+			break;
+		case 'i':
+			interval = strtol(optarg, &end, 10);
+			if (*end || interval < 1 || interval > 86400)
+				return usage_error(&cmd_watch_def,
+						   "--interval wants seconds from 1 to 86400, not '%s'",
+						   optarg);
+			break;
+		case 'h':
+			return cmd_print_help(&cmd_watch_def);
+		default:
+			return usage_error(&cmd_watch_def,
+					   "unknown or incomplete option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error(&cmd_watch_def, "watch takes no arguments");
+	if (qconfig_load(&w.cfg, NULL, &err) < 0) {
+		error("%s", err.msg);
+		goto out;
+	}
+	if (load_watch_config(&w) < 0)
+		goto out;
+	if (!w.nlists) {
+		error("no [list \"NAME\"] section with an address in the config "
+		      "(%s); nothing to watch",
+		      *qconfig_sources(w.cfg) ? qconfig_sources(w.cfg) :
+						"none found");
+		goto out;
+	}
+	state_path = qconfig_get(w.cfg, "watch.state") ?
+			     expand_home(qconfig_get(w.cfg, "watch.state")) :
+			     state_default_path();
+	if (state_open(&w.st, state_path, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_ENV;
+		goto out;
+	}
+	signal(SIGTERM, on_stop);
+	signal(SIGINT, on_stop);
+	for (;;) {
+		ret = run_once(&w);
+		if (once || ret || stop_requested)
+			break;
+		for (c = 0; c < interval && !stop_requested; c++)
+			sleep(1);
+		if (stop_requested)
+			break;
+	}
+out:
+	state_close(w.st);
+	free(state_path);
+	argv_free(w.sendmail);
+	free(w.from);
+	free(w.outbox);
+	lists_free(&w);
+	qconfig_free(w.cfg);
+	return ret;
+}

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * reply.c - the review as a reply in the series' thread, built with
+ * GMime so no byte of the original mail can add a header of its own.
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include <gmime/gmime.h>
+
+#include "watch.h"
+
+#define WRAP 78
+#define MAX_REFERENCES 20
+
+bool msgid_is_safe(const char *id)
+{
+	const unsigned char *p = (const unsigned char *)id;
+
+	if (!id || !*id || strlen(id) > 250)
+		return false;
+	for (; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f || *p == '<' || *p == '>' ||
+		    *p == '"' || *p == '\\')
+			return false;
+	return true;
+}
+
+/* An address fit for a header: user@host, nothing else. */
+static bool addr_is_safe(const char *a)
+{
+	const unsigned char *p = (const unsigned char *)a;
+
+	if (!a || !strchr(a, '@') || strlen(a) > 254)
+		return false;
+	for (; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f || strchr("<>\"(),;:\\[]", *p))
+			return false;
+	return true;
+}
+
+const struct mp_patch *reply_parent(const struct mp_series *s)
+{
+	size_t k;
+
+	if (s->cover)
+		return s->cover;
+	for (k = 0; k < s->npatches; k++)
+		if (s->patches[k])
+			return s->patches[k];
+	return NULL;
+}
+
+/* Copy s with control characters (CR, LF, ...) made spaces. */
+static char *one_line(const char *s, size_t max)
+{
+	struct sb o = SB_INIT;
+
+	for (; s && *s && o.len < max; s++)
+		sb_addch(&o, (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
+	return sb_detach(&o, NULL);
+}
+
+static void add_wrapped(struct sb *out, const char *text, const char *indent)
+{
+	size_t col = 0, ind = strlen(indent);
+	const char *p = text;
+
+	while (*p) {
+		const char *w;
+		size_t n;
+
+		if (*p == '\n' && p[1] == '\n') {
+			if (col)
+				sb_addch(out, '\n');
+			sb_addch(out, '\n');
+			col = 0;
+			p += 2;
+			continue;
+		}
+		if (isspace((unsigned char)*p)) {
+			p++;
+			continue;
+		}
+		w = p;
+		while (*p && !isspace((unsigned char)*p))
+			p++;
+		n = (size_t)(p - w);
+		if (col && col + 1 + n > WRAP) {
+			sb_addch(out, '\n');
+			col = 0;
+		}
+		if (!col) {
+			sb_adds(out, indent);
+			col = ind;
+		} else {
+			sb_addch(out, ' ');
+			col++;
+		}
+		sb_add(out, w, n);
+		col += n;
+	}
+	if (col)
+		sb_addch(out, '\n');
+}
+
+static int patch_number(const struct mp_series *s, int k)
+{
+	const struct mp_patch *p;
+
+	if (k < 0 || (size_t)k >= s->npatches)
+		return k + 1;
+	p = s->patches[k];
+	return p && p->subject.index ? p->subject.index : k + 1;
+}
+
+static int series_total(const struct mp_series *s)
+{
+	return s->total > 0 ? s->total : (int)s->npatches;
+}
+
+/* "2/3" or "1/3 and 2/3": the patches that have findings. */
+static void add_patches_with_findings(struct sb *out, const struct mp_series *s,
+				      const struct rv_findings *fs)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < fs->n; i++) {
+		for (j = 0; j < i; j++)
+			if (fs->items[j].patch == fs->items[i].patch)
+				break;
+		if (j < i)
+			continue;
+		sb_addf(out, "%s%d/%d", n++ ? ", " : "",
+			patch_number(s, fs->items[i].patch), series_total(s));
+	}
+}
+
+/* Each quoted line at most WRAP columns, as "> +code". */
+static void add_quote(struct sb *out, const char *quote)
+{
+	const char *p = quote, *nl;
+
+	while (p && *p) {
+		size_t n;
+
+		nl = strchr(p, '\n');
+		n = nl ? (size_t)(nl - p) : strlen(p);
+		sb_adds(out, "    > +");
+		if (n > WRAP - 11) {
+			sb_add(out, p, WRAP - 14);
+			sb_adds(out, "...");
+		} else {
+			sb_add(out, p, n);
+		}
+		sb_addch(out, '\n');
+		p = nl ? nl + 1 : NULL;
+	}
+}
+
+static double review_cost(const struct rv_review *r)
+{
+	double c = 0;
+	size_t i;
+
+	for (i = 0; r && i < r->ncalls; i++)
+		c += r->calls[i].cost;
+	return c;
+}
+
+static void add_similar(struct sb *out, const struct rv_review *r,
+			const struct rv_finding *f)
+{
+	const struct rv_similar_list *l;
+	char *subj;
+
+	if (f->patch < 0 || (size_t)f->patch >= r->npatch_info || !r->similar)
+		return;
+	l = &r->similar[f->patch];
+	if (!l->n)
+		return;
+	subj = one_line(l->items[0].fix_subject, 60);
+	sb_addf(out, "    similar past fix: %.12s \"%s\"\n", l->items[0].fix_id,
+		subj);
+	free(subj);
+}
+
+static void add_finding(struct sb *out, const struct rv_review *r,
+			const struct rv_finding *f, size_t n)
+{
+	const struct mp_series *s = r->series;
+	struct sb line = SB_INIT;
+	size_t i;
+	char *t = one_line(f->title ? f->title : "(untitled)", 200);
+
+	sb_addf(&line, "[%zu] %s: %s", n, rv_severity_name(f->severity), t);
+	free(t);
+	add_wrapped(out, sb_str(&line), "");
+	sb_addf(out, "    %s:%d", f->file ? f->file : "?", f->line_start);
+	if (f->line_end > f->line_start)
+		sb_addf(out, "-%d", f->line_end);
+	if (f->function)
+		sb_addf(out, " in %s()", f->function);
+	sb_addf(out, ", patch %d/%d, %s\n", patch_number(s, f->patch),
+		series_total(s), f->category ? f->category : "general");
+	if (f->quote && *f->quote) {
+		sb_addch(out, '\n');
+		add_quote(out, f->quote);
+	}
+	if (f->explanation && *f->explanation) {
+		sb_addch(out, '\n');
+		add_wrapped(out, f->explanation, "    ");
+	}
+	sb_reset(&line);
+	sb_addf(&line, "severity %s; votes: %zu of %zu (",
+		rv_severity_name(f->severity), f->nvoters, r->nvoters);
+	for (i = 0; i < f->nvoters; i++)
+		sb_addf(&line, "%s%s", i ? ", " : "", f->voters[i]);
+	sb_adds(&line, ")");
+	sb_addch(out, '\n');
+	add_wrapped(out, sb_str(&line), "    ");
+	add_similar(out, r, f);
+	sb_addch(out, '\n');
+	sb_release(&line);
+}
+
+static void add_body(struct sb *out, const struct mp_series *s,
+		     const struct rv_review *r, const struct reply_opts *o)
+{
+	struct sb line = SB_INIT;
+	size_t i;
+
+	if (o->unchanged_since) {
+		sb_addf(&line,
+			"quorum: this series is unchanged since it was "
+			"reviewed in <%s>; see that reply.",
+			o->unchanged_since);
+		add_wrapped(out, sb_str(&line), "");
+		goto footer;
+	}
+	if (r->apply && r->apply->failed >= 0) {
+		const struct rv_patch_result *pr =
+			&r->apply->patches[r->apply->failed];
+
+		sb_addf(&line, "quorum could not apply patch %d/%d on %.12s: %s",
+			pr->index, series_total(s), r->apply->base_id,
+			pr->error ? pr->error : "it does not apply");
+	} else if (r->findings.n) {
+		const struct rv_finding *f = &r->findings.items[0];
+
+		sb_addf(&line, "quorum found %zu potential issue%s in ",
+			r->findings.n, r->findings.n == 1 ? "" : "s");
+		add_patches_with_findings(&line, s, &r->findings);
+		sb_addf(&line, "; %zu of %zu voters agree on the first.",
+			f->nvoters, r->nvoters);
+	} else {
+		sb_addf(&line,
+			"quorum found no issue that %d of its %zu voters agree "
+			"on.",
+			r->quorum, r->nvoters);
+	}
+	add_wrapped(out, sb_str(&line), "");
+	if (!s->complete && s->nmissing) {
+		sb_reset(&line);
+		sb_adds(&line, "The series is incomplete: patch");
+		sb_adds(&line, s->nmissing > 1 ? "es" : "");
+		for (i = 0; i < s->nmissing; i++)
+			sb_addf(&line, "%s%d/%d", i ? ", " : " ", s->missing[i],
+				series_total(s));
+		sb_addf(&line, " did not arrive; reviewed the %zu that did.",
+			s->npatches - s->nmissing);
+		sb_addch(out, '\n');
+		add_wrapped(out, sb_str(&line), "");
+	}
+	sb_addch(out, '\n');
+	for (i = 0; i < r->findings.n; i++)
+		add_finding(out, r, &r->findings.items[i], i + 1);
+	if (r->minority.n)
+		sb_addf(out, "%zu more finding%s did not reach quorum.\n\n",
+			r->minority.n, r->minority.n == 1 ? "" : "s");
+footer:
+	sb_adds(out, "-- \n");
+	if (r) {
+		sb_addf(out, "cost: $%.4f%s\n", review_cost(r),
+			r->ncalls ? "" : " (offline voters only)");
+		sb_adds(out, "voters: ");
+		for (i = 0; i < r->nvoters; i++)
+			sb_addf(out, "%s%s", i ? ", " : "", r->voters[i]);
+		sb_addf(out, " (a finding needs %d)\n", r->quorum);
+	}
+	add_wrapped(out,
+		    "This is an automated review by quorum " QUORUM_VERSION
+		    "; findings are a machine's guesses for a person to "
+		    "check. To mute quorum for your mail, or to ask for a "
+		    "rerun, write to the list's maintainer; a new version of "
+		    "the series is reviewed again.",
+		    "");
+	sb_release(&line);
+}
+
+static void add_mailbox(GMimeMessage *m, GMimeAddressType t, const char *name,
+			const char *addr)
+{
+	char *n = one_line(name, 200);
+
+	g_mime_message_add_mailbox(m, t, n && *n ? n : NULL, addr);
+	free(n);
+}
+
+/* "Name <addr>" from the config into a mailbox; false when unsafe. */
+static bool split_from(const char *from, char **name, char **addr)
+{
+	const char *lt = strrchr(from, '<'), *gt = strrchr(from, '>');
+
+	if (lt && gt && gt > lt) {
+		*addr = xstrndup(lt + 1, (size_t)(gt - lt - 1));
+		while (lt > from && lt[-1] == ' ')
+			lt--;
+		*name = xstrndup(from, (size_t)(lt - from));
+	} else {
+		*addr = xstrdup_or_null(from);
+		*name = NULL;
+	}
+	return addr_is_safe(*addr);
+}
+
+int reply_compose(struct sb *out, const struct mp_series *s,
+		  const struct rv_review *r, const struct reply_opts *o,
+		  struct errmsg *err)
+{
+	const struct mp_patch *parent = reply_parent(s);
+	GMimeMessage *m = NULL;
+	GMimeTextPart *tp = NULL;
+	GDateTime *date = NULL;
+	GMimeFormatOptions *fo = NULL;
+	struct sb body = SB_INIT, refs = SB_INIT, subj = SB_INIT,
+		  voters = SB_INIT, hv = SB_INIT;
+	char *from_name = NULL, *from_addr = NULL, *raw = NULL, *t;
+	size_t i, first;
+	int ret = -1;
+
+	if (!parent || !msgid_is_safe(parent->message_id)) {
+		errmsg_set(err, -1, "the series has no usable Message-ID to "
+				    "reply to");
+		goto out;
+	}
+	if (!split_from(o->from, &from_name, &from_addr)) {
+		errmsg_set(err, -1, "watch.from '%s' is not an address", o->from);
+		goto out;
+	}
+	m = g_mime_message_new(TRUE);
+	add_mailbox(m, GMIME_ADDRESS_TYPE_FROM, from_name, from_addr);
+	if (o->to_author && addr_is_safe(parent->author_email))
+		add_mailbox(m, GMIME_ADDRESS_TYPE_TO, parent->author_name,
+			    parent->author_email);
+	if (o->to_list && addr_is_safe(o->list_address))
+		add_mailbox(m,
+			    o->to_author ? GMIME_ADDRESS_TYPE_CC :
+					   GMIME_ADDRESS_TYPE_TO,
+			    NULL, o->list_address);
+	for (i = 0; i < o->nmaintainers; i++)
+		if (addr_is_safe(o->maintainers[i]))
+			add_mailbox(m, GMIME_ADDRESS_TYPE_CC, NULL,
+				    o->maintainers[i]);
+
+	t = one_line(parent->subject_raw ? parent->subject_raw : "", 900);
+	if (strncasecmp(t, "Re:", 3))
+		sb_adds(&subj, "Re: ");
+	sb_adds(&subj, t);
+	free(t);
+	g_mime_message_set_subject(m, subj.buf, "utf-8");
+	g_mime_message_set_message_id(m, o->msgid);
+	date = g_date_time_new_from_unix_utc(o->now);
+	g_mime_message_set_date(m, date);
+
+	sb_addf(&hv, "<%s>", parent->message_id);
+	g_mime_object_set_header((GMimeObject *)m, "In-Reply-To", hv.buf, NULL);
+	first = parent->nreferences > MAX_REFERENCES ?
+			parent->nreferences - MAX_REFERENCES :
+			0;
+	/* Keep the thread root when trimming, as mail clients do. */
+	if (first && msgid_is_safe(parent->references[0]))
+		sb_addf(&refs, "<%s> ", parent->references[0]);
+	for (i = first; i < parent->nreferences; i++)
+		if (msgid_is_safe(parent->references[i]))
+			sb_addf(&refs, "<%s> ", parent->references[i]);
+	sb_addf(&refs, "<%s>", parent->message_id);
+	g_mime_object_set_header((GMimeObject *)m, "References", refs.buf, NULL);
+
+	g_mime_object_set_header((GMimeObject *)m, "Auto-Submitted",
+				 "auto-generated", NULL);
+	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Version",
+				 QUORUM_VERSION, NULL);
+	for (i = 0; r && i < r->nvoters; i++)
+		sb_addf(&voters, "%s%s", i ? ", " : "", r->voters[i]);
+	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Voters",
+				 voters.len ? voters.buf : "none", NULL);
+	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Base",
+				 r && r->apply ? r->apply->base_id : "none",
+				 NULL);
+	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Prompt",
+				 o->prompt_hash ? o->prompt_hash : "none", NULL);
+	sb_reset(&hv);
+	sb_addf(&hv, "%.4f USD", review_cost(r));
+	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Cost", hv.buf,
+				 NULL);
+
+	add_body(&body, s, r, o);
+	tp = g_mime_text_part_new_with_subtype("plain");
+	g_mime_text_part_set_charset(tp, "utf-8");
+	g_mime_text_part_set_text(tp, sb_str(&body));
+	g_mime_object_encode((GMimeObject *)tp,
+			     GMIME_ENCODING_CONSTRAINT_7BIT);
+	g_mime_message_set_mime_part(m, (GMimeObject *)tp);
+
+	fo = g_mime_format_options_new();
+	g_mime_format_options_set_newline_format(fo, GMIME_NEWLINE_FORMAT_UNIX);
+	raw = g_mime_object_to_string((GMimeObject *)m, fo);
+	if (!raw || sb_adds(out, raw) < 0) {
+		errmsg_set(err, -1, "cannot write the reply");
+		goto out;
+	}
+	ret = 0;
+out:
+	g_free(raw);
+	if (fo)
+		g_mime_format_options_free(fo);
+	if (tp)
+		g_object_unref(tp);
+	if (m)
+		g_object_unref(m);
+	if (date)
+		g_date_time_unref(date);
+	free(from_name);
+	free(from_addr);
+	sb_release(&body);
+	sb_release(&refs);
+	sb_release(&subj);
+	sb_release(&voters);
+	sb_release(&hv);
+	return ret;
+}

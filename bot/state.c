@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * state.c - the watch state db (SQLite, WAL). Every write that decides
+ * whether a reply goes out happens in a transaction, so a kill -9 leaves
+ * either the reply recorded (and re-delivered on restart) or nothing.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <sqlite3.h>
+
+#include "state.h"
+
+struct state {
+	sqlite3 *db;
+};
+
+static const char schema[] =
+	"PRAGMA journal_mode=WAL;"
+	"PRAGMA synchronous=FULL;"
+	"PRAGMA busy_timeout=10000;"
+	"CREATE TABLE IF NOT EXISTS messages ("
+	"  msgid TEXT PRIMARY KEY, list TEXT, first_seen INTEGER);"
+	"CREATE TABLE IF NOT EXISTS series ("
+	"  key TEXT PRIMARY KEY, list TEXT, thread TEXT, status INTEGER,"
+	"  patch_ids TEXT, reply_msgid TEXT, first_seen INTEGER,"
+	"  updated INTEGER);"
+	"CREATE INDEX IF NOT EXISTS series_pids ON series(patch_ids);"
+	"CREATE TABLE IF NOT EXISTS replies ("
+	"  msgid TEXT PRIMARY KEY, series_key TEXT, list TEXT, method TEXT,"
+	"  state INTEGER, attempts INTEGER DEFAULT 0, last_error TEXT,"
+	"  next_try INTEGER DEFAULT 0, created INTEGER, sent INTEGER,"
+	"  raw BLOB);";
+
+/* mkdir -p of the directory part of path. */
+static int make_parents(const char *path)
+{
+	char *dup = xstrdup_or_null(path), *p;
+	int ret = 0;
+
+	for (p = dup + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dup, 0700) < 0 && errno != EEXIST)
+			ret = -1;
+		*p = '/';
+	}
+	free(dup);
+	return ret;
+}
+
+char *state_default_path(void)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	struct sb p = SB_INIT;
+
+	if (xdg && *xdg)
+		sb_addf(&p, "%s/quorum/state.db", xdg);
+	else
+		sb_addf(&p, "%s/.local/state/quorum/state.db",
+			home && *home ? home : ".");
+	return sb_detach(&p, NULL);
+}
+
+int state_open(struct state **out, const char *path, struct errmsg *err)
+{
+	struct state *st = xcalloc(1, sizeof(*st));
+	char *msg = NULL;
+
+	*out = NULL;
+	if (make_parents(path) < 0) {
+		free(st);
+		return errmsg_set(err, -1, "cannot create the directory of %s: %s",
+				  path, strerror(errno));
+	}
+	if (sqlite3_open(path, &st->db) != SQLITE_OK) {
+		errmsg_set(err, -1, "cannot open state db %s: %s", path,
+			   sqlite3_errmsg(st->db));
+		goto fail;
+	}
+	sqlite3_busy_timeout(st->db, 10000);
+	if (sqlite3_exec(st->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+		errmsg_set(err, -1, "state db %s: %s", path,
+			   msg ? msg : "cannot create tables");
+		sqlite3_free(msg);
+		goto fail;
+	}
+	*out = st;
+	return 0;
+fail:
+	sqlite3_close(st->db);
+	free(st);
+	return -1;
+}
+
+void state_close(struct state *st)
+{
+	if (!st)
+		return;
+	sqlite3_close(st->db);
+	free(st);
+}
+
+const char *state_error(struct state *st)
+{
+	return st ? sqlite3_errmsg(st->db) : "no state db";
+}
+
+static int exec(struct state *st, const char *sql)
+{
+	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 :
+									  -1;
+}
+
+int state_begin(struct state *st)
+{
+	return exec(st, "BEGIN IMMEDIATE");
+}
+
+int state_commit(struct state *st)
+{
+	return exec(st, "COMMIT");
+}
+
+void state_rollback(struct state *st)
+{
+	exec(st, "ROLLBACK");
+}
+
+/* Prepare sql and bind the arguments described by types: s text, i int64. */
+static sqlite3_stmt *prep(struct state *st, const char *sql, const char *types,
+			  ...)
+{
+	sqlite3_stmt *s = NULL;
+	va_list ap;
+	int i;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return NULL;
+	va_start(ap, types);
+	for (i = 0; types[i]; i++) {
+		if (types[i] == 's') {
+			const char *v = va_arg(ap, const char *);
+
+			if (v)
+				sqlite3_bind_text(s, i + 1, v, -1,
+						  SQLITE_TRANSIENT);
+		} else {
+			sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t));
+		}
+	}
+	va_end(ap);
+	return s;
+}
+
+/* Run a statement that returns no rows; 0 or -1. Finalizes s. */
+static int run(sqlite3_stmt *s)
+{
+	int rc;
+
+	if (!s)
+		return -1;
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int state_message_seen(struct state *st, const char *msgid, const char *list,
+		       int64_t now, int64_t *first_seen)
+{
+	sqlite3_stmt *s;
+
+	if (run(prep(st,
+		     "INSERT OR IGNORE INTO messages VALUES (?1, ?2, ?3)",
+		     "ssi", msgid, list, now)) < 0)
+		return -1;
+	s = prep(st, "SELECT first_seen FROM messages WHERE msgid = ?1", "s",
+		 msgid);
+	if (!s)
+		return -1;
+	*first_seen = now;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		*first_seen = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return 0;
+}
+
+static void copy_col(sqlite3_stmt *s, int col, char *out, size_t outsz)
+{
+	const unsigned char *v = sqlite3_column_text(s, col);
+
+	snprintf(out, outsz, "%s", v ? (const char *)v : "");
+}
+
+int state_series_get(struct state *st, const char *key, struct series_row *row)
+{
+	sqlite3_stmt *s = prep(
+		st, "SELECT status, thread, reply_msgid FROM series WHERE key = ?1",
+		"s", key);
+	int rc;
+
+	memset(row, 0, sizeof(*row));
+	if (!s)
+		return -1;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		row->status = (enum series_status)sqlite3_column_int(s, 0);
+		copy_col(s, 1, row->thread, sizeof(row->thread));
+		copy_col(s, 2, row->reply_msgid, sizeof(row->reply_msgid));
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+int state_series_set(struct state *st, const char *key, const char *list,
+		     const char *thread, enum series_status status,
+		     const char *patch_ids, const char *reply_msgid,
+		     int64_t now)
+{
+	return run(prep(st,
+			"INSERT INTO series (key, list, thread, status,"
+			" patch_ids, reply_msgid, first_seen, updated)"
+			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)"
+			" ON CONFLICT(key) DO UPDATE SET thread = ?3,"
+			" status = ?4, patch_ids = coalesce(?5, patch_ids),"
+			" reply_msgid = coalesce(?6, reply_msgid), updated = ?7",
+			"sssissi", key, list, thread, (int64_t)status,
+			patch_ids, reply_msgid, now));
+}
+
+int state_series_same_patches(struct state *st, const char *key,
+			      const char *patch_ids, char *out, size_t outsz)
+{
+	sqlite3_stmt *s = prep(st,
+			       "SELECT reply_msgid FROM series WHERE"
+			       " patch_ids = ?1 AND key != ?2 AND status = ?3"
+			       " AND reply_msgid IS NOT NULL"
+			       " ORDER BY first_seen LIMIT 1",
+			       "ssi", patch_ids, key,
+			       (int64_t)SERIES_REVIEWED);
+	int rc;
+
+	if (!s)
+		return -1;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		copy_col(s, 0, out, outsz);
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW)
+		return 1;
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int state_series_waiting(struct state *st, const char *list,
+			 int (*fn)(void *arg, const char *thread), void *arg)
+{
+	sqlite3_stmt *s = prep(st,
+			       "SELECT DISTINCT thread FROM series WHERE"
+			       " list = ?1 AND status = ?2",
+			       "si", list, (int64_t)SERIES_WAITING);
+	int rc, ret = 0;
+
+	if (!s)
+		return -1;
+	while (!ret && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const unsigned char *t = sqlite3_column_text(s, 0);
+
+		if (t)
+			ret = fn(arg, (const char *)t);
+	}
+	sqlite3_finalize(s);
+	return ret;
+}
+
+int state_reply_add(struct state *st, const char *msgid, const char *key,
+		    const char *list, const char *method, const char *raw,
+		    size_t len, int64_t now)
+{
+	sqlite3_stmt *s = prep(st,
+			       "INSERT OR IGNORE INTO replies (msgid,"
+			       " series_key, list, method, state, created, raw)"
+			       " VALUES (?1, ?2, ?3, ?4, 0, ?5, ?6)",
+			       "ssssi", msgid, key, list, method, now);
+
+	if (!s)
+		return -1;
+	sqlite3_bind_blob(s, 6, raw, (int)len, SQLITE_TRANSIENT);
+	return run(s);
+}
+
+int state_reply_sent(struct state *st, const char *msgid, int64_t now)
+{
+	return run(prep(st,
+			"UPDATE replies SET state = ?2, sent = ?3,"
+			" attempts = attempts + 1 WHERE msgid = ?1",
+			"sii", msgid, (int64_t)REPLY_SENT, now));
+}
+
+int state_reply_failed(struct state *st, const char *msgid,
+		       const char *reason, int64_t next_try, bool held)
+{
+	return run(prep(st,
+			"UPDATE replies SET attempts = attempts + 1,"
+			" last_error = ?2, next_try = ?3, state = ?4"
+			" WHERE msgid = ?1",
+			"ssii", msgid, reason, next_try,
+			(int64_t)(held ? REPLY_HELD : REPLY_INTENDED)));
+}
+
+int state_replies_pending(struct state *st, int64_t now,
+			  int (*fn)(void *arg, const struct reply_row *r),
+			  void *arg)
+{
+	sqlite3_stmt *s = prep(st,
+			       "SELECT msgid, list, method, raw, attempts"
+			       " FROM replies WHERE state = 0 AND"
+			       " next_try <= ?1 ORDER BY created",
+			       "i", now);
+	int rc, ret = 0;
+
+	if (!s)
+		return -1;
+	while (!ret && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct reply_row r;
+
+		r.msgid = xstrdup_or_null((const char *)sqlite3_column_text(s, 0));
+		r.list = xstrdup_or_null((const char *)sqlite3_column_text(s, 1));
+		r.method = xstrdup_or_null((const char *)sqlite3_column_text(s, 2));
+		r.len = (size_t)sqlite3_column_bytes(s, 3);
+		r.raw = xmalloc(r.len + 1);
+		if (r.len)
+			memcpy(r.raw, sqlite3_column_blob(s, 3), r.len);
+		r.raw[r.len] = '\0';
+		r.attempts = sqlite3_column_int(s, 4);
+		ret = fn(arg, &r);
+		free(r.msgid);
+		free(r.list);
+		free(r.method);
+		free(r.raw);
+	}
+	sqlite3_finalize(s);
+	return ret;
+}
+
+long state_count_replies(struct state *st, int state)
+{
+	sqlite3_stmt *s = state < 0 ? prep(st, "SELECT count(*) FROM replies", "") :
+				      prep(st,
+					   "SELECT count(*) FROM replies"
+					   " WHERE state = ?1",
+					   "i", (int64_t)state);
+	long n = -1;
+
+	if (!s)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = (long)sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}

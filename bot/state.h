@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * state.h - what `quorum watch` must remember across a crash: messages
+ * seen, series and their review status, and every reply, recorded as
+ * intended before delivery and marked sent after (SQLite, WAL).
+ */
+#ifndef QUORUM_STATE_H
+#define QUORUM_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mailparse/sb.h"
+
+struct state;
+
+/* Open (creating) the db at path; parent directories are made. 0 or -1. */
+int state_open(struct state **out, const char *path, struct errmsg *err);
+void state_close(struct state *st);
+
+/* The default path: $XDG_STATE_HOME/quorum/state.db. Caller frees. */
+char *state_default_path(void);
+
+/* One transaction around several calls; 0 or -1. */
+int state_begin(struct state *st);
+int state_commit(struct state *st);
+void state_rollback(struct state *st);
+
+/*
+ * Record message msgid of list as seen at now (kept when already seen);
+ * *first_seen gets the time it was first seen. 0 or -1.
+ */
+int state_message_seen(struct state *st, const char *msgid, const char *list,
+		       int64_t now, int64_t *first_seen);
+
+enum series_status {
+	SERIES_NEW = 0, /* no row */
+	SERIES_WAITING, /* incomplete, waiting for the rest */
+	SERIES_REVIEWED, /* answered (a reply is recorded) */
+	SERIES_SKIPPED, /* not reviewed, on purpose (muted, superseded) */
+	SERIES_FAILED, /* could not be reviewed (apply failure is REVIEWED) */
+};
+
+struct series_row {
+	enum series_status status;
+	char thread[128]; /* notmuch thread id, to look at it again */
+	char reply_msgid[256];
+};
+
+/* Look up series key; row->status is SERIES_NEW when absent. 0 or -1. */
+int state_series_get(struct state *st, const char *key, struct series_row *row);
+/* Insert or update series key. patch_ids may be NULL. 0 or -1. */
+int state_series_set(struct state *st, const char *key, const char *list,
+		     const char *thread, enum series_status status,
+		     const char *patch_ids, const char *reply_msgid,
+		     int64_t now);
+/*
+ * The reply Message-ID of another reviewed series with the same patch_ids
+ * (a RESEND), copied into out; 1 when found, 0 when not, -1 on error.
+ */
+int state_series_same_patches(struct state *st, const char *key,
+			      const char *patch_ids, char *out, size_t outsz);
+/* Call fn for each thread id of a series of list that is waiting. */
+int state_series_waiting(struct state *st, const char *list,
+			 int (*fn)(void *arg, const char *thread), void *arg);
+
+enum reply_state {
+	REPLY_INTENDED = 0, /* recorded, not confirmed delivered */
+	REPLY_SENT, /* delivered (or written to the outbox) */
+	REPLY_HELD, /* gave up after too many failures; in the outbox */
+};
+
+/* Record a reply before delivery (state intended). 0 or -1. */
+int state_reply_add(struct state *st, const char *msgid, const char *key,
+		    const char *list, const char *method, const char *raw,
+		    size_t len, int64_t now);
+/* Mark a reply sent at now. 0 or -1. */
+int state_reply_sent(struct state *st, const char *msgid, int64_t now);
+/*
+ * A delivery failed: count it, keep the reason, retry after next_try;
+ * held marks it given up. 0 or -1.
+ */
+int state_reply_failed(struct state *st, const char *msgid,
+		       const char *reason, int64_t next_try, bool held);
+
+struct reply_row {
+	char *msgid;
+	char *list;
+	char *method;
+	char *raw;
+	size_t len;
+	int attempts;
+};
+
+/*
+ * Call fn for each reply still intended whose next try is due at now.
+ * Stops at fn's first nonzero result and returns it; -1 on db error.
+ */
+int state_replies_pending(struct state *st, int64_t now,
+			  int (*fn)(void *arg, const struct reply_row *r),
+			  void *arg);
+
+/* Count rows: replies in state s (-1: all), or series in status. */
+long state_count_replies(struct state *st, int s);
+
+/* The last SQLite error of st, for messages. */
+const char *state_error(struct state *st);
+
+#endif

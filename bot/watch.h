@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * watch.h - `quorum watch` internals: reply composition and delivery.
+ */
+#ifndef QUORUM_WATCH_H
+#define QUORUM_WATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "quorum.h"
+
+/* ---- reply composition (bot/reply.c) ---------------------------------- */
+
+struct reply_opts {
+	const char *from; /* "quorum <quorum@DOMAIN>" */
+	const char *domain; /* of quorum's Message-IDs */
+	const char *msgid; /* the reply's Message-ID, without <> */
+	const char *list_address; /* the list's address */
+	bool to_author, to_list; /* reply-to policy */
+	const char *const *maintainers; /* more Cc, may be NULL */
+	size_t nmaintainers;
+	const char *prompt_hash; /* X-Quorum-Prompt: "none" or a hash */
+	const char *unchanged_since; /* a RESEND: Message-ID of the earlier
+					reply, or NULL for a review */
+	int64_t now;
+};
+
+/*
+ * Compose the reply to series s reviewed as r (r may be NULL for an
+ * "unchanged since" note) into out (RFC 5322, LF line ends). 0 or -1.
+ */
+int reply_compose(struct sb *out, const struct mp_series *s,
+		  const struct rv_review *r, const struct reply_opts *o,
+		  struct errmsg *err);
+
+/* The mail the reply answers: the cover, else patch 1, else the first. */
+const struct mp_patch *reply_parent(const struct mp_series *s);
+
+/* Is id safe to put in a header between <>: printable, no space or <>? */
+bool msgid_is_safe(const char *id);
+
+/* ---- delivery (bot/deliver.c) ----------------------------------------- */
+
+/*
+ * Write raw into the maildir dir (made when missing) under a name that
+ * derives from msgid: tmp/ then link into new/. A second delivery of the
+ * same msgid finds it in new/ or cur/ and writes nothing (returns 0).
+ * held_reason, when not NULL, is added as an X-Quorum-Held header.
+ * 0 or -1 with err.
+ */
+int deliver_outbox(const char *dir, const char *msgid, const char *raw,
+		   size_t len, const char *held_reason, struct errmsg *err);
+
+/* Is msgid already in the maildir dir? */
+bool outbox_has(const char *dir, const char *msgid);
+
+/*
+ * Run argv (argv[0] looked up in PATH) with raw on its standard input,
+ * no shell. 0 when it exits 0, else -1 with err naming the status.
+ */
+int deliver_command(char *const argv[], const char *raw, size_t len,
+		    struct errmsg *err);
+
+/*
+ * Split a command line from the config into argv on blanks, honouring
+ * '...' and "..." quoting (no expansion of any kind). NULL-terminated;
+ * caller frees with argv_free(). -1 when empty or quotes are unbalanced.
+ */
+int argv_split(const char *cmd, char ***out);
+void argv_free(char **argv);
+
+#endif
