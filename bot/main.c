@@ -19,6 +19,7 @@ static const struct cmd *const commands[] = {
 	&cmd_index_def,
 	&cmd_similar_def,
 	&cmd_eval_def,
+	&cmd_watch_def,
 };
 
 int error(const char *fmt, ...)

@@ -33,6 +33,7 @@ extern const struct cmd cmd_apply_def;
 extern const struct cmd cmd_index_def;
 extern const struct cmd cmd_similar_def;
 extern const struct cmd cmd_eval_def;
+extern const struct cmd cmd_watch_def; /* watch, issue 9 */
 
 /* Print "quorum: <msg>" to stderr; returns -1. */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
