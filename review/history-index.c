@@ -1415,6 +1415,17 @@ again:
 			 "rewritten); the history index was rebuilt");
 		goto again;
 	}
+	/*
+	 * libgit2 1.5 cannot walk past a shallow boundary (and leaks when it
+	 * tries): say so before walking.
+	 */
+	if (git_repository_is_shallow(ix.repo) == 1) {
+		ret = errmsg_set(err, RV_ERR_REPO,
+				 "the repository is a shallow clone and its "
+				 "history cannot be walked; fetch the history "
+				 "first (git fetch --unshallow)");
+		goto out;
+	}
 	if (git_revwalk_push(walk, &head) < 0) {
 		ret = errmsg_set(err, RV_ERR_REPO, "cannot walk from HEAD: %s",
 				 git_error_last() ? git_error_last()->message
@@ -1427,18 +1438,10 @@ again:
 	}
 	if (wret != GIT_ITEROVER) {
 		/* Never "up to date" on a history we could not read. */
-		if (git_repository_is_shallow(ix.repo) == 1)
-			ret = errmsg_set(err, RV_ERR_REPO,
-					 "the repository is a shallow clone and "
-					 "its history cannot be walked; fetch "
-					 "the history first (git fetch "
-					 "--unshallow)");
-		else
-			ret = errmsg_set(err, RV_ERR_REPO,
-					 "cannot walk the history of HEAD: %s",
-					 git_error_last() ?
-						 git_error_last()->message :
-						 "unknown error");
+		ret = errmsg_set(err, RV_ERR_REPO,
+				 "cannot walk the history of HEAD: %s",
+				 git_error_last() ? git_error_last()->message :
+						    "unknown error");
 		goto out;
 	}
 	if (!ntodo) {
