@@ -196,6 +196,10 @@ static int one_voter(void *arg, const char *name)
 	if (get_num(l, name, "context-tokens", 256, 4e6, &d) < 0)
 		return -1;
 	v.context_tokens = (int)d;
+	d = 0;
+	if (get_num(l, name, "max-parallel", 1, 64, &d) < 0)
+		return -1;
+	v.max_parallel = (int)d;
 	ALLOC_GROW(lv->v, lv->n + 1, l->alloc);
 	lv->v[lv->n++] = v;
 	return 0;

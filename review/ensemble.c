@@ -108,6 +108,7 @@ static int build_job(struct job *j, const struct rv_llm_voter *v,
 	j->req.url = rv_llm_endpoint(v);
 	j->req.body = sb_detach(&body, NULL);
 	j->req.timeout = v->timeout > 0 ? v->timeout : 120;
+	j->req.group_max = v->max_parallel > 0 ? v->max_parallel : 4;
 	j->req.headers =
 		curl_slist_append(NULL, "Content-Type: application/json");
 	if (v->key && *v->key) {
@@ -252,6 +253,7 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 			in.patch_label = label;
 			jobs[njobs].voter = i;
 			jobs[njobs].patch = k;
+			jobs[njobs].req.group = i;
 			build_job(&jobs[njobs], &opts->llm[i], &in,
 				  opts->prompts, &left);
 			if (left.len) {

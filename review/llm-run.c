@@ -203,6 +203,16 @@ static void finish(CURLM *multi, struct rv_llm_req *r, CURLcode code,
 	r->state = REQ_DONE;
 }
 
+static int running_in(const struct rv_llm_req *reqs, size_t n, size_t group)
+{
+	size_t i;
+	int k = 0;
+
+	for (i = 0; i < n; i++)
+		k += reqs[i].state == REQ_RUNNING && reqs[i].group == group;
+	return k;
+}
+
 void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 		const struct rv_llm_run_opts *o)
 {
@@ -225,6 +235,7 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 	while (left) {
 		double now = now_mono(), wake = deadline_at;
 		int running, queued;
+		bool ended = false;
 		CURLMsg *m;
 
 		if (now >= deadline_at) {
@@ -248,6 +259,9 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 
 			if (r->state != REQ_WAITING)
 				continue;
+			if (r->group_max > 0 &&
+			    running_in(reqs, n, r->group) >= r->group_max)
+				continue; /* a transfer ending wakes the poll */
 			if (r->not_before > now) {
 				if (r->not_before < wake)
 					wake = r->not_before;
@@ -268,14 +282,19 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 				continue;
 			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
 					  (char **)&r);
-			if (r)
+			if (r) {
 				finish(multi, r, m->data.result, now,
 				       deadline_at, o);
+				ended = true;
+			}
 		}
 		for (left = 0, i = 0; i < n; i++)
 			left += reqs[i].state != REQ_DONE;
 		if (!left)
 			break;
+		/* A slot came free: start the next request without waiting. */
+		if (ended)
+			continue;
 		if (wake - now > 1.0)
 			wake = now + 1.0;
 		curl_multi_poll(multi, NULL, 0,

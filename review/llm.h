@@ -65,6 +65,8 @@ struct rv_llm_req {
 	double started;
 	double retry_after; /* from the last answer, -1 when none */
 	int state;
+	size_t group;  /* requests of one voter */
+	int group_max; /* at most this many of a group at once; 0: any */
 };
 
 void rv_llm_req_release(struct rv_llm_req *r);

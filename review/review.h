@@ -388,6 +388,7 @@ struct rv_llm_voter {
 	int max_tokens; /* of the answer; 0: 2048 */
 	double timeout; /* seconds per request; 0: 120 */
 	int context_tokens; /* prompt budget (~4 bytes a token); 0: 24000 */
+	int max_parallel; /* of its requests at once; 0: 4 */
 };
 
 /* What one request did; the report and the cost ledger read it. */

@@ -263,6 +263,40 @@ is "$rc" 3 "a bad weight is refused"
 like "$TMP/err" 'voter "a": weight = .heavy. is not a number' "with the voter and key"
 fake_stop
 
+# 10. A voter's requests run at most max-parallel at once (a 3-patch
+# series and its tip are 4 requests of 0.3 s each).
+git -C "$R" checkout -q -b three
+for f in one two; do
+	echo "int $f;" >"$R/$f.c"
+	git -C "$R" add "$f.c" && git -C "$R" commit -q -m "add $f"
+done
+git -C "$R" format-patch -q -o "$TMP/p10" base
+cat >"$TMP/s10.json" <<EOS
+{"default": [{"delay": 0.3, "answer": {"findings": []}}]}
+EOS
+fake_start "$TMP/s10.json"
+voter a openai ma max-parallel=1 >"$TMP/config"
+voter b openai mb >>"$TMP/config"
+cat "$TMP"/p10/*.patch >"$TMP/p10.mbox"
+start=$(date +%s.%N)
+review "$TMP/p10.mbox"
+end=$(date +%s.%N)
+like "$TMP/out" '^models: 2 asked, 2 answered$' "both answered every request"
+is "$(requests ma)" 4 "three patches and the tip"
+awk -v s="$start" -v e="$end" 'BEGIN { d = e - s; if (!(d >= 1.2 && d < 3)) print "# took " d; exit !(d >= 1.2 && d < 3) }'
+ok $? "max-parallel = 1: one request after another"
+python3 - "$REC" >"$TMP/overlap" <<'EOP'
+import os, sys
+# The fake server numbers requests as they arrive: b's 4 all arrive
+# among the first 5, a's one by one.
+names = sorted(os.listdir(sys.argv[1]))
+order = [n.split("-", 1)[1].split(".")[0] for n in names if n.endswith(".json")]
+print("ok" if order[:5].count("mb") == 4 else "order %s" % order)
+EOP
+is "$(cat "$TMP/overlap")" ok "the other voter's requests ran at once"
+fake_stop
+git -C "$R" checkout -q -
+
 # 7. No [voter] section: offline voters only, as before.
 : >"$TMP/config"
 review "$TMP"/p1/*.patch
