@@ -203,7 +203,12 @@ static void record(struct rv_review *r, const struct rv_llm_voter *v,
 	if (n < 0) {
 		struct sb why = SB_INIT;
 
-		sb_addf(&why, "invalid answer: %s", err.msg);
+		sb_addf(&why, "invalid answer%s: %s",
+			rv_llm_cut_short(v, j->req.answer.buf,
+					 j->req.answer.len)
+				? " (cut short at max-tokens; raise it)"
+				: "",
+			err.msg);
 		c->reason = sb_detach(&why, NULL);
 		goto out;
 	}

@@ -33,6 +33,10 @@ int rv_llm_extract(const struct rv_llm_voter *v, const char *body, size_t len,
 		   struct sb *text, long *tokens_in, long *tokens_out,
 		   struct errmsg *err);
 
+/* Did the model stop at max_tokens (its answer is cut short)? */
+bool rv_llm_cut_short(const struct rv_llm_voter *v, const char *body,
+		      size_t len);
+
 /* ---- llm-answer.c -------------------------------------------------- */
 
 /*

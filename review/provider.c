@@ -155,3 +155,28 @@ out:
 	cJSON_Delete(root);
 	return ret;
 }
+
+bool rv_llm_cut_short(const struct rv_llm_voter *v, const char *body,
+		      size_t len)
+{
+	cJSON *root = cJSON_ParseWithLength(body, len);
+	const cJSON *r;
+	bool cut = false;
+
+	if (!root)
+		return false;
+	if (v->provider == RV_PROVIDER_ANTHROPIC) {
+		r = cJSON_GetObjectItemCaseSensitive(root, "stop_reason");
+		cut = cJSON_IsString(r) &&
+		      !strcmp(r->valuestring, "max_tokens");
+	} else {
+		r = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+						   root, "choices"),
+					   0),
+			"finish_reason");
+		cut = cJSON_IsString(r) && !strcmp(r->valuestring, "length");
+	}
+	cJSON_Delete(root);
+	return cut;
+}

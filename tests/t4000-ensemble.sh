@@ -89,7 +89,8 @@ cat >"$TMP/s2.json" <<EOS
  "ma": [{"answer": {"findings": [{"file": "main.c", "line_start": $BUG, "severity": "high", "category": "bounds", "title": "loop reads past the end"}]}}],
  "mb": [{"body": "<html>502 bad gateway</html> {not json"}],
  "mc": [{"delay": 3}],
- "md": [{"answer": "I looked at it and it seems fine to me."}]
+ "md": [{"answer": "I looked at it and it seems fine to me."}],
+ "me": [{"answer": "{\"findings\": [{\"file\": \"main.c\", \"line_st", "cut": true}]
 }}
 EOS
 fake_start "$TMP/s2.json"
@@ -98,13 +99,15 @@ fake_start "$TMP/s2.json"
 	voter b openai mb
 	voter c openai mc timeout=0.5
 	voter d anthropic md key-env=KEY_A
+	voter e openai me
 	printf '[review]\n\tretries = 0\n'
 } >"$TMP/config"
 start=$(date +%s.%N)
 review "$TMP"/p1/*.patch
 end=$(date +%s.%N)
 is "$rc" 1 "the review completes without the abstaining models"
-like "$TMP/out" '^models: 4 asked, 1 answered, 3 abstained$' "abstentions are counted"
+like "$TMP/out" '^models: 5 asked, 1 answered, 4 abstained$' "abstentions are counted"
+like "$TMP/out" 'e abstained on patch 1/1: invalid answer \(cut short at max-tokens; raise it\)' "an answer cut at max-tokens says so"
 like "$TMP/out" 'c abstained on patch 1/1: timed out after 0\.5 s' "a timeout is an abstention, with the reason"
 like "$TMP/out" 'b abstained on patch 1/1: garbage answer: the answer is not JSON' "garbage is an abstention, with the reason"
 like "$TMP/out" 'd abstained on patch 1/1: invalid answer: the answer holds no JSON object' "prose without JSON is an abstention"

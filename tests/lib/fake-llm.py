@@ -25,6 +25,7 @@
 #   "drip": seconds between 16-byte chunks of the body
 #   "reset": true: close the connection with a TCP reset, no answer
 #   "pad": N: append N spaces to the body (an oversized answer)
+#   "cut": true: say the model stopped at max_tokens
 import argparse
 import json
 import os
@@ -60,6 +61,7 @@ def pick_rule(script, model, body):
 
 
 def answer_body(anthropic, model, rule):
+    cut = bool(rule.get("cut"))
     text = rule.get("answer", '{"findings": []}')
     if not isinstance(text, str):
         text = json.dumps(text)
@@ -69,13 +71,14 @@ def answer_body(anthropic, model, rule):
             "id": "msg_fake", "type": "message", "role": "assistant",
             "model": model,
             "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn",
+            "stop_reason": "max_tokens" if cut else "end_turn",
             "usage": {"input_tokens": usage["in"],
                       "output_tokens": usage["out"]},
         })
     return json.dumps({
         "id": "chatcmpl-fake", "object": "chat.completion", "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop",
+        "choices": [{"index": 0,
+                     "finish_reason": "length" if cut else "stop",
                      "message": {"role": "assistant", "content": text}}],
         "usage": {"prompt_tokens": usage["in"],
                   "completion_tokens": usage["out"],
