@@ -105,6 +105,28 @@ static void fsync_dir(const char *dir)
 	}
 }
 
+/* Remove tmp/NAME.* left by a delivery that was killed half-way. */
+static void remove_stale_tmp(const char *dir, const char *name)
+{
+	struct sb p = SB_INIT;
+	size_t nlen = strlen(name);
+	struct dirent *de;
+	DIR *d;
+
+	sb_addf(&p, "%s/tmp", dir);
+	d = opendir(p.buf);
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, name, nlen) || de->d_name[nlen] != '.')
+			continue;
+		sb_reset(&p);
+		sb_addf(&p, "%s/tmp/%s", dir, de->d_name);
+		unlink(p.buf);
+	}
+	if (d)
+		closedir(d);
+	sb_release(&p);
+}
+
 int deliver_outbox(const char *dir, const char *msgid, const char *raw,
 		   size_t len, const char *held_reason, struct errmsg *err)
 {
@@ -123,11 +145,12 @@ int deliver_outbox(const char *dir, const char *msgid, const char *raw,
 			goto out;
 		}
 	}
+	outbox_name(msgid, name);
+	remove_stale_tmp(dir, name);
 	if (outbox_has(dir, msgid)) {
 		ret = 0;
 		goto out;
 	}
-	outbox_name(msgid, name);
 	sb_addf(&tmp, "%s/tmp/%s.%ld", dir, name, (long)getpid());
 	sb_addf(&dst, "%s/new/%s", dir, name);
 	fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -1,0 +1,107 @@
+#!/bin/sh
+# Exactly once under kill -9: quorum watch --once is killed at random
+# points while it answers 50 series, and restarted each time. At the end
+# every series has exactly one reply in the outbox and one row in state.
+. "$(dirname "$0")/lib.sh"
+
+command -v notmuch >/dev/null || skip_all "notmuch is not installed"
+command -v sqlite3 >/dev/null || skip_all "sqlite3 is not installed"
+
+LIST=devel@lists.example.org
+MAIL=$TMP/mail
+OUTBOX=$MAIL/outbox
+NSERIES=${NSERIES:-50}
+mkdir -p "$MAIL/cur" "$MAIL/new" "$MAIL/tmp"
+export NOTMUCH_CONFIG=$TMP/notmuch-config
+cat >"$NOTMUCH_CONFIG" <<EOC
+[database]
+path=$MAIL
+[new]
+tags=new
+EOC
+export QUORUM_CONFIG=$TMP/quorum.conf
+cat >"$QUORUM_CONFIG" <<EOC
+[notmuch]
+	database = $MAIL
+[list "devel"]
+	address = $LIST
+	repo = $TMP/repo
+	branch = main
+[review]
+	quorum = 1
+[deliver]
+	outbox = $OUTBOX
+EOC
+export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
+
+make_repo "$TMP/repo"
+R=$TMP/repo
+n=0
+i=1
+while [ $i -le "$NSERIES" ]; do
+	git -C "$R" checkout -q -b "s$i" main
+	printf '\nint get%d(struct item *it) { return it->id + %d; }\n' $i $i >>"$R/main.c"
+	git -C "$R" commit -q -am "main: add get$i()"
+	printf '\nstruct item *new%d(void)\n{\n\tstruct item *it = malloc(sizeof(*it));\n\n\tit->id = %d;\n\treturn it;\n}\n' $i $i >>"$R/main.c"
+	git -C "$R" commit -q -am "main: add new$i()"
+	git -C "$R" format-patch -q --cover-letter --thread=shallow --to="$LIST" \
+		-o "$TMP/s$i" main
+	for f in "$TMP/s$i"/*.patch; do
+		n=$((n + 1))
+		sed -e "/^\\(Message-I[Dd]\\|In-Reply-To\\|References\\):/s/\\.git\\./.git.s$i./g" \
+			-e "s/\\*\\*\\* SUBJECT HERE \\*\\*\\*/series $i/" "$f" |
+			tail -n +2 >"$MAIL/new/msg-$n"
+	done
+	i=$((i + 1))
+done
+git -C "$R" checkout -q main
+notmuch new --quiet
+
+[ -n "${TIMEIT:-}" ] && { time "$QUORUM" watch --once; exit 0; }
+# Kill at random points; restart each time.
+kills=0
+runs=0
+while [ $runs -lt 300 ]; do
+	runs=$((runs + 1))
+	"$QUORUM" watch --once >"$TMP/run.out" 2>"$TMP/run.err" &
+	pid=$!
+	delay=$(awk -v s="$runs" 'BEGIN { srand(s * 7919); printf "%.3f", 0.01 + rand() * 0.1 }')
+	sleep "$delay"
+	if kill -9 $pid 2>/dev/null; then
+		wait $pid 2>/dev/null
+		kills=$((kills + 1))
+	else
+		wait $pid
+		st=$?
+		if [ $st -ne 0 ]; then
+			echo "# run $runs exited $st:"; sed 's/^/#   /' "$TMP/run.err"
+		fi
+		# A run that finished on its own ends it: nothing was left.
+		break
+	fi
+done
+echo "# $kills kills in $runs runs"
+ok $([ $kills -ge 5 ]; echo $?) "watch was killed at least 5 times mid-run ($kills)"
+
+# One last undisturbed run: it must find nothing more to do.
+run "$QUORUM" watch --once
+is "$rc" 0 "the last run exits 0"
+like "$TMP/out" '^watch: 0 reviewed, 0 waiting, 0 skipped, 0 failed, 0 delivered' \
+	"nothing was left to review or deliver"
+
+DB=$XDG_STATE_HOME/quorum/state.db
+is "$(ls "$OUTBOX/new" | wc -l | tr -d ' ')" "$NSERIES" "$NSERIES replies in the outbox"
+is "$(ls "$OUTBOX/tmp" | wc -l | tr -d ' ')" 0 "no half-written file left in tmp/ is visible as mail"
+is "$(sqlite3 "$DB" 'select count(*) from replies')" "$NSERIES" "$NSERIES replies recorded"
+is "$(sqlite3 "$DB" 'select count(*) from replies where state = 1')" "$NSERIES" \
+	"every reply is marked sent"
+is "$(sqlite3 "$DB" 'select count(*) from series where status = 2')" "$NSERIES" \
+	"every series is marked reviewed"
+
+# Each cover letter is answered exactly once.
+grep -h '^In-Reply-To:' "$OUTBOX"/new/* | sort | uniq -d >"$TMP/dups"
+is "$(lines "$TMP/dups")" 0 "no series is answered twice"
+grep -h '^In-Reply-To:' "$OUTBOX"/new/* | grep -c '<cover\.' >"$TMP/ncov"
+is "$(cat "$TMP/ncov")" "$NSERIES" "every reply answers a cover letter"
+
+done_testing
