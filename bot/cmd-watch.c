@@ -608,9 +608,29 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 		w->waiting++;
 		goto out;
 	}
+	if (s->nmissing >= s->npatches) {
+		/* A cover letter alone: nothing to review. */
+		state_series_set(w->st, key.buf, l->name, t->thread,
+				 SERIES_SKIPPED, NULL, NULL, w->now);
+		printf("%s: skipped \"%s\": no patch of it arrived\n", l->name,
+		       parent->subject_raw ? parent->subject_raw : "");
+		tag_series(t, s, "quorum/skipped");
+		w->skipped++;
+		goto out;
+	}
 	patch_ids(s, &pids);
 	rr = state_series_same_patches(w->st, key.buf, pids.buf, earlier,
 				       sizeof(earlier));
+	if (rr > 0 && state_series_unchanged_noted(w->st, pids.buf) != 0) {
+		/* Said "unchanged" once already: stay quiet. */
+		state_series_set(w->st, key.buf, l->name, t->thread,
+				 SERIES_SKIPPED, pids.buf, NULL, w->now);
+		printf("%s: skipped \"%s\": unchanged, and already said so\n",
+		       l->name, parent->subject_raw ? parent->subject_raw : "");
+		tag_series(t, s, "quorum/skipped");
+		w->skipped++;
+		goto out;
+	}
 	if (rr > 0) {
 		/* A RESEND: say so once, never review it again. */
 		reply_msgid(w, key.buf, "unchanged", &msgid);
@@ -724,9 +744,12 @@ static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 			tm->tag = "quorum/skipped";
 			continue;
 		}
-		if (p->auto_submitted ||
+		if (p->auto_submitted || p->subject.reply ||
 		    (p->kind != MP_KIND_PATCH && p->kind != MP_KIND_COVER)) {
-			/* Replies, pull requests, auto-replies: never reviewed. */
+			/*
+			 * Replies (even with a diff: a reviewer's suggestion),
+			 * pull requests, auto-replies: never reviewed.
+			 */
 			tm->tag = "quorum/skipped";
 			mp_patch_free(p);
 			continue;

@@ -256,6 +256,23 @@ int state_series_same_patches(struct state *st, const char *key,
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+int state_series_unchanged_noted(struct state *st, const char *patch_ids)
+{
+	sqlite3_stmt *s = prep(st,
+			       "SELECT count(*) FROM series WHERE"
+			       " patch_ids = ?1 AND reply_msgid LIKE"
+			       " 'quorum.%.unchanged@%'",
+			       "s", patch_ids);
+	int n = -1;
+
+	if (!s)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int(s, 0) > 0;
+	sqlite3_finalize(s);
+	return n;
+}
+
 int state_series_waiting(struct state *st, const char *list,
 			 int (*fn)(void *arg, const char *thread), void *arg)
 {

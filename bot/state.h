@@ -60,6 +60,11 @@ int state_series_set(struct state *st, const char *key, const char *list,
  */
 int state_series_same_patches(struct state *st, const char *key,
 			      const char *patch_ids, char *out, size_t outsz);
+/*
+ * Has a series with these patch_ids already had an "unchanged since"
+ * note? 1 yes, 0 no, -1 on error.
+ */
+int state_series_unchanged_noted(struct state *st, const char *patch_ids);
 /* Call fn for each thread id of a series of list that is waiting. */
 int state_series_waiting(struct state *st, const char *list,
 			 int (*fn)(void *arg, const char *thread), void *arg);
