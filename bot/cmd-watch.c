@@ -107,6 +107,11 @@ struct watch {
 	int quorum;
 	struct wlist *lists;
 	size_t nlists;
+	struct llm_voters llm; /* [voter] sections with an LLM provider */
+	struct rv_prompts *prompts;
+	char prompt_hash[48]; /* X-Quorum-Prompt */
+	double deadline, backoff;
+	int retries;
 	/* counters for the summary line */
 	size_t reviewed, waiting, skipped, failed, delivered, held;
 };
@@ -647,6 +652,14 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 		opts.quorum = w->quorum;
 		opts.history = l->history;
 		opts.workdir = l->workdir;
+		if (w->llm.n) {
+			opts.llm = w->llm.v;
+			opts.nllm = w->llm.n;
+			opts.prompts = w->prompts;
+			opts.deadline = w->deadline;
+			opts.backoff = w->backoff;
+			opts.retries = w->retries;
+		}
 		rr = rv_review_series(&r, l->rv, s, &opts, &err);
 		if (rr < 0 && !r) {
 			error("list %s: cannot review \"%s\": %s", l->name,
@@ -668,7 +681,7 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 	ro.to_list = l->to_list;
 	ro.maintainers = (const char *const *)l->cc;
 	ro.nmaintainers = l->ncc;
-	ro.prompt_hash = "none";
+	ro.prompt_hash = w->prompt_hash;
 	ro.now = w->now;
 	if (reply_compose(&raw, s, r, &ro, &err) < 0) {
 		error("list %s: %s", l->name, err.msg);
@@ -889,6 +902,103 @@ static int run_once(struct watch *w)
 	return 0;
 }
 
+/* Add name and the bytes of path to the hash input; 0 or -1. */
+static int hash_file(struct sb *in, const char *dir, const char *name)
+{
+	struct sb path = SB_INIT;
+	int ret;
+
+	sb_addf(&path, "%s/%s", dir, name);
+	sb_addf(in, "%s%c", name, 0);
+	ret = read_file_capped(path.buf, (size_t)4 << 20, in, NULL);
+	in->cap = 0;
+	sb_release(&path);
+	return ret;
+}
+
+/*
+ * The prompts' identity for X-Quorum-Prompt: a hash over the files the
+ * LLM voters read (names and bytes, subsystems by their index order).
+ */
+static void hash_prompts(struct watch *w, const char *dir)
+{
+	static const char *const files[] = { "review.md", "false-positives.md",
+					     "schema.json", "subsystems/index" };
+	struct sb in = SB_INIT, idx = SB_INIT, name = SB_INIT;
+	git_oid oid;
+	char hex[GIT_OID_HEXSZ + 1];
+	size_t i;
+	const char *p;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++)
+		hash_file(&in, dir, files[i]);
+	sb_addf(&name, "%s/subsystems/index", dir);
+	if (read_file_capped(name.buf, (size_t)1 << 20, &idx, NULL) == 0) {
+		/* Lines "PATTERN FILE": hash each FILE too. */
+		for (p = sb_str(&idx); *p;) {
+			const char *nl = strchr(p, '\n'), *sp;
+			size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+			sp = memrchr(p, ' ', n);
+			if (sp && *p != '#') {
+				sb_reset(&name);
+				sb_adds(&name, "subsystems/");
+				sb_add(&name, sp + 1, n - (size_t)(sp + 1 - p));
+				hash_file(&in, dir, name.buf);
+			}
+			p += n + (nl ? 1 : 0);
+		}
+	}
+	git_odb_hash(&oid, in.buf ? in.buf : "", in.len, GIT_OBJECT_BLOB);
+	git_oid_tostr(hex, sizeof(hex), &oid);
+	snprintf(w->prompt_hash, sizeof(w->prompt_hash), "sha1:%.16s", hex);
+	sb_release(&in);
+	sb_release(&idx);
+	sb_release(&name);
+}
+
+/* [voter] sections with an LLM provider, the prompts and their hash. */
+static int load_llm(struct watch *w)
+{
+	static const char *const keys[] = { "review.deadline", "review.backoff" };
+	double vals[2] = { 0, 0 };
+	struct errmsg err = { "" };
+	char *dir;
+	size_t i;
+	int n;
+
+	snprintf(w->prompt_hash, sizeof(w->prompt_hash), "none");
+	if (llm_voters_load(w->cfg, &w->llm, &err) < 0)
+		return error("%s", err.msg);
+	if (!w->llm.n)
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		const char *v = qconfig_get(w->cfg, keys[i]);
+		char *end;
+
+		if (!v)
+			continue;
+		vals[i] = strtod(v, &end);
+		if (end == v || *end || !(vals[i] > 0 && vals[i] <= 86400))
+			return error("config %s = '%s' is not a number of "
+				     "seconds",
+				     keys[i], v);
+	}
+	if (qconfig_get_int(w->cfg, "review.retries", 2, &n, &err) < 0)
+		return error("%s", err.msg);
+	w->deadline = vals[0];
+	w->backoff = vals[1];
+	w->retries = n > 0 ? n : -1;
+	dir = prompts_dir();
+	if (rv_prompts_load(&w->prompts, dir, &err) < 0) {
+		free(dir);
+		return error("%s", err.msg);
+	}
+	hash_prompts(w, dir);
+	free(dir);
+	return 0;
+}
+
 static int load_watch_config(struct watch *w)
 {
 	struct errmsg err = { "" };
@@ -938,7 +1048,7 @@ static int load_watch_config(struct watch *w)
 		w->max_attempts = 1;
 	if (qconfig_subsections(w->cfg, "list", add_list, w))
 		return -1;
-	return 0;
+	return load_llm(w);
 }
 
 static int cmd_watch(int argc, char **argv)
@@ -1020,6 +1130,8 @@ out:
 	free(w.from);
 	free(w.outbox);
 	lists_free(&w);
+	rv_prompts_free(w.prompts);
+	llm_voters_release(&w.llm);
 	qconfig_free(w.cfg);
 	return ret;
 }

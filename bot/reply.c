@@ -224,6 +224,32 @@ static void add_finding(struct sb *out, const struct rv_review *r,
 	sb_release(&line);
 }
 
+/* One line per model that abstained on some patch, with its first reason. */
+static void add_abstentions(struct sb *out, const struct rv_review *r)
+{
+	size_t i, j;
+
+	for (i = 0; i < r->ncalls; i++) {
+		const struct rv_llm_call *c = &r->calls[i];
+		struct sb line = SB_INIT;
+		char *why;
+
+		if (c->answered || !c->voter)
+			continue;
+		for (j = 0; j < i; j++)
+			if (!r->calls[j].answered && r->calls[j].voter &&
+			    !strcmp(r->calls[j].voter, c->voter))
+				break;
+		if (j < i)
+			continue;
+		why = one_line(c->reason ? c->reason : "no answer", 200);
+		sb_addf(&line, "%s abstained: %s", c->voter, why);
+		add_wrapped(out, line.buf, "");
+		free(why);
+		sb_release(&line);
+	}
+}
+
 static void add_body(struct sb *out, const struct mp_series *s,
 		     const struct rv_review *r, const struct reply_opts *o)
 {
@@ -287,6 +313,7 @@ footer:
 		for (i = 0; i < r->nvoters; i++)
 			sb_addf(out, "%s%s", i ? ", " : "", r->voters[i]);
 		sb_addf(out, " (a finding needs %d)\n", r->quorum);
+		add_abstentions(out, r);
 	}
 	add_wrapped(out,
 		    "This is an automated review by quorum " QUORUM_VERSION
