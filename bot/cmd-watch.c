@@ -51,7 +51,9 @@ const struct cmd cmd_watch_def = {
 	"Options:\n"
 	"  --once          process what is there and exit\n"
 	"  --interval N    seconds between polls without --once (default 300);\n"
-	"                  SIGTERM or SIGINT ends the loop cleanly\n"
+	"                  SIGUSR1 polls at once (contrib/notmuch-post-new),\n"
+	"                  SIGTERM or SIGINT ends the loop after the series\n"
+	"                  at hand; the pid is in watch.pid next to the state db\n"
 	"  -h, --help      this text\n"
 	"\n"
 	"Per list: address, repo, branch, mode (dry-run: replies only to the\n"
@@ -116,12 +118,19 @@ struct watch {
 	size_t reviewed, waiting, skipped, failed, delivered, held;
 };
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, wake_requested;
 
 static void on_stop(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+/* SIGUSR1 (contrib/notmuch-post-new): new mail, look now. */
+static void on_wake(int sig)
+{
+	(void)sig;
+	wake_requested = 1;
 }
 
 /* Expand a leading ~/ with $HOME. Caller frees. */
@@ -880,11 +889,13 @@ static int open_notmuch(struct watch *w)
 	return 0;
 }
 
-static int run_once(struct watch *w)
+static int run_once(struct watch *w, bool once)
 {
 	size_t i;
 
 	w->now = watch_now();
+	w->reviewed = w->waiting = w->skipped = w->failed = 0;
+	w->delivered = w->held = 0;
 	/* First finish what an earlier run recorded but did not deliver. */
 	if (state_replies_pending(w->st, w->now, deliver_pending_one, w) < 0)
 		warning("state db: %s", state_error(w->st));
@@ -894,6 +905,9 @@ static int run_once(struct watch *w)
 		process_list(w, &w->lists[i]);
 	notmuch_database_destroy(w->db);
 	w->db = NULL;
+	if (!once && !(w->reviewed + w->waiting + w->skipped + w->failed +
+		       w->delivered + w->held))
+		return 0;
 	printf("watch: %zu reviewed, %zu waiting, %zu skipped, %zu failed, "
 	       "%zu delivered, %zu held\n",
 	       w->reviewed, w->waiting, w->skipped, w->failed, w->delivered,
@@ -1051,6 +1065,27 @@ static int load_watch_config(struct watch *w)
 	return load_llm(w);
 }
 
+/* watch.pid next to the state db, for the post-new hook. */
+static char *write_pid_file(const char *state_path)
+{
+	struct sb p = SB_INIT;
+	const char *slash = strrchr(state_path, '/');
+	FILE *fp;
+
+	if (slash)
+		sb_add(&p, state_path, (size_t)(slash - state_path + 1));
+	sb_adds(&p, "watch.pid");
+	fp = fopen(p.buf, "w");
+	if (!fp) {
+		warning("cannot write %s: %s", p.buf, strerror(errno));
+		sb_release(&p);
+		return NULL;
+	}
+	fprintf(fp, "%ld\n", (long)getpid());
+	fclose(fp);
+	return sb_detach(&p, NULL);
+}
+
 static int cmd_watch(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -1061,7 +1096,7 @@ static int cmd_watch(int argc, char **argv)
 	};
 	struct watch w;
 	struct errmsg err = { "" };
-	char *state_path = NULL, *end;
+	char *state_path = NULL, *pid_path = NULL, *end;
 	bool once = false;
 	long interval = 300;
 	int c, ret = EXIT_USAGE;
@@ -1114,18 +1149,33 @@ static int cmd_watch(int argc, char **argv)
 	}
 	signal(SIGTERM, on_stop);
 	signal(SIGINT, on_stop);
+	signal(SIGUSR1, on_wake);
+	if (!once)
+		pid_path = write_pid_file(state_path);
 	for (;;) {
-		ret = run_once(&w);
-		if (once || ret || stop_requested)
+		wake_requested = 0;
+		ret = run_once(&w, once);
+		if (once || stop_requested)
 			break;
-		for (c = 0; c < interval && !stop_requested; c++)
+		if (ret) /* notmuch busy (notmuch new?): try at the next poll */
+			warning("will try again in %lds", interval);
+		for (c = 0; c < interval && !stop_requested && !wake_requested;
+		     c++)
 			sleep(1);
 		if (stop_requested)
 			break;
 	}
+	if (!once) {
+		ret = 0;
+		fprintf(stderr, "quorum: watch stopped%s\n",
+			stop_requested ? " on a signal" : "");
+	}
+	if (pid_path)
+		unlink(pid_path);
 out:
 	state_close(w.st);
 	free(state_path);
+	free(pid_path);
 	argv_free(w.sendmail);
 	free(w.from);
 	free(w.outbox);
