@@ -257,6 +257,8 @@ sed -i 's/weight = 0.5/weight = 1/' "$TMP/config"
 review "$TMP"/p1/*.patch
 like "$TMP/out" 'votes: 3/5 \(a, d\)' "with another voter agreeing: 3 of 5"
 is "$rc" 1 "and that is a majority"
+(unset QUORUM_PROMPTS; review "$TMP"/p1/*.patch; echo "$rc" >"$TMP/rc")
+is "$(cat "$TMP/rc")" 1 "without QUORUM_PROMPTS the prompts next to the binary are used"
 QUORUM_PROMPTS=$TMP/nowhere review "$TMP"/p1/*.patch
 is "$rc" 3 "missing prompts are an environment error"
 like "$TMP/err" 'cannot read prompt file .*/nowhere/review\.md' "naming the file"
