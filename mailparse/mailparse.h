@@ -105,7 +105,12 @@ struct mp_patch {
 	size_t ntrailers;
 	struct mp_trailer *followups; /* trailers sent later as replies in the thread */
 	size_t nfollowups;
-	char *diff; /* the unified diff, from the first `diff --git` or `--- ` */
+	/*
+	 * The unified diff, from the first `diff --git` or `--- `: the bytes
+	 * as sent (transfer-decoded, CRLF repaired, never charset-converted),
+	 * so it applies byte-exact like git am; it may hold non-UTF-8 bytes.
+	 */
+	char *diff;
 	size_t diff_len;
 	char **files; /* paths touched (post-image name; pre-image for deletions) */
 	size_t nfiles;

@@ -953,6 +953,56 @@ static bool has_soft_break(const char *p, const char *end)
 	return false;
 }
 
+static size_t count_lines(const char *p, size_t len)
+{
+	size_t n = 0;
+	const char *e = p + len;
+
+	while (p < e && (p = memchr(p, '\n', (size_t)(e - p)))) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
+/*
+ * git am applies the diff bytes as they were sent: a latin-1 line in a
+ * latin-1 file must stay latin-1, not become UTF-8. When the body had to
+ * be converted, take the diff from the transfer-decoded bytes instead
+ * (same span, same line count), leaving the message text converted.
+ */
+static void diff_bytes_as_sent(struct ctx *c, GMimeObject *part)
+{
+	struct mp_patch *pt = c->p;
+	struct mp_diffspan span;
+	struct sb raw;
+	const char *data;
+	GMimeStream *mem;
+	size_t len;
+
+	part_bytes(c, part, &data, &len, &mem);
+	sb_init(&raw, c->lim->max_message);
+	if (!data || !len || sb_add(&raw, data, len) < 0)
+		goto out;
+	crlf_repair(&raw);
+	mp_diff_find(sb_str(&raw), raw.len, &span);
+	if (!span.found)
+		goto out;
+	data = raw.buf + span.start;
+	len = span.end - span.start;
+	if (len == pt->diff_len && !memcmp(data, pt->diff, len))
+		goto out; /* nothing was converted inside the diff */
+	if (count_lines(data, len) + (len && data[len - 1] != '\n') !=
+	    count_lines(pt->diff, pt->diff_len))
+		goto out; /* not the same span: keep the converted diff */
+	free(pt->diff);
+	set_diff(pt, data, len);
+out:
+	sb_release(&raw);
+	if (mem)
+		g_object_unref(mem);
+}
+
 /* Read the body (repairing CRLF and format=flowed) and the attachments. */
 static int read_text(struct ctx *c)
 {
@@ -1047,6 +1097,9 @@ static int read_text(struct ctx *c)
 		}
 	}
 	rc = analyze_body(c, view, viewlen, BODY_MAIL);
+	if (rc >= 0 && pt->diff && !in_place && c->body_part &&
+	    !(pt->repairs & (MP_REPAIRED_FLOWED | MP_FLOWED_UNSAFE)))
+		diff_bytes_as_sent(c, c->body_part);
 	if (rc < 0 || pt->diff)
 		goto out;
 	for (size_t i = 0; i < c->natts; i++) {
