@@ -151,6 +151,16 @@ enum rv_verdict rv_verify_finding(const struct rv_finding *f,
 bool rv_verify_fixed_later(const struct rv_finding *f,
 			   struct rv_diff *const *diffs, size_t ndiffs);
 
+/*
+ * A finding on the series tip (lines of the tip's post-image) belongs
+ * to the patch that added its lines: f's patch, file and lines become
+ * that patch's. diffs[0..np) are the patches. When no patch added them,
+ * f->patch is the last patch that changes the file (lines unchanged).
+ * Returns f->patch, or -1 when no patch changes the file.
+ */
+int rv_verify_tip_owner(struct rv_finding *f, struct rv_diff *const *diffs,
+			size_t np);
+
 /* A category as the vote compares it: lower case, synonyms folded. */
 void rv_category_normalise(const char *in, char *out, size_t outsz);
 

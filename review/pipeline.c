@@ -314,26 +314,10 @@ static bool series_tip(struct rv_review *r, struct rv_repo *repo,
 	return true;
 }
 
-/* The last patch of the series that changes path, or -1. */
-static int last_patch_with(struct rv_diff *const *diffs, size_t np,
-			   const char *path)
-{
-	size_t k = np;
-	size_t i;
-
-	while (k--)
-		for (i = 0; diffs[k] && i < diffs[k]->nfiles; i++)
-			if (diffs[k]->files[i].new_path &&
-			    !strcmp(diffs[k]->files[i].new_path, path))
-				return (int)k;
-	return -1;
-}
-
 /*
  * diffs[] and pp[] hold np patches and, when tip, one more slot: the
  * whole series from its base to the tip. A finding on the tip is checked
- * against that diff and then belongs to the last patch that changes its
- * file (whose post-image of that file is the tip's).
+ * against that diff and then belongs to the patch that added its lines.
  */
 static void verify_llm(struct rv_review *r, struct rv_repo *repo,
 		       struct rv_diff *const *diffs,
@@ -391,8 +375,7 @@ static void verify_llm(struct rv_review *r, struct rv_repo *repo,
 			}
 		}
 		if ((size_t)f->patch == np) {
-			f->patch = last_patch_with(diffs, np, f->file);
-			if (f->patch < 0) {
+			if (rv_verify_tip_owner(f, diffs, np) < 0) {
 				r->dropped++;
 				continue;
 			}

@@ -254,6 +254,76 @@ bool rv_verify_fixed_later(const struct rv_finding *f,
 	return fixed;
 }
 
+/* The pre-image line of post-image line x of f (x not an added line). */
+static int map_back(const struct rv_file *f, int x)
+{
+	int delta = 0;
+	size_t j, k;
+
+	for (j = 0; j < f->nhunks; j++) {
+		const struct rv_hunk *h = &f->hunks[j];
+
+		if (x >= h->new_start && x < h->new_start + h->new_lines) {
+			for (k = 0; k < h->nlines; k++)
+				if (h->lines[k].origin == ' ' &&
+				    h->lines[k].new_no == x)
+					return h->lines[k].old_no;
+			return x - delta;
+		}
+		if (h->new_start + h->new_lines <= x)
+			delta += h->new_lines - h->old_lines;
+	}
+	return x - delta;
+}
+
+static bool adds_within(const struct rv_file *f, int a, int b)
+{
+	size_t j, k;
+
+	for (j = 0; j < f->nhunks; j++)
+		for (k = 0; k < f->hunks[j].nlines; k++) {
+			const struct rv_line *l = &f->hunks[j].lines[k];
+
+			if (l->origin == '+' && l->new_no >= a &&
+			    l->new_no <= b)
+				return true;
+		}
+	return false;
+}
+
+int rv_verify_tip_owner(struct rv_finding *f, struct rv_diff *const *diffs,
+			size_t np)
+{
+	char *path = xstrdup_or_null(f->file);
+	int a = f->line_start, b = f->line_end, last = -1;
+	size_t k = np;
+
+	while (k-- && path) {
+		const struct rv_file *file = post_file(diffs[k], path);
+
+		if (!file)
+			continue;
+		if (last < 0)
+			last = (int)k;
+		if (adds_within(file, a, b) || !file->old_path) {
+			free(f->file);
+			f->file = path;
+			f->line_start = a;
+			f->line_end = b;
+			f->patch = (int)k;
+			return (int)k;
+		}
+		a = map_back(file, a);
+		b = map_back(file, b);
+		free(path);
+		path = xstrdup_or_null(file->old_path);
+	}
+	free(path);
+	/* Lines no patch added: the last patch that changed the file. */
+	f->patch = last;
+	return last;
+}
+
 /* ---- what the vote compares ----------------------------------------- */
 
 static const struct {

@@ -145,7 +145,7 @@ QUORUM_CONFIG=$TMP/config run "$QUORUM" review -C "$R" --base base "$TMP/p2.mbox
 is "$rc" 1 "a finding on the series tip is reported"
 like "$TMP/out" '^2 findings dropped: a later patch of the series changes those lines' "a defect the series fixes later is dropped, and the report says why"
 unlike "$TMP/out" 'unbounded copy' "and it is not reported"
-like "$TMP/out" "net\.c:$RET in parse_alias\(\), patch 2/2, logic" "the tip's finding belongs to the last patch that changes its file"
+like "$TMP/out" "net\.c:$RET in parse_alias\(\), patch 1/2, logic" "the tip's finding belongs to the patch that added its lines"
 like "$TMP/out" 'votes: 2/2 \(a, b\)' "with both votes"
 is "$(ls "$REC"/*.json | wc -l | tr -d ' ')" 6 "each model was asked about each patch and the tip"
 grep -l '(the series tip)' "$REC"/*.json | head -1 >"$TMP/tipreq"

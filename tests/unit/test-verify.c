@@ -174,11 +174,40 @@ static void test_fixed_later(void **state)
 	rv_diff_free(d[1]);
 }
 
+static void test_tip_owner(void **state)
+{
+	struct rv_diff *d[2] = {parse(diff1), parse(diff3)};
+	struct rv_finding f = {0};
+
+	(void)state;
+	/* g()'s loop: line 16 of patch 1, line 18 of the tip. */
+	f.file = xstrdup_or_null("a.c");
+	f.line_start = f.line_end = 18;
+	assert_int_equal(rv_verify_tip_owner(&f, d, 2), 0);
+	assert_int_equal(f.line_start, 16);
+	assert_string_equal(f.file, "a.c");
+	/* The puts() patch 2 adds in h(). */
+	f.line_start = f.line_end = 25;
+	assert_int_equal(rv_verify_tip_owner(&f, d, 2), 1);
+	assert_int_equal(f.line_start, 25);
+	/* A line no patch added: the last patch that changes the file. */
+	f.line_start = f.line_end = 1;
+	assert_int_equal(rv_verify_tip_owner(&f, d, 2), 1);
+	assert_int_equal(f.line_start, 1);
+	free(f.file);
+	f.file = xstrdup_or_null("b.c");
+	assert_int_equal(rv_verify_tip_owner(&f, d, 2), -1);
+	free(f.file);
+	rv_diff_free(d[0]);
+	rv_diff_free(d[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_fixed_later),
+		cmocka_unit_test(test_tip_owner),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
