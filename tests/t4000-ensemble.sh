@@ -59,9 +59,9 @@ cat >"$TMP/s1.json" <<EOS
 EOS
 fake_start "$TMP/s1.json"
 {
-	voter a openai ma key-env=KEY_A
-	voter b openai mb
-	voter c openai mc
+	voter a openai ma key-env=KEY_A price-in=3 price-out=15
+	voter b openai mb price-in=3 price-out=15
+	voter c openai mc price-in=1 price-out=5
 } >"$TMP/config"
 export KEY_A=sk-test-SECRET-4242
 review "$TMP"/p1/*.patch
@@ -74,7 +74,7 @@ unlike "$TMP/out" 'ONLY-MC-SAYS-THIS' "a single model's finding is not reported"
 like "$TMP/out" '^1 more below quorum' "it is kept below quorum"
 like "$TMP/out" '^2 findings dropped: not on lines the patch has' "invented file and line dropped and counted"
 like "$TMP/out" '^1 finding dropped: quoting code the post-image does not have' "invented quote dropped as a hallucination"
-like "$TMP/out" 'cost: \$[0-9.]+ \(3 requests, 300 tokens in, 60 out\)' "usage of every request is added up"
+like "$TMP/out" 'cost: \$0\.0014 \(3 requests, 300 tokens in, 60 out\)' "usage of every request is added up and priced"
 grep -q 'Bearer sk-test-SECRET-4242' "$REC"/*-ma.hdr
 ok $? "the key is sent as a bearer token"
 ! grep -q 'SECRET-4242' "$TMP/out" "$TMP/err"
