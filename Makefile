@@ -10,6 +10,7 @@ DEB_PKGS := build-essential pkg-config git libgit2-dev libgmime-3.0-dev \
 	clang libclang-rt-14-dev
 
 BUILD ?= build
+PREFIX ?= /usr/local
 CC ?= cc
 OPT ?= -O2 -g
 SAN ?=
@@ -21,6 +22,7 @@ CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 QCFLAGS := -std=gnu11 $(OPT) $(SAN) -Wall -Wextra -Werror -Wshadow \
 	-Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral \
 	-D_GNU_SOURCE -DQUORUM_VERSION='"$(VERSION)"' \
+	-DQUORUM_PROMPTS_DIR='"$(PREFIX)/share/quorum/prompts"' \
 	-I. $(PKG_CFLAGS) $(CFLAGS)
 QLDFLAGS := $(SAN) $(LDFLAGS)
 QLIBS := $(PKG_LIBS) -lnotmuch -lm -lpthread $(LIBS)
@@ -110,9 +112,11 @@ format:
 
 install: quorum
 	install -D -m 0755 quorum $(DESTDIR)$(PREFIX)/bin/quorum
-	install -D -m 0644 contrib/quorum.1 $(DESTDIR)$(PREFIX)/share/man/man1/quorum.1
-
-PREFIX ?= /usr/local
+	install -d $(DESTDIR)$(PREFIX)/share/quorum/prompts/subsystems
+	install -m 0644 prompts/*.md prompts/*.json \
+		$(DESTDIR)$(PREFIX)/share/quorum/prompts/
+	install -m 0644 prompts/subsystems/* \
+		$(DESTDIR)$(PREFIX)/share/quorum/prompts/subsystems/
 
 clean:
 	rm -rf build build-asan build-fuzz quorum
