@@ -33,6 +33,8 @@
 #define WATCH_MAX_THREAD 2000 /* messages read from one thread */
 #define DEFAULT_WAIT (30 * 60)
 #define DEFAULT_ATTEMPTS 5
+#define REOPEN_AFTER 500 /* messages tagged between notmuch reopens */
+#define REPO_REOPEN_AFTER 20 /* reviews between repository reopens */
 
 static int cmd_watch(int argc, char **argv);
 
@@ -90,6 +92,7 @@ struct wlist {
 	char **cc;
 	size_t ncc;
 	struct rv_repo *rv; /* opened on first use */
+	size_t rv_uses; /* reviews on rv since it was opened */
 	char *workdir;
 	struct rv_history *history;
 	bool repo_failed;
@@ -116,6 +119,7 @@ struct watch {
 	int retries;
 	/* counters for the summary line */
 	size_t reviewed, waiting, skipped, failed, delivered, held;
+	size_t tagged; /* messages tagged since the db was opened */
 };
 
 static volatile sig_atomic_t stop_requested, wake_requested;
@@ -533,9 +537,12 @@ static struct rv_repo *list_repo(struct watch *w, struct wlist *l)
 		free(path);
 		return NULL;
 	}
-	if (rv_history_open(&l->history, path, &err) < 0)
-		warning("list %s: %s; reviewing without it", l->name, err.msg);
-	l->workdir = rv_workdir_of(path);
+	if (!l->workdir) {
+		if (rv_history_open(&l->history, path, &err) < 0)
+			warning("list %s: %s; reviewing without it", l->name,
+				err.msg);
+		l->workdir = rv_workdir_of(path);
+	}
 	free(path);
 	return l->rv;
 }
@@ -670,6 +677,7 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 			opts.retries = w->retries;
 		}
 		rr = rv_review_series(&r, l->rv, s, &opts, &err);
+		l->rv_uses++;
 		if (rr < 0 && !r) {
 			error("list %s: cannot review \"%s\": %s", l->name,
 			      parent->subject_raw ? parent->subject_raw : "",
@@ -712,6 +720,15 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 	w->reviewed++;
 out:
 	rv_review_free(r);
+	/*
+	 * The repo handle keeps every object a review wrote in memory:
+	 * reopen it now and then so memory does not grow with the series.
+	 */
+	if (l->rv && l->rv_uses >= REPO_REOPEN_AFTER) {
+		rv_repo_free(l->rv);
+		l->rv = NULL;
+		l->rv_uses = 0;
+	}
 	sb_release(&key);
 	sb_release(&pids);
 	sb_release(&msgid);
@@ -786,6 +803,7 @@ static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 	notmuch_database_begin_atomic(w->db);
 	for (i = 0; i < t.n; i++)
 		tag_message(w, t.msgs[i].msgid, t.msgs[i].tag);
+	w->tagged += t.n;
 	notmuch_database_end_atomic(w->db);
 out:
 	if (c)
@@ -819,6 +837,8 @@ static int strset_add(void *arg, const char *s)
 	return 0;
 }
 
+static int open_notmuch(struct watch *w);
+
 static int process_list(struct watch *w, struct wlist *l)
 {
 	struct strset threads = { NULL, 0, 0 };
@@ -841,13 +861,30 @@ static int process_list(struct watch *w, struct wlist *l)
 
 		if (tid)
 			strset_add(&threads, tid);
+		/* Otherwise each message lives as long as the query. */
+		notmuch_message_destroy(m);
 	}
 	notmuch_query_destroy(q);
 	q = NULL;
 	/* Series still waiting for patches: look again (the wait may be over). */
 	state_series_waiting(w->st, l->name, strset_add, &threads);
-	for (i = 0; i < threads.n && !stop_requested; i++)
+	for (i = 0; i < threads.n && !stop_requested; i++) {
 		process_thread(w, l, threads.v[i]);
+		/*
+		 * notmuch keeps tag changes in memory until it commits (every
+		 * few thousand messages): reopen now and then so memory stays
+		 * flat however much mail there is.
+		 */
+		if (w->tagged >= REOPEN_AFTER) {
+			notmuch_database_destroy(w->db);
+			w->db = NULL;
+			w->tagged = 0;
+			if (open_notmuch(w) < 0) {
+				ret = -1;
+				break;
+			}
+		}
+	}
 out:
 	if (q)
 		notmuch_query_destroy(q);
