@@ -48,4 +48,37 @@ wait $pid
 is "$?" 0 "SIGTERM during the wait ends it cleanly"
 is "$(outbox_count)" 2 "one reply per series, no more"
 
+# 3. The contrib post-new hook: with no daemon running, notmuch new runs
+#    one pass itself.
+mkdir -p "$TMP/bin" "$MAIL/.notmuch/hooks"
+ln -s "$QUORUM" "$TMP/bin/quorum"
+cp "$TOP/contrib/notmuch-post-new" "$MAIL/.notmuch/hooks/post-new"
+git -C "$R" format-patch -q --thread=shallow --to="$LIST" -o "$TMP/c" -1 topic~2
+PATH=$TMP/bin:$PATH post "$TMP/c" >"$TMP/hook.out"
+is "$(outbox_count)" 3 "the post-new hook runs quorum watch --once after notmuch new"
+
+# 4. With a daemon running, the hook wakes it instead.
+"$QUORUM" watch --interval 3600 >"$TMP/d.out" 2>"$TMP/d.err" &
+pid=$!
+i=0
+while [ ! -s "$PIDFILE" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.3
+cat >"$MAIL/new/single" <<EOM
+From: A U Thor <author@example.org>
+To: $LIST
+Subject: [PATCH] main: one more
+Message-ID: <single-1@example.org>
+Date: Tue, 14 Nov 2023 22:20:00 +0000
+
+main: one more
+---
+$(git -C "$R" diff base topic~2)
+EOM
+PATH=$TMP/bin:$PATH notmuch new --quiet >"$TMP/hook.out"
+wait_for 4
+ok $? "the post-new hook wakes the running daemon"
+unlike "$TMP/hook.out" 'reviewed' "and does not run a pass of its own"
+kill -TERM $pid
+wait $pid
+
 done_testing
