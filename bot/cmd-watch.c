@@ -60,7 +60,7 @@ const struct cmd cmd_watch_def = {
 	"\n"
 	"Per list: address, repo, branch, mode (dry-run: replies only to the\n"
 	"outbox maildir, the default; reply: delivered), reply-to (author,list),\n"
-	"cc (more addresses), query (notmuch query; default\n"
+	"maintainers (Cc'd, and may send commands), query (notmuch query; default\n"
 	"'tag:new and (to:ADDR or cc:ADDR)'), wait (30m; s, m, h, d suffixes),\n"
 	"mute (comma-separated senders or subject words never reviewed).\n"
 	"[deliver] method = outbox | sendmail, outbox (a maildir; default\n"
@@ -68,6 +68,11 @@ const struct cmd cmd_watch_def = {
 	"never run by a shell; default 'sendmail -i -t'), max-attempts (5).\n"
 	"[watch] domain (of quorum's Message-IDs), from, state (the state db;\n"
 	"default $XDG_STATE_HOME/quorum/state.db).\n"
+	"\n"
+	"Commands, in a reply in the thread from the series' author or a\n"
+	"maintainer, on a line of their own: '#quorum rerun' (review again),\n"
+	"'#quorum mute' (never review the author's mail on this list again),\n"
+	"'#quorum explain N' (finding N in detail, with the similar past fixes).\n"
 	"\n"
 	"Mail is tagged quorum/seen, quorum/reviewed, quorum/skipped or\n"
 	"quorum/failed; no other tag is touched.\n"
@@ -272,7 +277,7 @@ static int add_list(void *arg, const char *name)
 		if (ret)
 			goto out;
 	}
-	v = LIST_GET("cc");
+	v = LIST_GET("maintainers");
 	l->cc = split_commas(v, &l->ncc);
 	l->mute = split_commas(LIST_GET("mute"), NULL);
 	v = LIST_GET("query");
@@ -343,6 +348,10 @@ struct thread_ctx {
 	const char *thread;
 	struct tmsg *msgs;
 	size_t n, alloc;
+	struct mp_patch **cmds; /* replies that carry a #quorum command */
+	size_t ncmds, cmds_alloc;
+	int explain; /* set while answering #quorum explain N */
+	const char *explain_id; /* ... the command's Message-ID */
 };
 
 static struct tmsg *tmsg_find(struct thread_ctx *t, const char *msgid)
@@ -557,10 +566,12 @@ static int record_and_send(struct thread_ctx *t, const char *key,
 
 	if (state_begin(w->st) < 0)
 		goto fail;
+	/* pids NULL: an explanation, which leaves the series as it is. */
 	if (state_reply_add(w->st, msgid, key, t->l->name, method, raw->buf,
 			    raw->len, w->now) < 0 ||
-	    state_series_set(w->st, key, t->l->name, t->thread,
-			     SERIES_REVIEWED, pids, msgid, w->now) < 0) {
+	    (pids && state_series_set(w->st, key, t->l->name, t->thread,
+				      SERIES_REVIEWED, pids, msgid,
+				      w->now) < 0)) {
 		state_rollback(w->st);
 		goto fail;
 	}
@@ -596,6 +607,8 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 		error("state db: %s", state_error(w->st));
 		goto out;
 	}
+	if (t->explain)
+		goto review; /* asked for: whatever the series' status */
 	if (row.status == SERIES_REVIEWED || row.status == SERIES_SKIPPED ||
 	    row.status == SERIES_FAILED) {
 		tag_series(t, s,
@@ -604,7 +617,9 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 							   "quorum/failed");
 		goto out;
 	}
-	if (s->superseded || is_muted(l, parent)) {
+	if (s->superseded || is_muted(l, parent) ||
+	    (parent->author_email &&
+	     state_is_muted(w->st, l->name, parent->author_email) > 0)) {
 		state_series_set(w->st, key.buf, l->name, t->thread,
 				 SERIES_SKIPPED, NULL, NULL, w->now);
 		printf("%s: skipped %s series \"%s\"\n", l->name,
@@ -639,8 +654,9 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 		w->skipped++;
 		goto out;
 	}
+review:
 	patch_ids(s, &pids);
-	rr = state_series_same_patches(w->st, key.buf, pids.buf, earlier,
+	rr = t->explain ? 0 : state_series_same_patches(w->st, key.buf, pids.buf, earlier,
 				       sizeof(earlier));
 	if (rr > 0 && state_series_unchanged_noted(w->st, pids.buf) != 0) {
 		/* Said "unchanged" once already: stay quiet. */
@@ -688,7 +704,18 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 			w->failed++;
 			goto out;
 		}
-		reply_msgid(w, key.buf, "review", &msgid);
+		if (t->explain) {
+			sb_addf(&key, "#%s", t->explain_id);
+			reply_msgid(w, key.buf, "explain", &msgid);
+			sb_setlen(&key, key.len - strlen(t->explain_id) - 1);
+		} else if (row.generation) {
+			/* A rerun: a new reply, a new Message-ID. */
+			sb_addf(&key, "#%d", row.generation);
+			reply_msgid(w, key.buf, "review", &msgid);
+			sb_setlen(&key, key.len - strlen(strrchr(key.buf, '#')));
+		} else {
+			reply_msgid(w, key.buf, "review", &msgid);
+		}
 	}
 	ro.from = w->from;
 	ro.domain = w->domain;
@@ -699,6 +726,7 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 	ro.maintainers = (const char *const *)l->cc;
 	ro.nmaintainers = l->ncc;
 	ro.prompt_hash = w->prompt_hash;
+	ro.explain = t->explain;
 	ro.now = w->now;
 	if (reply_compose(&raw, s, r, &ro, &err) < 0) {
 		error("list %s: %s", l->name, err.msg);
@@ -708,8 +736,16 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 		w->failed++;
 		goto out;
 	}
-	if (record_and_send(t, key.buf, pids.buf, msgid.buf, &raw) < 0)
+	if (record_and_send(t, key.buf, t->explain ? NULL : pids.buf,
+			    msgid.buf, &raw) < 0)
 		goto out;
+	if (t->explain) {
+		printf("%s: explained finding %d of \"%s\", reply <%s> (%s)\n",
+		       l->name, t->explain,
+		       parent->subject_raw ? parent->subject_raw : "",
+		       msgid.buf, list_method(w, l));
+		goto out;
+	}
 	printf("%s: reviewed \"%s\": %s, reply <%s> (%s)\n", l->name,
 	       parent->subject_raw ? parent->subject_raw : "",
 	       ro.unchanged_since ? "unchanged since an earlier review" :
@@ -735,9 +771,150 @@ out:
 	sb_release(&raw);
 }
 
+enum command { CMD_NONE, CMD_RERUN, CMD_MUTE, CMD_EXPLAIN };
+
+/*
+ * The #quorum command on a line of its own in p's text (quoted lines
+ * never count), with the finding number of explain in *n.
+ */
+static enum command command_of(const struct mp_patch *p, int *n)
+{
+	const char *text = p->commit_message, *line;
+
+	for (line = text; line && *line;) {
+		const char *nl = strchr(line, '\n'), *c = line;
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		while (*c == ' ' || *c == '\t')
+			c++;
+		if (!strncmp(c, "#quorum ", 8) && (size_t)(c - line) < len) {
+			char word[16] = "";
+			int num = 0;
+
+			sscanf(c + 8, "%15s %d", word, &num);
+			if (!strcmp(word, "rerun"))
+				return CMD_RERUN;
+			if (!strcmp(word, "mute"))
+				return CMD_MUTE;
+			if (!strcmp(word, "explain") && num > 0 && num < 1000) {
+				if (n)
+					*n = num;
+				return CMD_EXPLAIN;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return CMD_NONE;
+}
+
+static bool refers_to(const struct mp_patch *cmd, const char *id)
+{
+	size_t i;
+
+	if (!id)
+		return false;
+	if (cmd->in_reply_to && !strcmp(cmd->in_reply_to, id))
+		return true;
+	for (i = 0; i < cmd->nreferences; i++)
+		if (!strcmp(cmd->references[i], id))
+			return true;
+	return false;
+}
+
+/* The series the command is about: the one its references name. */
+static const struct mp_series *command_series(const struct mp_set *set,
+					      const struct mp_patch *cmd)
+{
+	size_t i, k;
+
+	for (i = 0; i < set->nseries; i++) {
+		const struct mp_series *s = set->series[i];
+
+		if (s->cover && refers_to(cmd, s->cover->message_id))
+			return s;
+		for (k = 0; k < s->npatches; k++)
+			if (s->patches[k] &&
+			    refers_to(cmd, s->patches[k]->message_id))
+				return s;
+	}
+	return set->nseries == 1 ? set->series[0] : NULL;
+}
+
+/* The series' author, or a maintainer of the list? */
+static bool may_command(const struct wlist *l, const struct mp_series *s,
+			const char *sender)
+{
+	const struct mp_patch *p = reply_parent(s);
+	size_t i;
+
+	if (!sender)
+		return false;
+	if (p && p->author_email && !strcasecmp(p->author_email, sender))
+		return true;
+	for (i = 0; i < l->ncc; i++)
+		if (!strcasecmp(l->cc[i], sender))
+			return true;
+	return false;
+}
+
+static void run_command(struct thread_ctx *t, const struct mp_set *set,
+			const struct mp_patch *cmd)
+{
+	static const char *const names[] = { "", "rerun", "mute", "explain" };
+	struct watch *w = t->w;
+	const struct mp_series *s = command_series(set, cmd);
+	const char *sender = cmd->author_email;
+	struct tmsg *tm = tmsg_find(t, cmd->message_id);
+	struct sb key = SB_INIT;
+	int n = 0, fresh;
+	enum command c = command_of(cmd, &n);
+
+	if (!s)
+		return;
+	if (!may_command(t->l, s, sender)) {
+		if (tm)
+			tm->tag = "quorum/skipped";
+		if (state_command_once(w->st, cmd->message_id, w->now) > 0)
+			printf("%s: ignored #quorum %s from %s: not the "
+			       "author or a maintainer\n",
+			       t->l->name, names[c], sender ? sender : "?");
+		return;
+	}
+	series_key(s, &key);
+	if (state_begin(w->st) < 0)
+		goto out;
+	fresh = state_command_once(w->st, cmd->message_id, w->now);
+	if (fresh > 0 && c == CMD_RERUN)
+		fresh = state_series_rerun(w->st, key.buf, w->now) < 0 ? -1 : 1;
+	else if (fresh > 0 && c == CMD_MUTE)
+		fresh = state_mute_add(w->st, t->l->name,
+				       reply_parent(s)->author_email, w->now) < 0 ?
+				-1 :
+				1;
+	if (fresh < 0 || state_commit(w->st) < 0) {
+		state_rollback(w->st);
+		error("state db: %s", state_error(w->st));
+		goto out;
+	}
+	if (tm)
+		tm->tag = "quorum/reviewed";
+	if (!fresh)
+		goto out;
+	printf("%s: #quorum %s from %s\n", t->l->name, names[c], sender);
+	if (c == CMD_EXPLAIN) {
+		t->explain = n;
+		t->explain_id = cmd->message_id;
+		review_one(t, s);
+		t->explain = 0;
+		t->explain_id = NULL;
+	}
+out:
+	sb_release(&key);
+}
+
 static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 {
-	struct thread_ctx t = { w, l, thread, NULL, 0, 0 };
+	struct thread_ctx t = { w, l, thread, NULL, 0, 0, NULL, 0, 0, 0, NULL };
 	struct mp_collector *c = mp_collector_new();
 	struct mp_set *set = NULL;
 	notmuch_query_t *q;
@@ -783,6 +960,13 @@ static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 			tm->tag = "quorum/skipped";
 			continue;
 		}
+		if (!p->auto_submitted && p->kind == MP_KIND_REPLY &&
+		    command_of(p, NULL)) {
+			tm->tag = "quorum/seen";
+			ALLOC_GROW(t.cmds, t.ncmds + 1, t.cmds_alloc);
+			t.cmds[t.ncmds++] = p;
+			continue;
+		}
 		if (p->auto_submitted || p->subject.reply ||
 		    (p->kind != MP_KIND_PATCH && p->kind != MP_KIND_COVER)) {
 			/*
@@ -798,6 +982,8 @@ static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 	}
 	set = mp_collector_finish(c);
 	c = NULL;
+	for (i = 0; i < t.ncmds; i++)
+		run_command(&t, set, t.cmds[i]);
 	for (i = 0; i < set->nseries && !stop_requested; i++)
 		review_one(&t, set->series[i]);
 	notmuch_database_begin_atomic(w->db);
@@ -814,6 +1000,9 @@ out:
 	for (i = 0; i < t.n; i++)
 		free(t.msgs[i].msgid);
 	free(t.msgs);
+	for (i = 0; i < t.ncmds; i++)
+		mp_patch_free(t.cmds[i]);
+	free(t.cmds);
 	sb_release(&qs);
 	sb_release(&raw);
 	return 0;

@@ -250,6 +250,62 @@ static void add_abstentions(struct sb *out, const struct rv_review *r)
 	}
 }
 
+/* #quorum explain N: finding N with every similar past fix behind it. */
+static void add_explanation(struct sb *out, const struct mp_series *s,
+			    const struct rv_review *r, int n)
+{
+	const struct rv_finding *f;
+	const struct rv_similar_list *l = NULL;
+	struct sb line = SB_INIT;
+	size_t i;
+
+	if (n < 1 || (size_t)n > r->findings.n) {
+		sb_addf(&line,
+			"quorum: there is no finding %d in this review; it has "
+			"%zu.",
+			n, r->findings.n);
+		add_wrapped(out, line.buf, "");
+		sb_release(&line);
+		return;
+	}
+	f = &r->findings.items[n - 1];
+	sb_addf(&line, "quorum: finding %d in detail, as asked.", n);
+	add_wrapped(out, line.buf, "");
+	sb_addch(out, '\n');
+	add_finding(out, r, f, (size_t)n);
+	if (f->patch >= 0 && (size_t)f->patch < r->npatch_info && r->similar)
+		l = &r->similar[f->patch];
+	if (!l || !l->n) {
+		add_wrapped(out,
+			    r->no_history ?
+				    "No similar past fix was found: this tree "
+				    "has no history index (quorum index)." :
+				    "No similar past fix was found in this "
+				    "tree's history.",
+			    "");
+	}
+	for (i = 0; l && i < l->n && i < 3; i++) {
+		char *bs = one_line(l->items[i].bug_subject, 60);
+		char *fs = one_line(l->items[i].fix_subject, 60);
+
+		sb_reset(&line);
+		sb_addf(&line, "Similar past bug %.12s \"%s\", %s by %.12s "
+			       "\"%s\" (score %.2f):",
+			l->items[i].bug_id, bs,
+			!strcmp(l->items[i].kind, "revert") ? "reverted" :
+							      "fixed",
+			l->items[i].fix_id, fs, l->items[i].score);
+		add_wrapped(out, line.buf, "");
+		if (l->items[i].fix_explanation)
+			add_wrapped(out, l->items[i].fix_explanation, "    ");
+		sb_addch(out, '\n');
+		free(bs);
+		free(fs);
+	}
+	(void)s;
+	sb_release(&line);
+}
+
 static void add_body(struct sb *out, const struct mp_series *s,
 		     const struct rv_review *r, const struct reply_opts *o)
 {
@@ -262,6 +318,10 @@ static void add_body(struct sb *out, const struct mp_series *s,
 			"reviewed in <%s>; see that reply.",
 			o->unchanged_since);
 		add_wrapped(out, sb_str(&line), "");
+		goto footer;
+	}
+	if (o->explain) {
+		add_explanation(out, s, r, o->explain);
 		goto footer;
 	}
 	if (r->apply && r->apply->failed >= 0) {
@@ -318,9 +378,11 @@ footer:
 	add_wrapped(out,
 		    "This is an automated review by quorum " QUORUM_VERSION
 		    "; findings are a machine's guesses for a person to "
-		    "check. To mute quorum for your mail, or to ask for a "
-		    "rerun, write to the list's maintainer; a new version of "
-		    "the series is reviewed again.",
+		    "check. The series' author or a maintainer may reply "
+		    "with a line '#quorum rerun' to review it again, "
+		    "'#quorum explain N' for finding N in detail, or "
+		    "'#quorum mute' to stop quorum reviewing the author's "
+		    "mail on this list.",
 		    "");
 	sb_release(&line);
 }

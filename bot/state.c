@@ -28,7 +28,11 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS series ("
 	"  key TEXT PRIMARY KEY, list TEXT, thread TEXT, status INTEGER,"
 	"  patch_ids TEXT, reply_msgid TEXT, first_seen INTEGER,"
-	"  updated INTEGER);"
+	"  updated INTEGER, generation INTEGER DEFAULT 0);"
+	"CREATE TABLE IF NOT EXISTS commands ("
+	"  msgid TEXT PRIMARY KEY, at INTEGER);"
+	"CREATE TABLE IF NOT EXISTS mutes ("
+	"  list TEXT, address TEXT, at INTEGER, PRIMARY KEY (list, address));"
 	"CREATE INDEX IF NOT EXISTS series_pids ON series(patch_ids);"
 	"CREATE TABLE IF NOT EXISTS replies ("
 	"  msgid TEXT PRIMARY KEY, series_key TEXT, list TEXT, method TEXT,"
@@ -200,7 +204,9 @@ static void copy_col(sqlite3_stmt *s, int col, char *out, size_t outsz)
 int state_series_get(struct state *st, const char *key, struct series_row *row)
 {
 	sqlite3_stmt *s = prep(
-		st, "SELECT status, thread, reply_msgid FROM series WHERE key = ?1",
+		st,
+		"SELECT status, thread, reply_msgid, generation FROM series"
+		" WHERE key = ?1",
 		"s", key);
 	int rc;
 
@@ -212,6 +218,7 @@ int state_series_get(struct state *st, const char *key, struct series_row *row)
 		row->status = (enum series_status)sqlite3_column_int(s, 0);
 		copy_col(s, 1, row->thread, sizeof(row->thread));
 		copy_col(s, 2, row->reply_msgid, sizeof(row->reply_msgid));
+		row->generation = sqlite3_column_int(s, 3);
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
@@ -379,4 +386,42 @@ long state_count_replies(struct state *st, int state)
 		n = (long)sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	return n;
+}
+
+int state_series_rerun(struct state *st, const char *key, int64_t now)
+{
+	return run(prep(st,
+			"UPDATE series SET status = ?2, generation ="
+			" generation + 1, updated = ?3 WHERE key = ?1",
+			"sii", key, (int64_t)SERIES_NEW, now));
+}
+
+int state_command_once(struct state *st, const char *msgid, int64_t now)
+{
+	if (run(prep(st, "INSERT OR IGNORE INTO commands VALUES (?1, ?2)",
+		     "si", msgid, now)) < 0)
+		return -1;
+	return sqlite3_changes(st->db) > 0;
+}
+
+int state_mute_add(struct state *st, const char *list, const char *address,
+		   int64_t now)
+{
+	return run(prep(st, "INSERT OR IGNORE INTO mutes VALUES (?1, lower(?2), ?3)",
+			"ssi", list, address, now));
+}
+
+int state_is_muted(struct state *st, const char *list, const char *address)
+{
+	sqlite3_stmt *s = prep(st,
+			       "SELECT 1 FROM mutes WHERE list = ?1 AND"
+			       " address = lower(?2)",
+			       "ss", list, address);
+	int rc;
+
+	if (!s)
+		return -1;
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }

@@ -45,6 +45,7 @@ struct series_row {
 	enum series_status status;
 	char thread[128]; /* notmuch thread id, to look at it again */
 	char reply_msgid[256];
+	int generation; /* reruns asked for */
 };
 
 /* Look up series key; row->status is SERIES_NEW when absent. 0 or -1. */
@@ -60,6 +61,17 @@ int state_series_set(struct state *st, const char *key, const char *list,
  */
 int state_series_same_patches(struct state *st, const char *key,
 			      const char *patch_ids, char *out, size_t outsz);
+/* A rerun: the series is new again, in its next generation. 0 or -1. */
+int state_series_rerun(struct state *st, const char *key, int64_t now);
+
+/* Record email command msgid; 1 when new, 0 when done before, -1 error. */
+int state_command_once(struct state *st, const char *msgid, int64_t now);
+/* Mute address on list (case-insensitive). 0 or -1. */
+int state_mute_add(struct state *st, const char *list, const char *address,
+		   int64_t now);
+/* 1 when address is muted on list, 0 when not, -1 on error. */
+int state_is_muted(struct state *st, const char *list, const char *address);
+
 /*
  * Has a series with these patch_ids already had an "unchanged since"
  * note? 1 yes, 0 no, -1 on error.

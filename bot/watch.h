@@ -23,6 +23,7 @@ struct reply_opts {
 	const char *prompt_hash; /* X-Quorum-Prompt: "none" or a hash */
 	const char *unchanged_since; /* a RESEND: Message-ID of the earlier
 					reply, or NULL for a review */
+	int explain; /* > 0: explain finding N (1-based) in detail */
 	int64_t now;
 };
 

@@ -111,7 +111,7 @@ like "$R1" '> \+.*it = malloc\(sizeof\(\*it\)\);' "the finding quotes the diff l
 like "$R1" 'main\.c:[0-9-]+ in item_new\(\), patch 3/3, null-deref' "file, line, function, patch"
 like "$R1" 'severity [a-z]+; votes: 1 of [0-9]+ \(rules\)' "severity and voters"
 like "$R1" '^cost: \$0\.0000 \(offline voters only\)' "footer with cost"
-like "$R1" 'mute quorum' "footer says how to mute or ask for a rerun"
+like "$R1" "'#quorum mute'" "footer says how to mute or ask for a rerun"
 awk 'length($0) > 78 { bad = 1 } END { exit bad }' "$R1"
 ok $? "every line of the reply fits 78 columns"
 
