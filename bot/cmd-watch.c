@@ -62,7 +62,10 @@ const struct cmd cmd_watch_def = {
 	"outbox maildir, the default; reply: delivered), reply-to (author,list),\n"
 	"maintainers (Cc'd, and may send commands), query (notmuch query; default\n"
 	"'tag:new and (to:ADDR or cc:ADDR)'), wait (30m; s, m, h, d suffixes),\n"
-	"mute (comma-separated senders or subject words never reviewed).\n"
+	"mute (comma-separated senders or subject words never reviewed),\n"
+	"embargo (true: replies go to the maintainers only), max-per-hour\n"
+	"(replies on the list), max-per-author-per-day (series over a limit\n"
+	"wait for the next pass).\n"
 	"[deliver] method = outbox | sendmail, outbox (a maildir; default\n"
 	"$XDG_DATA_HOME/quorum/outbox), sendmail (a command, split into argv,\n"
 	"never run by a shell; default 'sendmail -i -t'), max-attempts (5).\n"
@@ -96,6 +99,9 @@ struct wlist {
 	char **mute; /* lowercase patterns */
 	char **cc;
 	size_t ncc;
+	bool embargo; /* replies to the maintainers only */
+	int per_hour; /* replies per hour on the list; 0: no limit */
+	int per_author_day; /* replies per author per day; 0: no limit */
 	struct rv_repo *rv; /* opened on first use */
 	size_t rv_uses; /* reviews on rv since it was opened */
 	char *workdir;
@@ -223,6 +229,7 @@ static int add_list(void *arg, const char *name)
 {
 	struct watch *w = arg;
 	struct wlist *l;
+	struct errmsg err = { "" };
 	struct sb key = SB_INIT;
 	const char *v;
 	int ret = 0;
@@ -290,6 +297,23 @@ static int add_list(void *arg, const char *name)
 			l->address);
 		l->query = sb_detach(&q, NULL);
 	}
+	v = LIST_GET("embargo");
+	if (v && !strcmp(v, "true"))
+		l->embargo = true;
+	else if (v && strcmp(v, "false"))
+		ret = error("list %s: embargo '%s' is not true or false", name,
+			    v);
+	sb_reset(&key);
+	sb_addf(&key, "list.%s.max-per-hour", name);
+	if (!ret && qconfig_get_int(w->cfg, key.buf, 0, &l->per_hour, &err) < 0)
+		ret = error("%s", err.msg);
+	sb_reset(&key);
+	sb_addf(&key, "list.%s.max-per-author-per-day", name);
+	if (!ret && qconfig_get_int(w->cfg, key.buf, 0, &l->per_author_day,
+				    &err) < 0)
+		ret = error("%s", err.msg);
+	if (ret)
+		goto out;
 	v = LIST_GET("wait");
 	l->wait = v ? parse_duration(v) : DEFAULT_WAIT;
 	if (l->wait < 0)
@@ -482,6 +506,9 @@ static int64_t series_last_seen(struct thread_ctx *t, const struct mp_series *s)
 
 static const char *list_method(struct watch *w, const struct wlist *l)
 {
+	/* An embargoed list with no maintainers has no one to send to. */
+	if (l->embargo && !l->ncc)
+		return "outbox";
 	return l->mode == MODE_REPLY ? w->method : "outbox";
 }
 
@@ -559,7 +586,7 @@ static struct rv_repo *list_repo(struct watch *w, struct wlist *l)
 /* Record the reply and the series in one transaction, then deliver. */
 static int record_and_send(struct thread_ctx *t, const char *key,
 			   const char *pids, const char *msgid,
-			   const struct sb *raw)
+			   const char *author, const struct sb *raw)
 {
 	struct watch *w = t->w;
 	const char *method = list_method(w, t->l);
@@ -567,8 +594,8 @@ static int record_and_send(struct thread_ctx *t, const char *key,
 	if (state_begin(w->st) < 0)
 		goto fail;
 	/* pids NULL: an explanation, which leaves the series as it is. */
-	if (state_reply_add(w->st, msgid, key, t->l->name, method, raw->buf,
-			    raw->len, w->now) < 0 ||
+	if (state_reply_add(w->st, msgid, key, t->l->name, author, method,
+			    raw->buf, raw->len, w->now) < 0 ||
 	    (pids && state_series_set(w->st, key, t->l->name, t->thread,
 				      SERIES_REVIEWED, pids, msgid,
 				      w->now) < 0)) {
@@ -583,6 +610,34 @@ static int record_and_send(struct thread_ctx *t, const char *key,
 	return 0;
 fail:
 	return error("state db: %s", state_error(w->st));
+}
+
+/* Would one more reply pass the list's or the author's rate limit? */
+static bool over_rate_limit(struct thread_ctx *t, const struct mp_patch *parent)
+{
+	struct watch *w = t->w;
+	struct wlist *l = t->l;
+	long n;
+
+	if (l->per_hour > 0 &&
+	    (n = state_replies_since(w->st, l->name, NULL, w->now - 3600)) >=
+		    l->per_hour) {
+		printf("%s: rate limit of %d replies an hour reached; \"%s\" "
+		       "waits\n",
+		       l->name, l->per_hour,
+		       parent->subject_raw ? parent->subject_raw : "");
+		return true;
+	}
+	if (l->per_author_day > 0 && parent->author_email &&
+	    (n = state_replies_since(w->st, l->name, parent->author_email,
+				     w->now - 86400)) >= l->per_author_day) {
+		printf("%s: rate limit of %d replies a day to %s reached; "
+		       "\"%s\" waits\n",
+		       l->name, l->per_author_day, parent->author_email,
+		       parent->subject_raw ? parent->subject_raw : "");
+		return true;
+	}
+	return false;
 }
 
 static void review_one(struct thread_ctx *t, const struct mp_series *s)
@@ -654,6 +709,13 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 		w->skipped++;
 		goto out;
 	}
+	if (over_rate_limit(t, parent)) {
+		if (row.status != SERIES_WAITING)
+			state_series_set(w->st, key.buf, l->name, t->thread,
+					 SERIES_WAITING, NULL, NULL, w->now);
+		w->waiting++;
+		goto out;
+	}
 review:
 	patch_ids(s, &pids);
 	rr = t->explain ? 0 : state_series_same_patches(w->st, key.buf, pids.buf, earlier,
@@ -721,8 +783,9 @@ review:
 	ro.domain = w->domain;
 	ro.msgid = msgid.buf;
 	ro.list_address = l->address;
-	ro.to_author = l->to_author;
-	ro.to_list = l->to_list;
+	/* An embargoed (security) list: only the maintainers hear of it. */
+	ro.to_author = l->to_author && !l->embargo;
+	ro.to_list = l->to_list && !l->embargo;
 	ro.maintainers = (const char *const *)l->cc;
 	ro.nmaintainers = l->ncc;
 	ro.prompt_hash = w->prompt_hash;
@@ -737,7 +800,7 @@ review:
 		goto out;
 	}
 	if (record_and_send(t, key.buf, t->explain ? NULL : pids.buf,
-			    msgid.buf, &raw) < 0)
+			    msgid.buf, parent->author_email, &raw) < 0)
 		goto out;
 	if (t->explain) {
 		printf("%s: explained finding %d of \"%s\", reply <%s> (%s)\n",

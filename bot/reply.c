@@ -341,8 +341,8 @@ static void add_body(struct sb *out, const struct mp_series *s,
 			f->nvoters, r->nvoters);
 	} else {
 		sb_addf(&line,
-			"quorum found no issue that %d of its %zu voters agree "
-			"on.",
+			"quorum found no issue that enough of its voters agree "
+			"on (%d of %zu needed).",
 			r->quorum, r->nvoters);
 	}
 	add_wrapped(out, sb_str(&line), "");
@@ -447,10 +447,15 @@ int reply_compose(struct sb *out, const struct mp_series *s,
 			    o->to_author ? GMIME_ADDRESS_TYPE_CC :
 					   GMIME_ADDRESS_TYPE_TO,
 			    NULL, o->list_address);
+	/* Maintainers on Cc, or on To when no one else is (an embargo). */
 	for (i = 0; i < o->nmaintainers; i++)
 		if (addr_is_safe(o->maintainers[i]))
-			add_mailbox(m, GMIME_ADDRESS_TYPE_CC, NULL,
-				    o->maintainers[i]);
+			add_mailbox(m,
+				    internet_address_list_length(
+					    g_mime_message_get_to(m)) ?
+					    GMIME_ADDRESS_TYPE_CC :
+					    GMIME_ADDRESS_TYPE_TO,
+				    NULL, o->maintainers[i]);
 
 	t = one_line(parent->subject_raw ? parent->subject_raw : "", 900);
 	if (strncasecmp(t, "Re:", 3))

@@ -38,7 +38,7 @@ static const char schema[] =
 	"  msgid TEXT PRIMARY KEY, series_key TEXT, list TEXT, method TEXT,"
 	"  state INTEGER, attempts INTEGER DEFAULT 0, last_error TEXT,"
 	"  next_try INTEGER DEFAULT 0, created INTEGER, sent INTEGER,"
-	"  raw BLOB);";
+	"  raw BLOB, author TEXT);";
 
 /* mkdir -p of the directory part of path. */
 static int make_parents(const char *path)
@@ -302,19 +302,38 @@ int state_series_waiting(struct state *st, const char *list,
 }
 
 int state_reply_add(struct state *st, const char *msgid, const char *key,
-		    const char *list, const char *method, const char *raw,
-		    size_t len, int64_t now)
+		    const char *list, const char *author, const char *method,
+		    const char *raw, size_t len, int64_t now)
 {
 	sqlite3_stmt *s = prep(st,
 			       "INSERT OR IGNORE INTO replies (msgid,"
-			       " series_key, list, method, state, created, raw)"
-			       " VALUES (?1, ?2, ?3, ?4, 0, ?5, ?6)",
-			       "ssssi", msgid, key, list, method, now);
+			       " series_key, list, method, state, created,"
+			       " author, raw)"
+			       " VALUES (?1, ?2, ?3, ?4, 0, ?5, lower(?6), ?7)",
+			       "ssssis", msgid, key, list, method, now, author);
 
 	if (!s)
 		return -1;
-	sqlite3_bind_blob(s, 6, raw, (int)len, SQLITE_TRANSIENT);
+	sqlite3_bind_blob(s, 7, raw, (int)len, SQLITE_TRANSIENT);
 	return run(s);
+}
+
+long state_replies_since(struct state *st, const char *list,
+			 const char *author, int64_t since)
+{
+	sqlite3_stmt *s = prep(st,
+			       "SELECT count(*) FROM replies WHERE list = ?1"
+			       " AND created >= ?2 AND (?3 IS NULL OR"
+			       " author = lower(?3))",
+			       "sis", list, since, author);
+	long n = -1;
+
+	if (!s)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = (long)sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
 }
 
 int state_reply_sent(struct state *st, const char *msgid, int64_t now)

@@ -89,8 +89,11 @@ enum reply_state {
 
 /* Record a reply before delivery (state intended). 0 or -1. */
 int state_reply_add(struct state *st, const char *msgid, const char *key,
-		    const char *list, const char *method, const char *raw,
-		    size_t len, int64_t now);
+		    const char *list, const char *author, const char *method,
+		    const char *raw, size_t len, int64_t now);
+/* Replies recorded for list (and author, when not NULL) since since. */
+long state_replies_since(struct state *st, const char *list,
+			 const char *author, int64_t since);
 /* Mark a reply sent at now. 0 or -1. */
 int state_reply_sent(struct state *st, const char *msgid, int64_t now);
 /*
