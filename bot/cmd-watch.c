@@ -35,6 +35,7 @@
 #define DEFAULT_ATTEMPTS 5
 #define REOPEN_AFTER 500 /* messages tagged between notmuch reopens */
 #define REPO_REOPEN_AFTER 20 /* reviews between repository reopens */
+#define DIGEST_PERIOD 86400 /* mode = digest: one mail a day */
 
 static int cmd_watch(int argc, char **argv);
 
@@ -59,7 +60,9 @@ const struct cmd cmd_watch_def = {
 	"  -h, --help      this text\n"
 	"\n"
 	"Per list: address, repo, branch, mode (dry-run: replies only to the\n"
-	"outbox maildir, the default; reply: delivered), reply-to (author,list),\n"
+	"outbox maildir, the default; reply: delivered; digest: reviews to the\n"
+	"outbox, and one mail a day to the maintainers listing the series),\n"
+	"reply-to (author,list),\n"
 	"maintainers (Cc'd, and may send commands), query (notmuch query; default\n"
 	"'tag:new and (to:ADDR or cc:ADDR)'), wait (30m; s, m, h, d suffixes),\n"
 	"mute (comma-separated senders or subject words never reviewed),\n"
@@ -85,7 +88,7 @@ const struct cmd cmd_watch_def = {
 	"database, state db).",
 };
 
-enum list_mode { MODE_DRY_RUN, MODE_REPLY };
+enum list_mode { MODE_DRY_RUN, MODE_REPLY, MODE_DIGEST };
 
 struct wlist {
 	const char *name;
@@ -253,11 +256,7 @@ static int add_list(void *arg, const char *name)
 	} else if (!strcmp(v, "reply")) {
 		l->mode = MODE_REPLY;
 	} else if (!strcmp(v, "digest")) {
-		/* Not built yet: never send what the user did not ask for. */
-		warning("list %s: mode digest is not implemented; "
-			"using dry-run (replies go to the outbox only)",
-			name);
-		l->mode = MODE_DRY_RUN;
+		l->mode = MODE_DIGEST;
 	} else {
 		ret = error("list %s: mode '%s' is not dry-run, reply or digest",
 			    name, v);
@@ -506,6 +505,9 @@ static int64_t series_last_seen(struct thread_ctx *t, const struct mp_series *s)
 
 static const char *list_method(struct watch *w, const struct wlist *l)
 {
+	/* digest: the reviews stay in the outbox; the digest is sent. */
+	if (l->mode == MODE_DIGEST)
+		return "outbox";
 	/* An embargoed list with no maintainers has no one to send to. */
 	if (l->embargo && !l->ncc)
 		return "outbox";
@@ -586,13 +588,19 @@ static struct rv_repo *list_repo(struct watch *w, struct wlist *l)
 /* Record the reply and the series in one transaction, then deliver. */
 static int record_and_send(struct thread_ctx *t, const char *key,
 			   const char *pids, const char *msgid,
-			   const char *author, const struct sb *raw)
+			   const char *author, const char *digest_line,
+			   const struct sb *raw)
 {
 	struct watch *w = t->w;
 	const char *method = list_method(w, t->l);
 
 	if (state_begin(w->st) < 0)
 		goto fail;
+	if (digest_line && t->l->mode == MODE_DIGEST &&
+	    state_digest_add(w->st, key, t->l->name, digest_line, w->now) < 0) {
+		state_rollback(w->st);
+		goto fail;
+	}
 	/* pids NULL: an explanation, which leaves the series as it is. */
 	if (state_reply_add(w->st, msgid, key, t->l->name, author, method,
 			    raw->buf, raw->len, w->now) < 0 ||
@@ -645,6 +653,7 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 	struct watch *w = t->w;
 	struct wlist *l = t->l;
 	struct sb key = SB_INIT, pids = SB_INIT, msgid = SB_INIT, raw = SB_INIT;
+	struct sb dline = SB_INIT;
 	struct series_row row;
 	struct rv_review_opts opts = RV_REVIEW_OPTS_INIT;
 	struct rv_review *r = NULL;
@@ -799,8 +808,19 @@ review:
 		w->failed++;
 		goto out;
 	}
+	sb_addf(&dline, "\"%s\" from %s: %s <%s>",
+		parent->subject_raw ? parent->subject_raw : "",
+		parent->from ? parent->from : "?",
+		ro.unchanged_since		     ? "unchanged since an earlier review" :
+		r->apply && r->apply->failed >= 0 ? "does not apply" :
+		r->findings.n			     ? "findings" :
+						       "no findings",
+		parent->message_id);
+	if (r && r->findings.n && !ro.unchanged_since)
+		sb_addf(&dline, " (%zu at quorum)", r->findings.n);
 	if (record_and_send(t, key.buf, t->explain ? NULL : pids.buf,
-			    msgid.buf, parent->author_email, &raw) < 0)
+			    msgid.buf, parent->author_email,
+			    t->explain ? NULL : dline.buf, &raw) < 0)
 		goto out;
 	if (t->explain) {
 		printf("%s: explained finding %d of \"%s\", reply <%s> (%s)\n",
@@ -832,6 +852,7 @@ out:
 	sb_release(&pids);
 	sb_release(&msgid);
 	sb_release(&raw);
+	sb_release(&dline);
 }
 
 enum command { CMD_NONE, CMD_RERUN, CMD_MUTE, CMD_EXPLAIN };
@@ -1147,6 +1168,56 @@ out:
 	return ret;
 }
 
+/*
+ * mode = digest: once a day, one mail to the maintainers listing the
+ * series reviewed since the last one; recorded like any reply.
+ */
+static void send_digest(struct watch *w, struct wlist *l)
+{
+	struct sb lines = SB_INIT, msgid = SB_INIT, raw = SB_INIT, key = SB_INIT;
+	struct reply_opts ro = { 0 };
+	struct errmsg err = { "" };
+	const char *method = l->ncc ? w->method : "outbox";
+	size_t n = 0;
+	int due;
+
+	due = state_digest_due(w->st, l->name, w->now, DIGEST_PERIOD, &lines,
+			       &n);
+	if (due <= 0)
+		goto out;
+	sb_addf(&key, "digest/%s/%lld", l->name, (long long)w->now);
+	reply_msgid(w, key.buf, "digest", &msgid);
+	ro.from = w->from;
+	ro.msgid = msgid.buf;
+	ro.maintainers = (const char *const *)l->cc;
+	ro.nmaintainers = l->ncc;
+	ro.now = w->now;
+	if (reply_compose_digest(&raw, l->name, lines.buf, n, &ro, &err) < 0) {
+		error("list %s: %s", l->name, err.msg);
+		goto out;
+	}
+	if (state_begin(w->st) < 0)
+		goto fail;
+	if (state_reply_add(w->st, msgid.buf, key.buf, l->name, NULL, method,
+			    raw.buf, raw.len, w->now) < 0 ||
+	    state_digest_mark(w->st, l->name, msgid.buf, w->now) < 0 ||
+	    state_commit(w->st) < 0) {
+		state_rollback(w->st);
+		goto fail;
+	}
+	deliver_one(w, msgid.buf, method, raw.buf, raw.len, 0);
+	printf("%s: digest of %zu series, <%s> (%s)\n", l->name, n, msgid.buf,
+	       method);
+	goto out;
+fail:
+	error("state db: %s", state_error(w->st));
+out:
+	sb_release(&lines);
+	sb_release(&msgid);
+	sb_release(&raw);
+	sb_release(&key);
+}
+
 static int64_t watch_now(void)
 {
 	/* QUORUM_NOW: a fixed clock for the tests, never for real use. */
@@ -1190,8 +1261,11 @@ static int run_once(struct watch *w, bool once)
 		warning("state db: %s", state_error(w->st));
 	if (open_notmuch(w) < 0)
 		return EXIT_ENV;
-	for (i = 0; i < w->nlists && !stop_requested; i++)
+	for (i = 0; i < w->nlists && !stop_requested; i++) {
 		process_list(w, &w->lists[i]);
+		if (w->lists[i].mode == MODE_DIGEST)
+			send_digest(w, &w->lists[i]);
+	}
 	notmuch_database_destroy(w->db);
 	w->db = NULL;
 	if (!once && !(w->reviewed + w->waiting + w->skipped + w->failed +

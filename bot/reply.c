@@ -534,3 +534,94 @@ out:
 	sb_release(&hv);
 	return ret;
 }
+
+int reply_compose_digest(struct sb *out, const char *list, const char *lines,
+			 size_t n, const struct reply_opts *o,
+			 struct errmsg *err)
+{
+	GMimeMessage *m = NULL;
+	GMimeTextPart *tp = NULL;
+	GDateTime *date = NULL;
+	GMimeFormatOptions *fo = NULL;
+	struct sb body = SB_INIT, subj = SB_INIT;
+	char *from_name = NULL, *from_addr = NULL, *raw = NULL, *day;
+	const char *p;
+	size_t i;
+	int ret = -1;
+
+	if (!split_from(o->from, &from_name, &from_addr)) {
+		errmsg_set(err, -1, "watch.from '%s' is not an address", o->from);
+		goto out;
+	}
+	m = g_mime_message_new(TRUE);
+	add_mailbox(m, GMIME_ADDRESS_TYPE_FROM, from_name, from_addr);
+	for (i = 0; i < o->nmaintainers; i++)
+		if (addr_is_safe(o->maintainers[i]))
+			add_mailbox(m, GMIME_ADDRESS_TYPE_TO, NULL,
+				    o->maintainers[i]);
+	date = g_date_time_new_from_unix_utc(o->now);
+	day = g_date_time_format(date, "%Y-%m-%d");
+	sb_addf(&subj, "quorum digest for %s: %zu series reviewed (%s)", list,
+		n, day);
+	g_free(day);
+	g_mime_message_set_subject(m, subj.buf, "utf-8");
+	g_mime_message_set_message_id(m, o->msgid);
+	g_mime_message_set_date(m, date);
+	g_mime_object_set_header((GMimeObject *)m, "Auto-Submitted",
+				 "auto-generated", NULL);
+	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Version",
+				 QUORUM_VERSION, NULL);
+
+	sb_reset(&subj);
+	sb_addf(&subj, "quorum reviewed %zu series on %s since the last "
+		       "digest:", n, list);
+	add_wrapped(&body, subj.buf, "");
+	sb_addch(&body, '\n');
+	for (p = lines; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		char *l = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+		char *clean = one_line(l, 1000);
+
+		sb_reset(&subj);
+		sb_addf(&subj, "- %s", clean);
+		add_wrapped(&body, subj.buf, "");
+		free(l);
+		free(clean);
+		p = nl ? nl + 1 : NULL;
+	}
+	sb_adds(&body, "\n-- \n");
+	add_wrapped(&body,
+		    "The full reviews are in quorum's outbox (a maildir); "
+		    "this list is in digest mode, so none was sent to the "
+		    "list.",
+		    "");
+	tp = g_mime_text_part_new_with_subtype("plain");
+	g_mime_text_part_set_charset(tp, "utf-8");
+	g_mime_text_part_set_text(tp, sb_str(&body));
+	g_mime_object_encode((GMimeObject *)tp,
+			     GMIME_ENCODING_CONSTRAINT_7BIT);
+	g_mime_message_set_mime_part(m, (GMimeObject *)tp);
+	fo = g_mime_format_options_new();
+	g_mime_format_options_set_newline_format(fo, GMIME_NEWLINE_FORMAT_UNIX);
+	raw = g_mime_object_to_string((GMimeObject *)m, fo);
+	if (!raw || sb_adds(out, raw) < 0) {
+		errmsg_set(err, -1, "cannot write the digest");
+		goto out;
+	}
+	ret = 0;
+out:
+	g_free(raw);
+	if (fo)
+		g_mime_format_options_free(fo);
+	if (tp)
+		g_object_unref(tp);
+	if (m)
+		g_object_unref(m);
+	if (date)
+		g_date_time_unref(date);
+	free(from_name);
+	free(from_addr);
+	sb_release(&body);
+	sb_release(&subj);
+	return ret;
+}

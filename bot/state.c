@@ -29,6 +29,11 @@ static const char schema[] =
 	"  key TEXT PRIMARY KEY, list TEXT, thread TEXT, status INTEGER,"
 	"  patch_ids TEXT, reply_msgid TEXT, first_seen INTEGER,"
 	"  updated INTEGER, generation INTEGER DEFAULT 0);"
+	"CREATE TABLE IF NOT EXISTS digest_items ("
+	"  series_key TEXT PRIMARY KEY, list TEXT, line TEXT, at INTEGER,"
+	"  digest TEXT);"
+	"CREATE TABLE IF NOT EXISTS digests ("
+	"  msgid TEXT PRIMARY KEY, list TEXT, at INTEGER);"
 	"CREATE TABLE IF NOT EXISTS commands ("
 	"  msgid TEXT PRIMARY KEY, at INTEGER);"
 	"CREATE TABLE IF NOT EXISTS mutes ("
@@ -443,4 +448,65 @@ int state_is_muted(struct state *st, const char *list, const char *address)
 	rc = sqlite3_step(s);
 	sqlite3_finalize(s);
 	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+int state_digest_add(struct state *st, const char *key, const char *list,
+		     const char *line, int64_t now)
+{
+	return run(prep(st,
+			"INSERT OR IGNORE INTO digest_items (series_key, list,"
+			" line, at) VALUES (?1, ?2, ?3, ?4)",
+			"sssi", key, list, line, now));
+}
+
+int state_digest_due(struct state *st, const char *list, int64_t now,
+		     int64_t period, struct sb *lines, size_t *n)
+{
+	sqlite3_stmt *s = prep(st,
+			       "SELECT coalesce((SELECT max(at) FROM digests"
+			       " WHERE list = ?1), (SELECT min(at) FROM"
+			       " digest_items WHERE list = ?1 AND digest IS"
+			       " NULL))",
+			       "s", list);
+	int64_t since = 0;
+	int rc;
+
+	*n = 0;
+	if (!s)
+		return -1;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+		since = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW)
+		return -1;
+	if (!since || now - since < period)
+		return 0;
+	s = prep(st,
+		 "SELECT line FROM digest_items WHERE list = ?1 AND digest IS"
+		 " NULL ORDER BY at, series_key",
+		 "s", list);
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const unsigned char *l = sqlite3_column_text(s, 0);
+
+		sb_adds(lines, l ? (const char *)l : "");
+		sb_addch(lines, '\n');
+		(*n)++;
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? (*n > 0) : -1;
+}
+
+int state_digest_mark(struct state *st, const char *list, const char *msgid,
+		      int64_t now)
+{
+	if (run(prep(st,
+		     "UPDATE digest_items SET digest = ?2 WHERE list = ?1 AND"
+		     " digest IS NULL",
+		     "ss", list, msgid)) < 0)
+		return -1;
+	return run(prep(st, "INSERT OR IGNORE INTO digests VALUES (?1, ?2, ?3)",
+			"ssi", msgid, list, now));
 }

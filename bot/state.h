@@ -123,6 +123,20 @@ int state_replies_pending(struct state *st, int64_t now,
 /* Count rows: replies in state s (-1: all), or series in status. */
 long state_count_replies(struct state *st, int s);
 
+/* mode = digest: one line for series key of list, once. 0 or -1. */
+int state_digest_add(struct state *st, const char *key, const char *list,
+		     const char *line, int64_t now);
+/*
+ * Is a digest of list due at now (period seconds after the last one, or
+ * after the first line waiting when there was none)? 1 with the lines
+ * appended to lines and their count in *n, 0 when not, -1 on error.
+ */
+int state_digest_due(struct state *st, const char *list, int64_t now,
+		     int64_t period, struct sb *lines, size_t *n);
+/* The waiting lines of list went out in digest msgid. 0 or -1. */
+int state_digest_mark(struct state *st, const char *list, const char *msgid,
+		      int64_t now);
+
 /* The last SQLite error of st, for messages. */
 const char *state_error(struct state *st);
 

@@ -35,6 +35,15 @@ int reply_compose(struct sb *out, const struct mp_series *s,
 		  const struct rv_review *r, const struct reply_opts *o,
 		  struct errmsg *err);
 
+/*
+ * The daily digest of list (mode = digest): From o->from, To the
+ * maintainers, Message-ID o->msgid; lines (n of them) are the series
+ * reviewed, one paragraph each. 0 or -1.
+ */
+int reply_compose_digest(struct sb *out, const char *list, const char *lines,
+			 size_t n, const struct reply_opts *o,
+			 struct errmsg *err);
+
 /* The mail the reply answers: the cover, else patch 1, else the first. */
 const struct mp_patch *reply_parent(const struct mp_series *s);
 

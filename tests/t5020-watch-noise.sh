@@ -164,10 +164,6 @@ printf '[list "x"]\n\trepo = /nonexistent\n' >"$QUORUM_CONFIG"
 watch
 is "$rc" 2 "no list with an address: nothing to watch"
 like "$TMP/err" 'no \[list "NAME"\] section with an address' "it says so"
-watch_config '[list "devel"]' '	mode = digest'
-watch
-like "$TMP/err" 'mode digest is not implemented; using dry-run' \
-	"digest mode falls back to dry-run and says so"
 run "$QUORUM" watch --once extra
 is "$rc" 2 "watch takes no arguments"
 
