@@ -69,9 +69,12 @@ const struct cmd cmd_watch_def = {
 	"embargo (true: replies go to the maintainers only), max-per-hour\n"
 	"(replies on the list), max-per-author-per-day (series over a limit\n"
 	"wait for the next pass).\n"
-	"[deliver] method = outbox | sendmail, outbox (a maildir; default\n"
+	"[deliver] method = outbox | sendmail | smtp, outbox (a maildir; default\n"
 	"$XDG_DATA_HOME/quorum/outbox), sendmail (a command, split into argv,\n"
-	"never run by a shell; default 'sendmail -i -t'), max-attempts (5).\n"
+	"never run by a shell; default 'sendmail -i -t'), smtp-url\n"
+	"(smtp://host:587, STARTTLS required unless starttls = false; or\n"
+	"smtps://), smtp-user, smtp-password-env (the variable holding the\n"
+	"password), max-attempts (5).\n"
 	"[watch] domain (of quorum's Message-IDs), from, state (the state db;\n"
 	"default $XDG_STATE_HOME/quorum/state.db).\n"
 	"\n"
@@ -122,6 +125,8 @@ struct watch {
 	char *outbox;
 	const char *method; /* for lists in reply mode */
 	char **sendmail;
+	struct smtp_opts smtp;
+	char *smtp_from; /* the address part of from */
 	int max_attempts;
 	int quorum;
 	struct wlist *lists;
@@ -523,6 +528,8 @@ static int deliver_one(struct watch *w, const char *msgid, const char *method,
 
 	if (!strcmp(method, "sendmail"))
 		r = deliver_command(w->sendmail, raw, len, &err);
+	else if (!strcmp(method, "smtp"))
+		r = deliver_smtp(&w->smtp, raw, len, &err);
 	else
 		r = deliver_outbox(w->outbox, msgid, raw, len, NULL, &err);
 	if (r == 0) {
@@ -1410,10 +1417,28 @@ static int load_watch_config(struct watch *w)
 	w->method = qconfig_get(w->cfg, "deliver.method");
 	if (!w->method)
 		w->method = "outbox";
-	if (strcmp(w->method, "outbox") && strcmp(w->method, "sendmail"))
-		return error("deliver.method '%s' is not outbox or sendmail "
-			     "(smtp is not implemented yet)",
+	if (strcmp(w->method, "outbox") && strcmp(w->method, "sendmail") &&
+	    strcmp(w->method, "smtp"))
+		return error("deliver.method '%s' is not outbox, sendmail or "
+			     "smtp",
 			     w->method);
+	w->smtp.url = qconfig_get(w->cfg, "deliver.smtp-url");
+	if (!strcmp(w->method, "smtp") && !w->smtp.url)
+		return error("deliver.method = smtp needs deliver.smtp-url "
+			     "(smtp://host:587)");
+	w->smtp.user = qconfig_get(w->cfg, "deliver.smtp-user");
+	v = qconfig_get(w->cfg, "deliver.smtp-password-env");
+	w->smtp.password = v ? getenv(v) : NULL;
+	v = qconfig_get(w->cfg, "deliver.starttls");
+	w->smtp.starttls = !v || strcmp(v, "false");
+	{
+		const char *lt = strrchr(w->from, '<'), *gt = strrchr(w->from, '>');
+
+		w->smtp_from = lt && gt && gt > lt ?
+				       xstrndup(lt + 1, (size_t)(gt - lt - 1)) :
+				       xstrdup_or_null(w->from);
+		w->smtp.mail_from = w->smtp_from;
+	}
 	v = qconfig_get(w->cfg, "deliver.sendmail");
 	if (argv_split(v ? v : "sendmail -i -t", &w->sendmail) < 0)
 		return error("deliver.sendmail '%s' is not a command", v);
@@ -1541,6 +1566,7 @@ out:
 	free(pid_path);
 	argv_free(w.sendmail);
 	free(w.from);
+	free(w.smtp_from);
 	free(w.outbox);
 	lists_free(&w);
 	rv_prompts_free(w.prompts);

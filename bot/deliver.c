@@ -15,7 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
 #include <git2.h>
+#include <gmime/gmime.h>
 
 #include "watch.h"
 
@@ -301,4 +303,110 @@ fail:
 		argv[n] = NULL;
 	argv_free(argv);
 	return -1;
+}
+
+/* ---- SMTP (libcurl) ----------------------------------------------------- */
+
+struct upload {
+	const char *data;
+	size_t len, off;
+};
+
+static size_t upload_read(char *buf, size_t size, size_t n, void *arg)
+{
+	struct upload *u = arg;
+	size_t want = size * n, left = u->len - u->off;
+
+	if (want > left)
+		want = left;
+	memcpy(buf, u->data + u->off, want);
+	u->off += want;
+	return want;
+}
+
+/* The envelope: every To and Cc address of the message, via GMime. */
+static struct curl_slist *envelope_rcpts(const char *raw, size_t len)
+{
+	GMimeStream *st = g_mime_stream_mem_new_with_buffer(raw, len);
+	GMimeParser *p = g_mime_parser_new_with_stream(st);
+	GMimeMessage *m = g_mime_parser_construct_message(p, NULL);
+	struct curl_slist *rcpts = NULL;
+	InternetAddressList *all;
+	int i, n;
+
+	g_object_unref(p);
+	g_object_unref(st);
+	if (!m)
+		return NULL;
+	all = g_mime_message_get_all_recipients(m);
+	n = all ? internet_address_list_length(all) : 0;
+	for (i = 0; i < n; i++) {
+		InternetAddress *a = internet_address_list_get_address(all, i);
+		struct sb s = SB_INIT;
+
+		if (!INTERNET_ADDRESS_IS_MAILBOX(a))
+			continue;
+		sb_addf(&s, "<%s>",
+			internet_address_mailbox_get_addr(
+				INTERNET_ADDRESS_MAILBOX(a)));
+		rcpts = curl_slist_append(rcpts, s.buf);
+		sb_release(&s);
+	}
+	if (all)
+		g_object_unref(all);
+	g_object_unref(m);
+	return rcpts;
+}
+
+int deliver_smtp(const struct smtp_opts *o, const char *raw, size_t len,
+		 struct errmsg *err)
+{
+	struct upload u = { raw, len, 0 };
+	struct curl_slist *rcpts = envelope_rcpts(raw, len);
+	char cerr[CURL_ERROR_SIZE] = "";
+	struct sb from = SB_INIT;
+	CURL *c = NULL;
+	CURLcode rc;
+	int ret = -1;
+
+	if (!rcpts) {
+		errmsg_set(err, -1, "the reply has no recipient");
+		goto out;
+	}
+	c = curl_easy_init();
+	if (!c) {
+		errmsg_set(err, -1, "cannot start libcurl");
+		goto out;
+	}
+	sb_addf(&from, "<%s>", o->mail_from);
+	curl_easy_setopt(c, CURLOPT_URL, o->url);
+	curl_easy_setopt(c, CURLOPT_MAIL_FROM, from.buf);
+	curl_easy_setopt(c, CURLOPT_MAIL_RCPT, rcpts);
+	curl_easy_setopt(c, CURLOPT_READFUNCTION, upload_read);
+	curl_easy_setopt(c, CURLOPT_READDATA, &u);
+	curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	/* STARTTLS is required unless the config says otherwise. */
+	curl_easy_setopt(c, CURLOPT_USE_SSL,
+			 o->starttls ? (long)CURLUSESSL_ALL : (long)CURLUSESSL_NONE);
+	if (o->user)
+		curl_easy_setopt(c, CURLOPT_USERNAME, o->user);
+	if (o->password)
+		curl_easy_setopt(c, CURLOPT_PASSWORD, o->password);
+	rc = curl_easy_perform(c);
+	if (rc != CURLE_OK) {
+		/* curl's message may echo the server; never our password. */
+		errmsg_set(err, -1, "SMTP to %s failed: %s", o->url,
+			   *cerr ? cerr : curl_easy_strerror(rc));
+		goto out;
+	}
+	ret = 0;
+out:
+	curl_slist_free_all(rcpts);
+	if (c)
+		curl_easy_cleanup(c);
+	sb_release(&from);
+	return ret;
 }

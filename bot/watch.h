@@ -72,6 +72,20 @@ bool outbox_has(const char *dir, const char *msgid);
 int deliver_command(char *const argv[], const char *raw, size_t len,
 		    struct errmsg *err);
 
+struct smtp_opts {
+	const char *url; /* smtp://host:587 or smtps://host:465 */
+	const char *mail_from; /* envelope sender address */
+	const char *user, *password; /* may be NULL */
+	bool starttls; /* require STARTTLS on smtp:// (default) */
+};
+
+/*
+ * Send raw over SMTP (libcurl) to every To and Cc address in it.
+ * 0, or -1 with err (never naming the password).
+ */
+int deliver_smtp(const struct smtp_opts *o, const char *raw, size_t len,
+		 struct errmsg *err);
+
 /*
  * Split a command line from the config into argv on blanks, honouring
  * '...' and "..." quoting (no expansion of any kind). NULL-terminated;

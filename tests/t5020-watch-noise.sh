@@ -159,7 +159,7 @@ watch
 like "$TMP/err" "wait 'soon' is not a duration" "a bad wait is named"
 watch_config '[deliver]' '	method = pigeon'
 watch
-like "$TMP/err" "deliver.method 'pigeon' is not outbox or sendmail" "a bad method is named"
+like "$TMP/err" "deliver.method 'pigeon' is not outbox, sendmail or smtp" "a bad method is named"
 printf '[list "x"]\n\trepo = /nonexistent\n' >"$QUORUM_CONFIG"
 watch
 is "$rc" 2 "no list with an address: nothing to watch"
