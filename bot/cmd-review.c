@@ -10,13 +10,15 @@
 #include <unistd.h>
 
 #include "quorum.h"
+#include "review/cost.h"
 
 static int cmd_review(int argc, char **argv);
 
 const struct cmd cmd_review_def = {
 	"review",
 	cmd_review,
-	"quorum review [-C REPO] [--base REV] [--quorum N] [FILE|-]",
+	"quorum review [-C REPO] [--base REV] [--quorum N] [--list NAME] "
+	"[--budget USD] [--no-cache] [FILE|-]",
 	"review a patch series from an mbox file or standard input",
 	"Reads a patch series (an mbox from git format-patch or b4 am, a single\n"
 	"patch mail, or `git show` output) from FILE or standard input, applies\n"
@@ -32,6 +34,10 @@ const struct cmd cmd_review_def = {
 	"                 repository has it, else HEAD)\n"
 	"  --quorum N     distinct voters a finding needs (default: review.quorum\n"
 	"                 from the config, else a majority of the voters)\n"
+	"  --list NAME    the series came from list NAME: its\n"
+	"                 list.NAME.budget-per-day applies and the ledger says so\n"
+	"  --budget USD   spend at most USD on LLM requests in this run\n"
+	"  --no-cache     ask the models even about patches they have seen\n"
 	"  -h, --help     this text\n"
 	"\n"
 	"LLM voters: each [voter \"NAME\"] section of the config with provider\n"
@@ -41,7 +47,11 @@ const struct cmd cmd_review_def = {
 	"review.deadline, review.retries and review.backoff bound the requests.\n"
 	"A model that fails abstains and the report says why;\n"
 	"a finding then needs a majority (by weight) of the models that answered;\n"
-	"the offline voters add their votes. Findings outside the patch, quoting\n"
+	"the offline voters add their votes. Cost: see `quorum help cost`; when\n"
+	"the budget is short the review steps down (fewer voters, less context,\n"
+	"the riskiest patches, offline only) and says so. A patch reviewed\n"
+	"before (same patch-id, voter and prompts) reuses the answer for free.\n"
+	"Findings outside the patch, quoting\n"
 	"code that is not there, or fixed by a later patch are dropped. Prompts\n"
 	"are read from $QUORUM_PROMPTS, else the prompts/ next to the binary,\n"
 	"else the installed PREFIX/share/quorum/prompts.\n"
@@ -104,6 +114,19 @@ static int llm_review_opts(struct qconfig *cfg, const struct llm_voters *llm,
 	return 0;
 }
 
+/* cost: the ledger's name for a series: its first message's id. */
+static const char *series_key(const struct mp_series *s)
+{
+	size_t k;
+
+	if (s->cover && s->cover->message_id)
+		return s->cover->message_id;
+	for (k = 0; k < s->npatches; k++)
+		if (s->patches[k] && s->patches[k]->message_id)
+			return s->patches[k]->message_id;
+	return NULL;
+}
+
 static bool in_git_repo(const char *dir)
 {
 	struct rv_repo *repo = NULL;
@@ -134,6 +157,9 @@ static int cmd_review(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "base", required_argument, NULL, 'b' },
 		{ "quorum", required_argument, NULL, 'q' },
+		{ "list", required_argument, NULL, 'l' },
+		{ "budget", required_argument, NULL, 'B' },
+		{ "no-cache", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -147,6 +173,9 @@ static int cmd_review(int argc, char **argv)
 	struct llm_voters llm = { 0 };
 	struct rv_prompts *prompts = NULL;
 	char *workdir = NULL;
+	struct rv_ledger *ledger = NULL; /* cost (issue 8) */
+	const char *list = NULL;
+	double budget = 0;
 	int c, ret = EXIT_USAGE, quorum = 0, reviewed = 0;
 	bool any_findings = false;
 	size_t i;
@@ -168,6 +197,19 @@ static int cmd_review(int argc, char **argv)
 				return usage_error(&cmd_review_def,
 						   "--quorum wants a number from 1 to 100, not '%s'",
 						   optarg);
+			break;
+		case 'l':
+			list = optarg;
+			break;
+		case 'B':
+			budget = strtod(optarg, &end);
+			if (end == optarg || *end || !(budget > 0 && budget < 1e9))
+				return usage_error(&cmd_review_def,
+						   "--budget wants an amount in USD, not '%s'",
+						   optarg);
+			break;
+		case 'N':
+			opts.no_cache = true;
 			break;
 		case 'h':
 			return cmd_print_help(&cmd_review_def);
@@ -218,6 +260,13 @@ static int cmd_review(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out;
 	}
+	/* cost (issue 8): caps, ledger and cache when a model may be paid. */
+	if (llm.n &&
+	    cost_review_opts(cfg, list, budget, &opts, &ledger, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_ENV;
+		goto out;
+	}
 
 	if (mp_read_path(&set, path, NULL, &err) < 0) {
 		error("%s", err.msg);
@@ -261,6 +310,7 @@ static int cmd_review(int argc, char **argv)
 
 		if (set->series[i]->superseded)
 			continue;
+		opts.series_key = series_key(set->series[i]);
 		rr = rv_review_series(&r, repo, set->series[i], &opts, &err);
 		if (rr < 0 && !r) {
 			error("%s", err.msg);
@@ -285,6 +335,7 @@ static int cmd_review(int argc, char **argv)
 	if (any_findings)
 		ret = EXIT_FINDINGS;
 out:
+	rv_ledger_free(ledger);
 	rv_prompts_free(prompts);
 	llm_voters_release(&llm);
 	rv_history_free(history);

@@ -20,6 +20,7 @@ static const struct cmd *const commands[] = {
 	&cmd_similar_def,
 	&cmd_eval_def,
 	&cmd_watch_def,
+	&cmd_cost_def,
 };
 
 int error(const char *fmt, ...)

@@ -34,6 +34,7 @@ extern const struct cmd cmd_index_def;
 extern const struct cmd cmd_similar_def;
 extern const struct cmd cmd_eval_def;
 extern const struct cmd cmd_watch_def; /* watch, issue 9 */
+extern const struct cmd cmd_cost_def; /* cost, issue 8 */
 
 /* Print "quorum: <msg>" to stderr; returns -1. */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -93,6 +94,18 @@ char *prompts_dir(void);
 
 /* The files that were read, for `quorum review -v`. */
 const char *qconfig_sources(struct qconfig *cfg);
+
+/*
+ * cost (issue 8, bot/cmd-cost.c): open the cost ledger in the state db
+ * and set opts' caps from cfg (review.budget-per-review, budget.monthly,
+ * list.LIST.budget-per-day when list is not NULL) and run_budget (ci
+ * --budget; <= 0: none). list is borrowed. *ledger is for
+ * rv_ledger_free() after the reviews. 0, or -1 with err.
+ */
+struct rv_ledger;
+int cost_review_opts(struct qconfig *cfg, const char *list, double run_budget,
+		     struct rv_review_opts *opts, struct rv_ledger **ledger,
+		     struct errmsg *err);
 
 /* Read all of path ("-" for stdin) with a size cap. 0 or -1 with err. */
 int read_file_capped(const char *path, size_t cap, struct sb *out,

@@ -10,8 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdint.h>
+#include <unistd.h>
+
 #include <curl/curl.h>
 
+#include "cost.h"
 #include "llm.h"
 
 #define DEFAULT_CONTEXT_TOKENS 24000
@@ -23,6 +27,12 @@ struct job {
 	struct rv_llm_req req;
 	bool sent;
 	char *reason; /* why no request was sent */
+	/* cost (issue 8): */
+	char key[41]; /* cache key, "" when not cacheable */
+	char *cached; /* the cached answer text, or NULL */
+	int64_t resv; /* open reservation, 0 when none */
+	double worst; /* USD reserved for it */
+	bool budget; /* not sent for the budget */
 };
 
 static void patch_label(const struct mp_series *s, size_t k, char *buf,
@@ -161,7 +171,8 @@ static void note_add(struct note **v, size_t *n, size_t *alloc,
 }
 
 static void record(struct rv_review *r, const struct rv_llm_voter *v,
-		   struct job *j, struct rv_findings *pool)
+		   struct job *j, struct rv_findings *pool,
+		   struct rv_ledger *ledger)
 {
 	struct rv_llm_call *c;
 	struct errmsg err = {""};
@@ -173,6 +184,20 @@ static void record(struct rv_review *r, const struct rv_llm_voter *v,
 	memset(c, 0, sizeof(*c));
 	c->voter = xstrdup_or_null(v->name);
 	c->patch = (int)j->patch;
+	c->budget = j->budget;
+	c->reserved = j->worst;
+	if (j->cached) {
+		/* cost: the same patch, voter and prompt: no request. */
+		n = rv_llm_parse_answer(j->cached, strlen(j->cached), v->name,
+					(int)j->patch, pool, &err);
+		if (n >= 0) {
+			c->answered = true;
+			c->cached = true;
+			c->nfindings = (size_t)n;
+			r->ncached++;
+			return;
+		}
+	}
 	if (!j->sent) {
 		c->reason = j->reason;
 		j->reason = NULL;
@@ -214,8 +239,346 @@ static void record(struct rv_review *r, const struct rv_llm_voter *v,
 	}
 	c->answered = true;
 	c->nfindings = (size_t)n;
+	if (ledger && j->key[0])
+		rv_cache_put(ledger, j->key, text.buf, text.len);
 out:
 	sb_release(&text);
+}
+
+/* ---- cost (issue 8): cache, caps, step-down ------------------------- */
+
+/* What a voter sees of prepared patch k; false when k has no patch. */
+static bool job_in(struct rv_review *r, struct rv_repo *repo,
+		   const struct rv_ensemble_patch *pp, size_t k,
+		   struct rv_context_in *in, char *label, size_t labelsz)
+{
+	static const struct rv_similar_list no_similar = {NULL, 0};
+	const struct mp_series *s = r->series;
+
+	memset(in, 0, sizeof(*in));
+	in->patch = pp[k].patch	      ? pp[k].patch
+		    : k < s->npatches ? s->patches[k]
+				      : NULL;
+	if (!pp[k].diff || !in->patch)
+		return false;
+	if (pp[k].label)
+		snprintf(label, labelsz, "%s", pp[k].label);
+	else
+		patch_label(s, k, label, labelsz);
+	in->diff = pp[k].diff;
+	in->repo = repo;
+	in->post_tree = pp[k].post_tree;
+	in->similar = k < r->npatch_info ? &r->similar[k]
+		      : r->npatch_info	 ? &no_similar
+					 : NULL;
+	in->patch_label = label;
+	return true;
+}
+
+/* A boundary that never occurs, so the key does not change per run. */
+#define CACHE_BOUNDARY "00000000000000000000000000000000"
+
+/* Look j up in the cache; true on a hit (j->cached holds the answer). */
+static bool cache_lookup(struct job *j, const struct rv_llm_voter *v,
+			 const struct rv_review_opts *opts,
+			 const struct rv_context_in *in)
+{
+	struct sb sys = SB_INIT, ans = SB_INIT;
+	bool hit = false;
+
+	if (!opts->ledger || !in->patch->diff ||
+	    rv_prompts_system(opts->prompts, in->diff, CACHE_BOUNDARY, &sys) <
+		    0)
+		goto out;
+	if (rv_cache_key(v, in->patch->diff, in->patch->diff_len, sys.buf,
+			 j->key) < 0) {
+		j->key[0] = '\0';
+		goto out;
+	}
+	ans.cap = RV_LLM_MAX_ANSWER;
+	if (!opts->no_cache && rv_cache_get(opts->ledger, j->key, &ans) == 1) {
+		j->cached = sb_detach(&ans, NULL);
+		hit = true;
+	}
+out:
+	sb_release(&sys);
+	sb_release(&ans);
+	return hit;
+}
+
+struct cost_run {
+	struct rv_review *r;
+	const struct rv_review_opts *opts;
+	struct job *jobs;
+	size_t *map; /* request index -> job index */
+	struct rv_caps caps;
+	char review_id[64];
+};
+
+static void cost_charge(const struct cost_run *cr, const struct job *j,
+			struct rv_charge *c)
+{
+	const struct rv_llm_voter *v = &cr->opts->llm[j->voter];
+
+	memset(c, 0, sizeof(*c));
+	c->voter = v->name;
+	c->model = v->model;
+	c->list = cr->opts->list;
+	c->series = cr->opts->series_key;
+}
+
+static int cost_admit(void *arg, size_t i, struct rv_llm_req *req)
+{
+	struct cost_run *cr = arg;
+	struct job *j = &cr->jobs[cr->map[i]];
+	const struct rv_review_opts *o = cr->opts;
+	struct rv_charge c;
+	struct errmsg err = {""};
+	char why[200];
+	double ttl;
+	int rc;
+
+	if (!o->ledger)
+		return 0;
+	cost_charge(cr, j, &c);
+	/* It counts until the review's deadline has surely passed. */
+	ttl = (o->deadline > 0 ? o->deadline : 600) + 300;
+	rc = rv_ledger_reserve(o->ledger, &cr->caps, &c, j->worst, ttl,
+			       &j->resv, why, sizeof(why), &err);
+	if (rc == 1)
+		return 0;
+	j->budget = true;
+	if (rc == 0)
+		snprintf(req->error, sizeof(req->error), "budget: %s", why);
+	else /* never spend what cannot be recorded */
+		snprintf(req->error, sizeof(req->error), "budget: %s", err.msg);
+	return 1;
+}
+
+static void cost_done(void *arg, size_t i, struct rv_llm_req *req)
+{
+	struct cost_run *cr = arg;
+	struct job *j = &cr->jobs[cr->map[i]];
+	const struct rv_llm_voter *v = &cr->opts->llm[j->voter];
+	struct sb text = SB_INIT;
+	struct rv_charge c;
+
+	if (!cr->opts->ledger || !j->resv)
+		return;
+	if (!req->ok) {
+		/* No answer, nothing billed. */
+		rv_ledger_release(cr->opts->ledger, j->resv, NULL);
+		j->resv = 0;
+		return;
+	}
+	cost_charge(cr, j, &c);
+	text.cap = RV_LLM_MAX_ANSWER;
+	rv_llm_extract(v, req->answer.buf ? req->answer.buf : "",
+		       req->answer.len, &text, &c.tokens_in, &c.tokens_out,
+		       NULL);
+	sb_release(&text);
+	if (c.tokens_in || c.tokens_out)
+		c.cost = (double)c.tokens_in * v->price_in / 1e6 +
+			 (double)c.tokens_out * v->price_out / 1e6;
+	else
+		c.cost = j->worst; /* an answer without usage: assume the worst */
+	rv_ledger_settle(cr->opts->ledger, j->resv, &c, NULL);
+	j->resv = 0;
+}
+
+static double worst_sum(const struct rv_review_opts *opts, struct job *jobs,
+			size_t n)
+{
+	double w = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!jobs[i].sent)
+			continue;
+		jobs[i].worst = rv_cost_worst(&opts->llm[jobs[i].voter],
+					      strlen(jobs[i].req.body));
+		w += jobs[i].worst;
+	}
+	return w;
+}
+
+static void job_drop(struct job *j, const char *why)
+{
+	rv_llm_req_release(&j->req);
+	j->sent = false;
+	j->budget = true;
+	j->worst = 0;
+	free(j->reason);
+	j->reason = xstrdup_or_null(why);
+}
+
+/*
+ * Issue 8 item 3: when the review's worst case does not fit what is
+ * left under the caps, first drop the most expensive voters while the
+ * quorum can still be met, then shrink the context, then keep only the
+ * highest-risk patches, else leave it to the offline voters.
+ */
+static void step_down(struct rv_review *r, struct rv_repo *repo,
+		      const struct rv_review_opts *opts,
+		      const struct rv_ensemble_patch *pp, struct job *jobs,
+		      size_t njobs, const struct rv_caps *caps)
+{
+	const struct mp_series *s = r->series;
+	struct sb msg = SB_INIT, names = SB_INIT;
+	double left, w, w0, *vcost;
+	char which[200];
+	size_t i, k, active = 0, need;
+
+	if (rv_ledger_left(opts->ledger, caps, &left, which, sizeof(which),
+			   NULL) < 0)
+		return; /* each request still asks before it is sent */
+	w0 = w = worst_sum(opts, jobs, njobs);
+	if (w <= left || w <= 0)
+		return;
+	if (left < 0)
+		left = 0;
+	sb_addf(&msg, "budget short: $%.4f left under %s, the review could "
+		      "cost $%.4f; ",
+		left, which, w0);
+
+	/* 1. The most expensive voters, while enough remain for a quorum. */
+	vcost = xcalloc(opts->nllm + 1, sizeof(*vcost));
+	need = opts->quorum > 0 ? (size_t)opts->quorum
+	       : opts->nllm > 1 ? 2
+				: 1;
+	for (;;) {
+		size_t top = opts->nllm;
+
+		memset(vcost, 0, opts->nllm * sizeof(*vcost));
+		for (i = 0; i < njobs; i++)
+			if (jobs[i].sent)
+				vcost[jobs[i].voter] += jobs[i].worst;
+		for (i = 0, active = 0; i < opts->nllm; i++) {
+			if (vcost[i] <= 0)
+				continue;
+			active++;
+			if (top == opts->nllm || vcost[i] > vcost[top])
+				top = i;
+		}
+		if (w <= left || active <= need || top == opts->nllm)
+			break;
+		for (i = 0; i < njobs; i++)
+			if (jobs[i].sent && jobs[i].voter == top)
+				job_drop(&jobs[i], "budget: dropped as the "
+						   "most expensive voter");
+		sb_addf(&names, "%s%s", names.len ? ", " : "",
+			opts->llm[top].name);
+		w = worst_sum(opts, jobs, njobs);
+	}
+	free(vcost);
+	if (names.len)
+		sb_addf(&msg, "dropped the most expensive voter(s) %s, the "
+			      "quorum can still be met",
+			names.buf);
+	if (w <= left)
+		goto done;
+
+	/* 2. Shrink every prompt's context to what the budget holds. */
+	{
+		double in = 0, out = 0, f;
+
+		for (i = 0; i < njobs; i++) {
+			const struct rv_llm_voter *v = &opts->llm[jobs[i].voter];
+
+			if (!jobs[i].sent)
+				continue;
+			in += (double)strlen(jobs[i].req.body) * v->price_in /
+			      1e6;
+			out += jobs[i].worst - (double)strlen(jobs[i].req.body) *
+						       v->price_in / 1e6;
+		}
+		f = in > 0 ? (left - out) / in * 0.9 : 0;
+		if (f >= 0.1 && f < 1) {
+			for (i = 0; i < njobs; i++) {
+				struct rv_llm_voter v = opts->llm[jobs[i].voter];
+				struct rv_context_in cin;
+				struct sb lost = SB_INIT;
+				char label[64];
+				int t = v.context_tokens > 0 ? v.context_tokens
+							     : DEFAULT_CONTEXT_TOKENS;
+
+				if (!jobs[i].sent ||
+				    !job_in(r, repo, pp, jobs[i].patch, &cin,
+					    label, sizeof(label)))
+					continue;
+				v.context_tokens = (int)(t * f) > 256
+							   ? (int)(t * f)
+							   : 256;
+				rv_llm_req_release(&jobs[i].req);
+				jobs[i].sent = false;
+				jobs[i].req.group = jobs[i].voter;
+				build_job(&jobs[i], &v, &cin, opts->prompts,
+					  &lost);
+				sb_release(&lost);
+			}
+			w = worst_sum(opts, jobs, njobs);
+			sb_addf(&msg, "%sshrank the context to %d%%",
+				names.len ? "; " : "", (int)(f * 100));
+			names.len = 1; /* something was said */
+		}
+	}
+	if (w <= left)
+		goto done;
+
+	/* 3. Only the highest-risk patches (the series tip goes first). */
+	sb_reset(&names);
+	while (w > left) {
+		size_t drop = SIZE_MAX;
+		double low = 2;
+
+		for (i = 0; i < njobs; i++) {
+			double risk;
+
+			if (!jobs[i].sent)
+				continue;
+			k = jobs[i].patch;
+			if (k >= s->npatches) {
+				drop = k;
+				break;
+			}
+			risk = k < r->npatch_info ? r->risk[k] : -1;
+			if (drop == SIZE_MAX || risk < low ||
+			    (risk == low && k > drop)) {
+				drop = k;
+				low = risk;
+			}
+		}
+		if (drop == SIZE_MAX)
+			break;
+		for (i = 0; i < njobs; i++)
+			if (jobs[i].sent && jobs[i].patch == drop)
+				job_drop(&jobs[i],
+					 "budget: a lower-risk patch, left to "
+					 "the offline voters");
+		if (drop < s->npatches) {
+			char label[32];
+
+			patch_label(s, drop, label, sizeof(label));
+			sb_addf(&names, "%s%s", names.len ? ", " : "", label);
+		}
+		w = worst_sum(opts, jobs, njobs);
+	}
+	for (i = 0, active = 0; i < njobs; i++)
+		active += jobs[i].sent;
+	if (active) {
+		sb_addf(&msg, "%sreviewed only the highest-risk patches "
+			      "(left out: %s)",
+			msg.buf[msg.len - 2] == ';' ? "" : "; ",
+			names.len ? names.buf : "the series tip");
+		goto done;
+	}
+
+	/* 4. Nothing fits: the offline voters vote alone. */
+	sb_addf(&msg, "%sno request fits: only the offline voters voted",
+		msg.buf[msg.len - 2] == ';' ? "" : "; ");
+done:
+	r->stepdown = sb_detach(&msg, NULL);
+	sb_release(&names);
 }
 
 void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
@@ -223,39 +586,63 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 		     const struct rv_ensemble_patch *pp, size_t np,
 		     struct rv_findings *pool)
 {
-	static const struct rv_similar_list no_similar = {NULL, 0};
+	static unsigned nreview;
 	const struct mp_series *s = r->series;
 	struct rv_llm_run_opts ro = {0};
 	struct note *notes = NULL;
 	size_t nnotes = 0, nalloc = 0, njobs = 0, i, k, x;
 	struct rv_llm_req *reqs;
+	struct cost_run cr = {0};
 	struct job *jobs;
 	bool *answered;
 
 	jobs = xcalloc(opts->nllm * np + 1, sizeof(*jobs));
+	cr.r = r;
+	cr.opts = opts;
+	cr.jobs = jobs;
+	snprintf(cr.review_id, sizeof(cr.review_id), "%ld-%u-%p",
+		 (long)getpid(), nreview++, (void *)r);
+	cr.caps.list = opts->list;
+	cr.caps.review = cr.review_id;
+	cr.caps.per_review = opts->budget_review;
+	cr.caps.per_day = opts->budget_day;
+	cr.caps.per_run = opts->budget_run;
+	cr.caps.monthly = opts->budget_month;
 	for (i = 0; i < opts->nllm; i++) {
-		for (k = 0; k < np; k++) {
-			struct rv_context_in in = {0};
-			struct sb left = SB_INIT;
-			char label[32];
+		size_t hits = 0;
 
-			in.patch = pp[k].patch	     ? pp[k].patch
-				   : k < s->npatches ? s->patches[k]
-						     : NULL;
-			if (!pp[k].diff || !in.patch)
+		for (k = 0; k < np; k++) {
+			struct rv_context_in in;
+			struct sb left = SB_INIT;
+			char label[64];
+
+			if (!job_in(r, repo, pp, k, &in, label, sizeof(label)))
 				continue;
-			if (pp[k].label)
-				snprintf(label, sizeof(label), "%s",
-					 pp[k].label);
-			else
-				patch_label(s, k, label, sizeof(label));
-			in.diff = pp[k].diff;
-			in.repo = repo;
-			in.post_tree = pp[k].post_tree;
-			in.similar = k < r->npatch_info ? &r->similar[k]
-				     : r->npatch_info	? &no_similar
-							: NULL;
-			in.patch_label = label;
+			/*
+			 * cost: an unchanged patch reuses the answer; its
+			 * series tip differs but is not worth paying for.
+			 */
+			if (k >= s->npatches && hits) {
+				char what[96];
+
+				snprintf(what, sizeof(what),
+					 "not asked again, %zu patch%s "
+					 "unchanged since an earlier review",
+					 hits, hits == 1 ? "" : "es");
+				note_add(&notes, &nnotes, &nalloc,
+					 "the series tip", what,
+					 opts->llm[i].name);
+				continue;
+			}
+			if (k < s->npatches &&
+			    cache_lookup(&jobs[njobs], &opts->llm[i], opts,
+					 &in)) {
+				jobs[njobs].voter = i;
+				jobs[njobs].patch = k;
+				hits++;
+				njobs++;
+				continue;
+			}
 			jobs[njobs].voter = i;
 			jobs[njobs].patch = k;
 			jobs[njobs].req.group = i;
@@ -264,7 +651,7 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 			if (left.len) {
 				char where[48];
 
-				snprintf(where, sizeof(where), "patch %s",
+				snprintf(where, sizeof(where), "patch %.40s",
 					 label);
 				note_add(&notes, &nnotes, &nalloc, where,
 					 left.buf, opts->llm[i].name);
@@ -274,11 +661,18 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 		}
 	}
 
+	if (opts->ledger)
+		step_down(r, repo, opts, pp, jobs, njobs, &cr.caps);
+	worst_sum(opts, jobs, njobs);
+
 	/* The requests that were built, side by side for the runner. */
 	reqs = xcalloc(njobs + 1, sizeof(*reqs));
+	cr.map = xcalloc(njobs + 1, sizeof(*cr.map));
 	for (i = 0, x = 0; i < njobs; i++)
-		if (jobs[i].sent)
+		if (jobs[i].sent) {
+			cr.map[x] = i;
 			reqs[x++] = jobs[i].req;
+		}
 	ro.deadline = opts->deadline > 0 ? opts->deadline : 600;
 	ro.retries = opts->retries > 0	 ? opts->retries
 		     : opts->retries < 0 ? 0
@@ -287,7 +681,11 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 		ro.retries = 10;
 	ro.backoff = opts->backoff > 0 ? opts->backoff : 1.0;
 	ro.max_answer = RV_LLM_MAX_ANSWER;
+	ro.admit = cost_admit;
+	ro.done = cost_done;
+	ro.arg = &cr;
 	rv_llm_run(reqs, x, &ro);
+	free(cr.map);
 	for (i = 0, x = 0; i < njobs; i++)
 		if (jobs[i].sent)
 			jobs[i].req = reqs[x++];
@@ -295,15 +693,30 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 
 	answered = xcalloc(opts->nllm + 1, sizeof(*answered));
 	for (i = 0; i < njobs; i++) {
-		record(r, &opts->llm[jobs[i].voter], &jobs[i], pool);
+		record(r, &opts->llm[jobs[i].voter], &jobs[i], pool,
+		       opts->ledger);
 		if (r->calls[r->ncalls - 1].answered)
 			answered[jobs[i].voter] = true;
 		rv_llm_req_release(&jobs[i].req);
 		free(jobs[i].reason);
+		free(jobs[i].cached);
 	}
 	r->nllm = opts->nllm;
 	for (i = 0; i < opts->nllm; i++)
 		r->llm_answered += answered[i];
+	/* cost: the footer's "left today" for the list. */
+	r->day_left = -1;
+	if (opts->ledger && opts->list && opts->budget_day > 0) {
+		struct rv_caps day = {0};
+
+		day.list = opts->list;
+		day.per_day = opts->budget_day;
+		if (rv_ledger_left(opts->ledger, &day, &r->day_left, NULL, 0,
+				   NULL) < 0)
+			r->day_left = -1;
+		r->day_budget = opts->budget_day;
+		r->list = xstrdup_or_null(opts->list);
+	}
 	free(answered);
 	free(jobs);
 

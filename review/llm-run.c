@@ -213,12 +213,27 @@ static int running_in(const struct rv_llm_req *reqs, size_t n, size_t group)
 	return k;
 }
 
+/* cost (issue 8): tell the caller of each request that is done, once. */
+static void tell_done(struct rv_llm_req *reqs, size_t n, bool *told,
+		      const struct rv_llm_run_opts *o)
+{
+	size_t i;
+
+	for (i = 0; o->done && told && i < n; i++) {
+		if (reqs[i].state != REQ_DONE || told[i])
+			continue;
+		told[i] = true;
+		o->done(o->arg, i, &reqs[i]);
+	}
+}
+
 void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 		const struct rv_llm_run_opts *o)
 {
 	double t0 = now_mono(), deadline_at = t0 + o->deadline;
 	CURLM *multi = curl_multi_init();
 	size_t i, left = n;
+	bool *told = xcalloc(n + 1, sizeof(*told));
 
 	for (i = 0; i < n; i++) {
 		reqs[i].state = REQ_WAITING;
@@ -230,6 +245,8 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 				 "cannot start HTTP (out of memory)");
 			reqs[i].state = REQ_DONE;
 		}
+		tell_done(reqs, n, told, o);
+		free(told);
 		return;
 	}
 	while (left) {
@@ -252,6 +269,7 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 				r->seconds = r->attempts ? now - r->started : 0;
 				r->state = REQ_DONE;
 			}
+			tell_done(reqs, n, told, o);
 			break;
 		}
 		for (i = 0; i < n; i++) {
@@ -265,6 +283,14 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 			if (r->not_before > now) {
 				if (r->not_before < wake)
 					wake = r->not_before;
+				continue;
+			}
+			/* cost: the budget is asked just before a first send. */
+			if (!r->attempts && o->admit && o->admit(o->arg, i, r)) {
+				if (!r->error[0])
+					snprintf(r->error, sizeof(r->error),
+						 "budget");
+				r->state = REQ_DONE;
 				continue;
 			}
 			if (start(multi, r, now, o) < 0) {
@@ -288,6 +314,7 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 				ended = true;
 			}
 		}
+		tell_done(reqs, n, told, o);
 		for (left = 0, i = 0; i < n; i++)
 			left += reqs[i].state != REQ_DONE;
 		if (!left)
@@ -302,4 +329,5 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 				NULL);
 	}
 	curl_multi_cleanup(multi);
+	free(told);
 }

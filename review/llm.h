@@ -80,6 +80,16 @@ struct rv_llm_run_opts {
 	int retries;	   /* retries per request on 429, 5xx, reset */
 	double backoff;	   /* first retry delay; doubles, with jitter */
 	size_t max_answer; /* bytes per answer */
+	/*
+	 * Added by cost (issue 8), both may be NULL. admit is called just
+	 * before request i is first sent; nonzero: it is not sent, done
+	 * with error (admit may have written it). done is called once
+	 * when request i is done (sent or not), so a reservation is
+	 * settled as soon as its answer is in.
+	 */
+	int (*admit)(void *arg, size_t i, struct rv_llm_req *r);
+	void (*done)(void *arg, size_t i, struct rv_llm_req *r);
+	void *arg;
 };
 
 /* Run every request concurrently on one curl multi handle. */

@@ -580,5 +580,7 @@ void rv_review_free(struct rv_review *r)
 	free(r->similar);
 	free(r->risk_why);
 	free(r->risk);
+	free(r->stepdown); /* cost (issue 8) */
+	free(r->list);
 	free(r);
 }

@@ -295,19 +295,36 @@ static void add_cost(struct sb *out, const struct rv_review *r)
 {
 	long tin = 0, tout = 0;
 	double cost = 0;
-	size_t i;
+	size_t i, nreq = 0, nbudget = 0;
 
+	/* cost (issue 8): the step taken, the cache, the day's budget. */
+	if (r->stepdown)
+		sb_addf(out, "step-down: %s\n", r->stepdown);
 	if (!r->ncalls) {
 		sb_adds(out, "cost: $0.00 (offline voters only)\n");
-		return;
+		goto day;
 	}
 	for (i = 0; i < r->ncalls; i++) {
 		tin += r->calls[i].tokens_in;
 		tout += r->calls[i].tokens_out;
 		cost += r->calls[i].cost;
+		nbudget += r->calls[i].budget;
+		nreq += !r->calls[i].cached && !r->calls[i].budget;
 	}
-	sb_addf(out, "cost: $%.4f (%zu request%s, %ld tokens in, %ld out)\n",
-		cost, r->ncalls, r->ncalls == 1 ? "" : "s", tin, tout);
+	sb_addf(out, "cost: $%.4f (%zu request%s, %ld tokens in, %ld out",
+		cost, nreq, nreq == 1 ? "" : "s", tin, tout);
+	if (r->ncached)
+		sb_addf(out, "; %zu answer%s reused from the cache at no cost: "
+			     "unchanged since an earlier review",
+			r->ncached, r->ncached == 1 ? "" : "s");
+	if (nbudget)
+		sb_addf(out, "; %zu not sent: over budget", nbudget);
+	sb_adds(out, ")\n");
+day:
+	if (r->day_budget > 0 && r->list)
+		sb_addf(out, "budget: $%.4f left today of $%.2f for list %s\n",
+			r->day_left > 0 ? r->day_left : 0, r->day_budget,
+			r->list);
 }
 
 static void add_finding(struct sb *out, const struct rv_review *r,

@@ -310,12 +310,26 @@ struct rv_review_opts {
 	double deadline; /* seconds for all LLM requests; 0: 600 */
 	int retries; /* per request on 429/5xx/reset; 0: 2; < 0: none */
 	double backoff; /* first retry delay in seconds; 0: 1.0 */
+	/*
+	 * Added by cost (issue 8); zero/NULL when unused. With a ledger,
+	 * every LLM request reserves its worst case against each cap that
+	 * applies (a cap <= 0 does not), is recorded, and answers are
+	 * reused from its cache (review/cost.h).
+	 */
+	struct rv_ledger *ledger; /* borrowed; NULL: no caps, no cache */
+	const char *list; /* the list the series came from, or NULL */
+	const char *series_key; /* recorded in the ledger, or NULL */
+	double budget_review; /* USD per review (review.budget-per-review) */
+	double budget_day; /* USD per UTC day for list */
+	double budget_run; /* USD for this ledger handle (ci --budget) */
+	double budget_month; /* USD per calendar month, all lists */
+	bool no_cache; /* ask the models even when an answer is cached */
 };
 
 #define RV_REVIEW_OPTS_VERSION 1
 #define RV_REVIEW_OPTS_INIT                                                   \
 	{ RV_REVIEW_OPTS_VERSION, RV_APPLY_OPTS_INIT, NULL, 0, 0, NULL, NULL, \
-	  NULL, 0, NULL, 0, 0, 0 }
+	  NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, false }
 
 struct rv_review {
 	const struct mp_series *series; /* borrowed */
@@ -344,6 +358,12 @@ struct rv_review {
 	size_t fixed_later; /* dropped: a later patch changes those lines */
 	char **left_out; /* context left out of prompts, one line each */
 	size_t nleft_out;
+	/* Added by cost (issue 8): */
+	char *stepdown; /* the step taken because the budget was short */
+	size_t ncached; /* calls whose answer came from the cache */
+	double day_left; /* USD left today for the list; < 0: no daily cap */
+	double day_budget; /* the list's daily cap, 0 when none */
+	char *list; /* the list whose budget day_left is, or NULL */
 };
 
 /*
@@ -404,6 +424,10 @@ struct rv_llm_call {
 	double seconds; /* wall time from first send to last byte */
 	size_t nfindings; /* findings in the answer */
 	size_t prompt_bytes; /* bytes of the request body */
+	/* Added by cost (issue 8): */
+	bool cached; /* the answer was reused from the cache, at no cost */
+	bool budget; /* not sent: a cap would have been passed */
+	double reserved; /* USD reserved for it before it was sent */
 };
 
 /*

@@ -8,7 +8,9 @@
 #
 # The port (chosen by the OS) is written to --port-file once listening.
 # Every request body is written to DIR/NNNN-MODEL.json (NNNN counts up
-# from 0001), its path and headers to DIR/NNNN-MODEL.hdr. The server
+# from 0001), its path and headers to DIR/NNNN-MODEL.hdr, and the usage
+# a well-formed answer reported to DIR/NNNN-MODEL.usage ("IN OUT", written
+# once the answer is sent, so it is what was really spent). The server
 # exits by itself after --timeout seconds (default 60).
 #
 # The script is JSON: {"models": {"MODEL": [RULE, ...]}, "default": [...]}.
@@ -130,6 +132,10 @@ class Handler(BaseHTTPRequestHandler):
         else:
             out = answer_body(anthropic, model, rule)
         data = out.encode("utf-8") + b" " * int(rule.get("pad", 0))
+        usage = None
+        if status == 200 and "body" not in rule and not rule.get("truncate"):
+            u = rule.get("usage", {"in": 100, "out": 20})
+            usage = "%d %d\n" % (u["in"], u["out"])
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         if "retry_after" in rule:
@@ -150,6 +156,10 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(float(rule["drip"]))
         else:
             self.wfile.write(data)
+        self.wfile.flush()
+        if usage is not None:
+            with open(base + ".usage", "w") as f:
+                f.write(usage)
 
 
 class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
