@@ -661,6 +661,7 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 	struct wlist *l = t->l;
 	struct sb key = SB_INIT, pids = SB_INIT, msgid = SB_INIT, raw = SB_INIT;
 	struct sb dline = SB_INIT;
+	const char *outcome;
 	struct series_row row;
 	struct rv_review_opts opts = RV_REVIEW_OPTS_INIT;
 	struct rv_review *r = NULL;
@@ -734,8 +735,9 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 	}
 review:
 	patch_ids(s, &pids);
-	rr = t->explain ? 0 : state_series_same_patches(w->st, key.buf, pids.buf, earlier,
-				       sizeof(earlier));
+	rr = t->explain ? 0 :
+			  state_series_same_patches(w->st, key.buf, pids.buf,
+						    earlier, sizeof(earlier));
 	if (rr > 0 && state_series_unchanged_noted(w->st, pids.buf) != 0) {
 		/* Said "unchanged" once already: stay quiet. */
 		state_series_set(w->st, key.buf, l->name, t->thread,
@@ -815,13 +817,15 @@ review:
 		w->failed++;
 		goto out;
 	}
+	if (ro.unchanged_since)
+		outcome = "unchanged since an earlier review";
+	else if (r->apply && r->apply->failed >= 0)
+		outcome = "does not apply";
+	else
+		outcome = r->findings.n ? "findings" : "no findings";
 	sb_addf(&dline, "\"%s\" from %s: %s <%s>",
 		parent->subject_raw ? parent->subject_raw : "",
-		parent->from ? parent->from : "?",
-		ro.unchanged_since		     ? "unchanged since an earlier review" :
-		r->apply && r->apply->failed >= 0 ? "does not apply" :
-		r->findings.n			     ? "findings" :
-						       "no findings",
+		parent->from ? parent->from : "?", outcome,
 		parent->message_id);
 	if (r && r->findings.n && !ro.unchanged_since)
 		sb_addf(&dline, " (%zu at quorum)", r->findings.n);

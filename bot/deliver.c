@@ -390,7 +390,8 @@ int deliver_smtp(const struct smtp_opts *o, const char *raw, size_t len,
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	/* STARTTLS is required unless the config says otherwise. */
 	curl_easy_setopt(c, CURLOPT_USE_SSL,
-			 o->starttls ? (long)CURLUSESSL_ALL : (long)CURLUSESSL_NONE);
+			 o->starttls ? (long)CURLUSESSL_ALL :
+				       (long)CURLUSESSL_NONE);
 	if (o->user)
 		curl_easy_setopt(c, CURLOPT_USERNAME, o->user);
 	if (o->password)

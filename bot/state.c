@@ -431,7 +431,9 @@ int state_command_once(struct state *st, const char *msgid, int64_t now)
 int state_mute_add(struct state *st, const char *list, const char *address,
 		   int64_t now)
 {
-	return run(prep(st, "INSERT OR IGNORE INTO mutes VALUES (?1, lower(?2), ?3)",
+	return run(prep(st,
+			"INSERT OR IGNORE INTO mutes"
+			" VALUES (?1, lower(?2), ?3)",
 			"ssi", list, address, now));
 }
 

@@ -77,7 +77,7 @@ while [ $runs -lt 300 ]; do
 	runs=$((runs + 1))
 	"$QUORUM" watch --once >"$TMP/run.out" 2>"$TMP/run.err" &
 	pid=$!
-	delay=$(awk -v s="$runs" -v t="$startup" 'BEGIN { srand(s * 7919); printf "%.3f", t * (1 + rand() * 3) }')
+	delay=$(awk -v s="$runs" -v t="$startup" 'BEGIN { srand(s * 7919); printf "%.3f", t * (1 + rand() * 2) }')
 	sleep "$delay"
 	if kill -9 $pid 2>/dev/null; then
 		wait $pid 2>/dev/null
