@@ -10,7 +10,8 @@
 # Every request body is written to DIR/NNNN-MODEL.json (NNNN counts up
 # from 0001), its path and headers to DIR/NNNN-MODEL.hdr, and the usage
 # a well-formed answer reported to DIR/NNNN-MODEL.usage ("IN OUT", written
-# once the answer is sent, so it is what was really spent). The server
+# as the answer goes out: a provider bills what it generated even when the
+# client is gone, so these files are what was really spent). The server
 # exits by itself after --timeout seconds (default 60).
 #
 # The script is JSON: {"models": {"MODEL": [RULE, ...]}, "default": [...]}.
@@ -148,6 +149,9 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self.send_header("Content-Length", str(len(data)))
+        if usage is not None:
+            with open(base + ".usage", "w") as f:
+                f.write(usage)
         self.end_headers()
         if rule.get("drip"):
             for i in range(0, len(data), 16):
@@ -156,10 +160,6 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(float(rule["drip"]))
         else:
             self.wfile.write(data)
-        self.wfile.flush()
-        if usage is not None:
-            with open(base + ".usage", "w") as f:
-                f.write(usage)
 
 
 class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
