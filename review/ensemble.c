@@ -518,8 +518,8 @@ static void step_down(struct rv_review *r, struct rv_repo *repo,
 			}
 			w = worst_sum(opts, jobs, njobs);
 			sb_addf(&msg, "%sshrank the context to %d%%",
-				names.len ? "; " : "", (int)(f * 100));
-			names.len = 1; /* something was said */
+				msg.buf[msg.len - 2] == ';' ? "" : "; ",
+				(int)(f * 100));
 		}
 	}
 	if (w <= left)
@@ -560,16 +560,21 @@ static void step_down(struct rv_review *r, struct rv_repo *repo,
 
 			patch_label(s, drop, label, sizeof(label));
 			sb_addf(&names, "%s%s", names.len ? ", " : "", label);
+		} else {
+			sb_addf(&names, "%sthe series tip",
+				names.len ? ", " : "");
 		}
 		w = worst_sum(opts, jobs, njobs);
 	}
 	for (i = 0, active = 0; i < njobs; i++)
 		active += jobs[i].sent;
 	if (active) {
-		sb_addf(&msg, "%sreviewed only the highest-risk patches "
-			      "(left out: %s)",
+		sb_addf(&msg, "%sreviewed only the %s (left out: %s)",
 			msg.buf[msg.len - 2] == ';' ? "" : "; ",
-			names.len ? names.buf : "the series tip");
+			r->npatch_info ? "highest-risk patches"
+				       : "first patches, with no history "
+					 "index to rank them by risk",
+			sb_str(&names));
 		goto done;
 	}
 

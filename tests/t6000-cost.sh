@@ -102,12 +102,29 @@ like "$TMP/out" '^step-down: budget short: \$0\.0600 left under the budget per r
 is "$(requests mc)" 0 "the expensive voter was not asked"
 is "$(requests ma)$(requests mb)" 11 "the others were"
 
+# A budget that holds four of eight requests of a 3-patch series, with
+# no voter to spare: the series tip and the last patch are left out.
+git -C "$R" format-patch -q -o "$TMP/s3" HEAD~3..HEAD
+cat "$TMP"/s3/*.patch >"$TMP/s3.mbox"
+{
+	voter a openai ma price-in=0 price-out=15 max-tokens=400
+	voter b openai mb price-in=0 price-out=15 max-tokens=400
+	printf '[review]\n\tbudget-per-review = 0.025\n'
+} >"$TMP/config"
+before=$(ls "$REC" | grep -c 'json$')
+run "$QUORUM" review -C "$R" --base HEAD~3 "$TMP/s3.mbox"
+is "$rc" 0 "step-down to fewer patches: the review completes"
+like "$TMP/out" '^step-down: budget short: .*reviewed only the first patches, with no history index to rank them by risk \(left out: the series tip, 3/3\)' "the report says which patches were left out, and why"
+is "$(($(ls "$REC" | grep -c 'json$') - before))" 4 "four requests went out"
+is "$(cat "$REC"/*.json | grep -c 'f100\.c')" 0 "none about the patch left out"
+like "$TMP/out" 'a abstained on patch 3/3: budget: a lower-risk patch' "the voters abstain on it for the budget"
+
 # A budget that holds no request: the offline voters vote alone.
 printf '[review]\n\tbudget-per-review = 0.001\n' >>"$TMP/config"
 run "$QUORUM" review -C "$R" --base base "$TMP/p/0002-f2-add-f2.patch"
 is "$rc" 0 "no request fits: the review completes"
 like "$TMP/out" 'step-down: .*no request fits: only the offline voters voted' "the report says only the offline voters voted"
-is "$(ls "$REC" | grep -c 'json$')" 2 "no request went out"
+is "$(ls "$REC" | grep -c 'json$')" 6 "no request went out"
 
 # A damaged state db: one line saying what to do, exit 3.
 rm -rf "$XDG_STATE_HOME"
