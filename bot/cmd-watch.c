@@ -26,6 +26,7 @@
 #include <git2.h>
 #include <notmuch.h>
 
+#include "review/cost.h"
 #include "state.h"
 #include "watch.h"
 
@@ -661,6 +662,7 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 	struct wlist *l = t->l;
 	struct sb key = SB_INIT, pids = SB_INIT, msgid = SB_INIT, raw = SB_INIT;
 	struct sb dline = SB_INIT;
+	struct rv_ledger *ledger = NULL;
 	const char *outcome;
 	struct series_row row;
 	struct rv_review_opts opts = RV_REVIEW_OPTS_INIT;
@@ -765,6 +767,13 @@ review:
 		opts.history = l->history;
 		opts.workdir = l->workdir;
 		if (w->llm.n) {
+			/* cost (issue 8): caps and the answer cache. */
+			if (cost_review_opts(w->cfg, l->name, 0, &opts,
+					     &ledger, &err) < 0) {
+				error("list %s: %s", l->name, err.msg);
+				goto out;
+			}
+			opts.series_key = key.buf;
 			opts.llm = w->llm.v;
 			opts.nllm = w->llm.n;
 			opts.prompts = w->prompts;
@@ -850,6 +859,7 @@ review:
 	w->reviewed++;
 out:
 	rv_review_free(r);
+	rv_ledger_free(ledger);
 	/*
 	 * The repo handle keeps every object a review wrote in memory:
 	 * reopen it now and then so memory does not grow with the series.

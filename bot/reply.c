@@ -374,6 +374,15 @@ footer:
 			sb_addf(out, "%s%s", i ? ", " : "", r->voters[i]);
 		sb_addf(out, " (a finding needs %d)\n", r->quorum);
 		add_abstentions(out, r);
+		if (r->stepdown) {
+			struct sb b = SB_INIT;
+			char *why = one_line(r->stepdown, 300);
+
+			sb_addf(&b, "budget: %s", why);
+			add_wrapped(out, b.buf, "");
+			free(why);
+			sb_release(&b);
+		}
 	}
 	add_wrapped(out,
 		    "This is an automated review by quorum " QUORUM_VERSION

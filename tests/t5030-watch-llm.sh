@@ -50,6 +50,38 @@ QUORUM_PROMPTS=$TMP/prompts post "$TMP/t"
 QUORUM_PROMPTS=$TMP/prompts watch
 M2=$(grep -L "$hash1" "$OUTBOX"/new/* | head -1)
 like "$M2" '^X-Quorum-Prompt: sha1:[0-9a-f]{16}$' "a changed prompt file changes X-Quorum-Prompt"
+
+# A daily budget of list devel too small for any request: the offline
+# voters vote alone, the models are not asked, and the reply says why.
+before=$(ls "$REC" | grep -c '\.json$')
+watch_config "$(voter a openai ma price-in=3.00 price-out=15.00)" \
+	'[review]' '	retries = 0' '[list "devel"]' '	budget-per-day = 0.000001'
+cat >"$MAIL/new/budget" <<EOM
+From: A U Thor <author@example.org>
+To: $LIST
+Subject: [PATCH] main: add f_budget()
+Message-ID: <budget-1@example.org>
+Date: Tue, 14 Nov 2023 22:20:00 +0000
+
+main: add f_budget()
+---
+diff --git a/f_budget.c b/f_budget.c
+new file mode 100644
+--- /dev/null
++++ b/f_budget.c
+@@ -0,0 +1,4 @@
++int f_budget(void)
++{
++	return 1;
++}
+EOM
+notmuch new --quiet
+watch
+B=$(grep -l 'f_budget' "$OUTBOX"/new/*)
+[ -n "${KEEP:-}" ] && cp "$B" "$KEEP"
+like "$B" '^budget: .*daily budget of list devel' "a budget too small for any request is stated in the reply"
+like "$B" 'only the offline voters voted' "with what quorum did instead"
+is "$(ls "$REC" | grep -c '\.json$')" "$before" "and no model was asked"
 fake_stop
 
 done_testing
