@@ -182,7 +182,8 @@ static int one_voter(void *arg, const char *name)
 		return -1;
 	v.weight = d;
 	if (get_num(l, name, "price-in", 0, 1e6, &v.price_in) < 0 ||
-	    get_num(l, name, "price-out", 0, 1e6, &v.price_out) < 0)
+	    get_num(l, name, "price-out", 0, 1e6, &v.price_out) < 0 ||
+	    get_num(l, name, "price-cached", 0, 1e6, &v.price_cached) < 0)
 		return -1;
 	d = 0;
 	if (get_num(l, name, "max-tokens", 1, 1e6, &d) < 0)

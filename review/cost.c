@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <git2.h>
 #include <sqlite3.h>
 
@@ -624,11 +625,66 @@ int rv_cache_key(const struct rv_llm_voter *v, const char *diff,
 	return ret;
 }
 
+static long usage_num(const cJSON *o, const char *name)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	if (!cJSON_IsNumber(n) || n->valuedouble < 0 || n->valuedouble > 1e12)
+		return 0;
+	return (long)n->valuedouble;
+}
+
+static double cached_price(const struct rv_llm_voter *v)
+{
+	return v->price_cached > 0 ? v->price_cached : v->price_in;
+}
+
+bool rv_cost_of_answer(const struct rv_llm_voter *v, const char *body,
+		       size_t len, long *tin, long *tout, long *tcached,
+		       double *cost)
+{
+	cJSON *root = body ? cJSON_ParseWithLength(body, len) : NULL;
+	const cJSON *u;
+	long write = 0;
+
+	*tin = *tout = *tcached = 0;
+	*cost = 0;
+	u = root ? cJSON_GetObjectItemCaseSensitive(root, "usage") : NULL;
+	if (!cJSON_IsObject(u)) {
+		cJSON_Delete(root);
+		return false;
+	}
+	if (v->provider == RV_PROVIDER_ANTHROPIC) {
+		*tcached = usage_num(u, "cache_read_input_tokens");
+		write = usage_num(u, "cache_creation_input_tokens");
+		*tin = usage_num(u, "input_tokens") + *tcached + write;
+		*tout = usage_num(u, "output_tokens");
+	} else {
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(
+			u, "prompt_tokens_details");
+
+		*tin = usage_num(u, "prompt_tokens");
+		*tout = usage_num(u, "completion_tokens");
+		if (cJSON_IsObject(d))
+			*tcached = usage_num(d, "cached_tokens");
+		if (*tcached > *tin)
+			*tcached = *tin;
+	}
+	cJSON_Delete(root);
+	*cost = (double)(*tin - *tcached - write) * v->price_in / 1e6 +
+		(double)write * v->price_in * 1.25 / 1e6 +
+		(double)*tcached * cached_price(v) / 1e6 +
+		(double)*tout * v->price_out / 1e6;
+	return *tin || *tout;
+}
+
 double rv_cost_worst(const struct rv_llm_voter *v, size_t body_bytes)
 {
 	int max_out = v->max_tokens > 0 ? v->max_tokens : 2048;
+	double in = cached_price(v) > v->price_in ? cached_price(v)
+						  : v->price_in;
 
 	/* No tokenizer makes more tokens than bytes: a true upper bound. */
-	return (double)body_bytes * v->price_in / 1e6 +
+	return (double)body_bytes * in / 1e6 +
 	       (double)max_out * v->price_out / 1e6;
 }

@@ -126,6 +126,18 @@ int rv_cache_put(struct rv_ledger *l, const char *key, const char *answer,
 int rv_cache_key(const struct rv_llm_voter *v, const char *diff,
 		 size_t difflen, const char *system, char out[41]);
 
+/*
+ * The tokens and USD an answer body of v's API reports in its usage:
+ * *tin counts every input token (OpenAI's cached_tokens are among its
+ * prompt_tokens; Anthropic's cache reads and writes are added to its
+ * input_tokens), *tcached those read from the cache, priced at
+ * price_cached (cache writes at 1.25 times price_in). Returns false,
+ * with everything 0, when the body reports no usage.
+ */
+bool rv_cost_of_answer(const struct rv_llm_voter *v, const char *body,
+		       size_t len, long *tin, long *tout, long *tcached,
+		       double *cost);
+
 /* The worst-case cost of a request body of body_bytes to v. */
 double rv_cost_worst(const struct rv_llm_voter *v, size_t body_bytes);
 

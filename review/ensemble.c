@@ -221,8 +221,10 @@ static void record(struct rv_review *r, const struct rv_llm_voter *v,
 		c->reason = sb_detach(&why, NULL);
 		goto out;
 	}
-	c->cost = (double)c->tokens_in * v->price_in / 1e6 +
-		  (double)c->tokens_out * v->price_out / 1e6;
+	/* cost: cached input tokens at their own price. */
+	rv_cost_of_answer(v, j->req.answer.buf, j->req.answer.len,
+			  &c->tokens_in, &c->tokens_out, &c->tokens_cached,
+			  &c->cost);
 	n = rv_llm_parse_answer(text.buf, text.len, v->name, (int)j->patch,
 				pool, &err);
 	if (n < 0) {
@@ -360,8 +362,8 @@ static void cost_done(void *arg, size_t i, struct rv_llm_req *req)
 	struct cost_run *cr = arg;
 	struct job *j = &cr->jobs[cr->map[i]];
 	const struct rv_llm_voter *v = &cr->opts->llm[j->voter];
-	struct sb text = SB_INIT;
 	struct rv_charge c;
+	long cached;
 
 	if (!cr->opts->ledger || !j->resv)
 		return;
@@ -372,15 +374,8 @@ static void cost_done(void *arg, size_t i, struct rv_llm_req *req)
 		return;
 	}
 	cost_charge(cr, j, &c);
-	text.cap = RV_LLM_MAX_ANSWER;
-	rv_llm_extract(v, req->answer.buf ? req->answer.buf : "",
-		       req->answer.len, &text, &c.tokens_in, &c.tokens_out,
-		       NULL);
-	sb_release(&text);
-	if (c.tokens_in || c.tokens_out)
-		c.cost = (double)c.tokens_in * v->price_in / 1e6 +
-			 (double)c.tokens_out * v->price_out / 1e6;
-	else
+	if (!rv_cost_of_answer(v, req->answer.buf, req->answer.len,
+			       &c.tokens_in, &c.tokens_out, &cached, &c.cost))
 		c.cost = j->worst; /* an answer without usage: assume the worst */
 	rv_ledger_settle(cr->opts->ledger, j->resv, &c, NULL);
 	j->resv = 0;

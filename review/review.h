@@ -409,6 +409,8 @@ struct rv_llm_voter {
 	double timeout; /* seconds per request; 0: 120 */
 	int context_tokens; /* prompt budget (~4 bytes a token); 0: 24000 */
 	int max_parallel; /* of its requests at once; 0: 4 */
+	/* Added by cost (issue 8): */
+	double price_cached; /* USD per million cached input tokens; 0: price_in */
 };
 
 /* What one request did; the report and the cost ledger read it. */
@@ -428,6 +430,7 @@ struct rv_llm_call {
 	bool cached; /* the answer was reused from the cache, at no cost */
 	bool budget; /* not sent: a cap would have been passed */
 	double reserved; /* USD reserved for it before it was sent */
+	long tokens_cached; /* of tokens_in, read from the provider's cache */
 };
 
 /*

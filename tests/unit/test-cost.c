@@ -287,6 +287,53 @@ static void test_shared_and_damaged(void **state)
 	snprintf(path, sizeof(path), "%s/a/b/state.db", dir);
 }
 
+/* Usage as both APIs report it, cached input at its own price. */
+static void test_cost_of_answer(void **state)
+{
+	struct rv_llm_voter v = { 0 };
+	long tin, tout, tc;
+	double cost;
+
+	(void)state;
+	v.price_in = 3;
+	v.price_out = 15;
+	v.price_cached = 0.3;
+	v.max_tokens = 400;
+	assert_true(rv_cost_of_answer(
+		&v,
+		"{\"usage\": {\"prompt_tokens\": 1000, \"completion_tokens\": "
+		"100, \"prompt_tokens_details\": {\"cached_tokens\": 800}}}",
+		109, &tin, &tout, &tc, &cost));
+	assert_int_equal(tin, 1000);
+	assert_int_equal(tout, 100);
+	assert_int_equal(tc, 800);
+	assert_true(cost > 0.0023399 && cost < 0.0023401);
+	v.provider = RV_PROVIDER_ANTHROPIC;
+	assert_true(rv_cost_of_answer(
+		&v,
+		"{\"usage\": {\"input_tokens\": 200, \"output_tokens\": 100, "
+		"\"cache_read_input_tokens\": 800}}",
+		86, &tin, &tout, &tc, &cost));
+	assert_int_equal(tin, 1000);
+	assert_true(cost > 0.0023399 && cost < 0.0023401);
+	/* No price-cached: cached tokens cost what the others do. */
+	v.price_cached = 0;
+	assert_true(rv_cost_of_answer(
+		&v,
+		"{\"usage\": {\"input_tokens\": 200, \"output_tokens\": 100, "
+		"\"cache_read_input_tokens\": 800}}",
+		86, &tin, &tout, &tc, &cost));
+	assert_true(cost > 0.0044999 && cost < 0.0045001);
+	assert_false(rv_cost_of_answer(&v, "{\"content\": []}", 15, &tin,
+				       &tout, &tc, &cost));
+	assert_false(rv_cost_of_answer(&v, "not json", 8, &tin, &tout, &tc,
+				       &cost));
+	assert_int_equal(tin + tout + tc, 0);
+	/* The worst case: every byte a token, max-tokens out. */
+	assert_true(rv_cost_worst(&v, 1000) > 0.008999 &&
+		    rv_cost_worst(&v, 1000) < 0.009001);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +348,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_and_damaged, setup,
 						teardown),
+		cmocka_unit_test(test_cost_of_answer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
