@@ -379,6 +379,7 @@ struct thread_ctx {
 	size_t n, alloc;
 	struct mp_patch **cmds; /* replies that carry a #quorum command */
 	size_t ncmds, cmds_alloc;
+	bool retry; /* a state or repo error: leave the mail untagged */
 	int explain; /* set while answering #quorum explain N */
 	const char *explain_id; /* ... the command's Message-ID */
 };
@@ -679,6 +680,7 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 	series_key(s, &key);
 	if (state_series_get(w->st, key.buf, &row) < 0) {
 		error("state db: %s", state_error(w->st));
+		t->retry = true;
 		goto out;
 	}
 	if (t->explain)
@@ -756,9 +758,8 @@ review:
 		ro.unchanged_since = earlier;
 	} else {
 		if (!list_repo(w, l) && l->repo) {
-			state_series_set(w->st, key.buf, l->name, t->thread,
-					 SERIES_FAILED, pids.buf, NULL, w->now);
-			tag_series(t, s, "quorum/failed");
+			/* The config's fault, not the series': try again. */
+			t->retry = true;
 			w->failed++;
 			goto out;
 		}
@@ -840,8 +841,10 @@ review:
 		sb_addf(&dline, " (%zu at quorum)", r->findings.n);
 	if (record_and_send(t, key.buf, t->explain ? NULL : pids.buf,
 			    msgid.buf, parent->author_email,
-			    t->explain ? NULL : dline.buf, &raw) < 0)
+			    t->explain ? NULL : dline.buf, &raw) < 0) {
+		t->retry = true;
 		goto out;
+	}
 	if (t->explain) {
 		printf("%s: explained finding %d of \"%s\", reply <%s> (%s)\n",
 		       l->name, t->explain,
@@ -1019,7 +1022,8 @@ out:
 
 static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 {
-	struct thread_ctx t = { w, l, thread, NULL, 0, 0, NULL, 0, 0, 0, NULL };
+	struct thread_ctx t = { w, l, thread, NULL, 0, 0, NULL, 0, 0,
+				false, 0, NULL };
 	struct mp_collector *c = mp_collector_new();
 	struct mp_set *set = NULL;
 	notmuch_query_t *q;
@@ -1091,11 +1095,14 @@ static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 		run_command(&t, set, t.cmds[i]);
 	for (i = 0; i < set->nseries && !stop_requested; i++)
 		review_one(&t, set->series[i]);
-	notmuch_database_begin_atomic(w->db);
-	for (i = 0; i < t.n; i++)
-		tag_message(w, t.msgs[i].msgid, t.msgs[i].tag);
-	w->tagged += t.n;
-	notmuch_database_end_atomic(w->db);
+	/* Untagged mail is looked at again by the next pass. */
+	if (!t.retry) {
+		notmuch_database_begin_atomic(w->db);
+		for (i = 0; i < t.n; i++)
+			tag_message(w, t.msgs[i].msgid, t.msgs[i].tag);
+		w->tagged += t.n;
+		notmuch_database_end_atomic(w->db);
+	}
 out:
 	if (c)
 		mp_set_free(mp_collector_finish(c));
@@ -1275,6 +1282,8 @@ static int run_once(struct watch *w, bool once)
 	size_t i;
 
 	w->now = watch_now();
+	for (i = 0; i < w->nlists; i++)
+		w->lists[i].repo_failed = false; /* perhaps it is back */
 	w->reviewed = w->waiting = w->skipped = w->failed = 0;
 	w->delivered = w->held = 0;
 	/* First finish what an earlier run recorded but did not deliver. */

@@ -164,6 +164,40 @@ printf '[list "x"]\n\trepo = /nonexistent\n' >"$QUORUM_CONFIG"
 watch
 is "$rc" 2 "no list with an address: nothing to watch"
 like "$TMP/err" 'no \[list "NAME"\] section with an address' "it says so"
+# 8. A repo that is not there is the config's fault: nothing is sent or
+#    tagged, and the series is reviewed once the repo is back.
+mv "$R" "$R.away"
+cat >"$MAIL/new/norepo" <<EOM
+From: A U Thor <author@example.org>
+To: $LIST
+Subject: [PATCH] main: add f_norepo()
+Message-ID: <norepo-1@example.org>
+Date: Tue, 14 Nov 2023 22:20:00 +0000
+
+main: add f_norepo()
+---
+diff --git a/f_norepo.c b/f_norepo.c
+new file mode 100644
+--- /dev/null
++++ b/f_norepo.c
+@@ -0,0 +1,4 @@
++int f_norepo(void)
++{
++	return 1;
++}
+EOM
+notmuch new --quiet
+watch_config
+before=$(outbox_count)
+watch
+like "$TMP/err" "list devel: .*repo" "a missing repo is reported"
+is "$(outbox_count)" "$before" "and nothing is sent"
+is "$(notmuch count id:norepo-1@example.org and tag:quorum/seen)" 0 \
+	"nor is the mail tagged seen"
+mv "$R.away" "$R"
+watch
+is "$(outbox_count)" $((before + 1)) "once the repo is back the series is reviewed"
+
 run "$QUORUM" watch --once extra
 is "$rc" 2 "watch takes no arguments"
 
