@@ -337,6 +337,18 @@ static int tightest(struct rv_ledger *l, const struct rv_caps *caps,
 	return 0;
 }
 
+/* Fold expired reservations in a transaction of their own. */
+static int fold_now(struct rv_ledger *l)
+{
+	if (exec(l, "BEGIN IMMEDIATE") < 0)
+		return -1;
+	if (fold_expired(l, now_s()) < 0 || exec(l, "COMMIT") < 0) {
+		exec(l, "ROLLBACK");
+		return -1;
+	}
+	return 0;
+}
+
 int rv_ledger_left(struct rv_ledger *l, const struct rv_caps *caps,
 		   double *left, char *which, size_t whichsz,
 		   struct errmsg *err)
@@ -348,7 +360,7 @@ int rv_ledger_left(struct rv_ledger *l, const struct rv_caps *caps,
 
 	if (which && whichsz)
 		which[0] = '\0';
-	if (fold_expired(l, now_s()) < 0 ||
+	if (fold_now(l) < 0 ||
 	    tightest(l, caps, now_s(), cs, &ncs, left, &used, &at) < 0)
 		return db_error(l, err, "read the ledger");
 	if (at >= 0 && which)
@@ -513,7 +525,7 @@ int rv_ledger_totals(struct rv_ledger *l, int64_t since, enum rv_cost_by by,
 	*n = 0;
 	if ((unsigned)by >= ARRAY_SIZE(keys))
 		by = RV_COST_BY_NONE;
-	if (fold_expired(l, now_s()) < 0)
+	if (fold_now(l) < 0)
 		return db_error(l, err, "read the ledger");
 	snprintf(sql, sizeof(sql),
 		 "SELECT k, SUM(r), SUM(ti), SUM(tt), SUM(c), SUM(a) FROM ("

@@ -501,12 +501,21 @@ static void step_down(struct rv_review *r, struct rv_repo *repo,
 				    !job_in(r, repo, pp, jobs[i].patch, &cin,
 					    label, sizeof(label)))
 					continue;
+				/* f of what this prompt holds now, at most. */
+				if ((double)strlen(jobs[i].req.body) * f /
+					    BYTES_PER_TOKEN <
+				    t * f)
+					t = (int)((double)strlen(
+							  jobs[i].req.body) /
+						  BYTES_PER_TOKEN);
 				v.context_tokens = (int)(t * f) > 256
 							   ? (int)(t * f)
 							   : 256;
 				rv_llm_req_release(&jobs[i].req);
 				jobs[i].sent = false;
 				jobs[i].req.group = jobs[i].voter;
+				/* A short-context answer is not the full one. */
+				jobs[i].key[0] = '\0';
 				build_job(&jobs[i], &v, &cin, opts->prompts,
 					  &lost);
 				sb_release(&lost);

@@ -119,12 +119,44 @@ is "$(($(ls "$REC" | grep -c 'json$') - before))" 4 "four requests went out"
 is "$(cat "$REC"/*.json | grep -c 'f100\.c')" 0 "none about the patch left out"
 like "$TMP/out" 'a abstained on patch 3/3: budget: a lower-risk patch' "the voters abstain on it for the budget"
 
+# One voter (nothing to drop) and a patch inside a 250-line function:
+# a budget of 75% of the request's worst case shrinks its context.
+B=$TMP/big
+make_repo "$B"
+{
+	printf 'int big(int x)\n{\n'
+	i=0
+	while [ $i -lt 250 ]; do
+		printf '\tx += %d * x + %d;\n' $i $i
+		i=$((i + 1))
+	done
+	printf '\treturn x;\n}\n'
+} >"$B/big.c"
+git -C "$B" add big.c && git -C "$B" commit -q -m "big: add big()"
+sed 's/x += 120 \* x + 120;/x += 121 * x + 120;/' "$B/big.c" >"$B/big.tmp"
+mv "$B/big.tmp" "$B/big.c"
+git -C "$B" commit -q -am "big: change one step"
+git -C "$B" format-patch -q -o "$TMP/bp" -1
+voter a openai ma price-in=3 price-out=0 max-tokens=400 >"$TMP/config"
+before=$(ls "$REC" | grep 'json$' | tail -1)
+run "$QUORUM" review -C "$B" --base HEAD~1 "$TMP"/bp/*.patch
+full=$(wc -c <"$REC/$(ls "$REC" | grep 'json$' | tail -1)")
+budget=$(awk -v b="$full" 'BEGIN { printf "%.6f", b * 3 / 1e6 * 0.75 }')
+printf '[review]\n\tbudget-per-review = %s\n' "$budget" >>"$TMP/config"
+run "$QUORUM" review -C "$B" --base HEAD~1 --no-cache "$TMP"/bp/*.patch
+is "$rc" 0 "step-down to less context: the review completes"
+like "$TMP/out" '^step-down: budget short: .*; shrank the context to [0-9]+%$' "the report says the context was shrunk to fit"
+small=$(wc -c <"$REC/$(ls "$REC" | grep 'json$' | tail -1)")
+awk -v s="$small" -v f="$full" 'BEGIN { exit !(s * 3 / 1e6 <= f * 3 / 1e6 * 0.75) }'
+ok $? "the smaller request ($small of $full bytes) fits the budget"
+like "$TMP/out" '^models: 1 asked, 1 answered' "and the model was asked"
+
 # A budget that holds no request: the offline voters vote alone.
 printf '[review]\n\tbudget-per-review = 0.001\n' >>"$TMP/config"
 run "$QUORUM" review -C "$R" --base base "$TMP/p/0002-f2-add-f2.patch"
 is "$rc" 0 "no request fits: the review completes"
 like "$TMP/out" 'step-down: .*no request fits: only the offline voters voted' "the report says only the offline voters voted"
-is "$(ls "$REC" | grep -c 'json$')" 6 "no request went out"
+is "$(ls "$REC" | grep -c 'json$')" 8 "no request went out"
 
 # A damaged state db: one line saying what to do, exit 3.
 rm -rf "$XDG_STATE_HOME"
