@@ -125,7 +125,7 @@ static int cmd_cost(int argc, char **argv)
 	struct errmsg err = { "" };
 	int64_t since = 0;
 	long req = 0, tin = 0, tout = 0;
-	double cost = 0, reserved = 0;
+	double cost = 0, reserved = 0, unsettled = 0;
 	size_t n = 0, i;
 	char *path;
 	int c;
@@ -188,9 +188,14 @@ static int cmd_cost(int argc, char **argv)
 		tout += rows[i].tokens_out;
 		cost += rows[i].cost;
 		reserved += rows[i].reserved;
+		unsettled += rows[i].unsettled;
 	}
 	printf("total: %ld request%s, %ld tokens in, %ld out, $%.6f\n", req,
 	       req == 1 ? "" : "s", tin, tout, cost);
+	if (unsettled > 0)
+		printf("of which $%.6f charged at the worst case: requests whose "
+		       "run ended before their answer was recorded\n",
+		       unsettled);
 	if (reserved > 0)
 		printf("reserved: $%.6f by requests not settled yet (a run in "
 		       "progress, or one that was killed)\n",

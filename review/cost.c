@@ -528,11 +528,13 @@ int rv_ledger_totals(struct rv_ledger *l, int64_t since, enum rv_cost_by by,
 	if (fold_now(l) < 0)
 		return db_error(l, err, "read the ledger");
 	snprintf(sql, sizeof(sql),
-		 "SELECT k, SUM(r), SUM(ti), SUM(tt), SUM(c), SUM(a) FROM ("
+		 "SELECT k, SUM(r), SUM(ti), SUM(tt), SUM(c), SUM(a), SUM(u)"
+		 " FROM ("
 		 " SELECT %s AS k, 1 AS r, tokens_in AS ti, tokens_out AS tt,"
-		 "  cost AS c, 0 AS a FROM cost_ledger WHERE t >= ?1"
+		 "  cost AS c, 0 AS a, CASE WHEN settled THEN 0 ELSE cost END"
+		 "  AS u FROM cost_ledger WHERE t >= ?1"
 		 " UNION ALL"
-		 " SELECT %s, 0, 0, 0, 0, amount FROM cost_reservations"
+		 " SELECT %s, 0, 0, 0, 0, amount, 0 FROM cost_reservations"
 		 "  WHERE t >= ?1)"
 		 " GROUP BY k ORDER BY k",
 		 keys[by], keys[by]);
@@ -551,6 +553,7 @@ int rv_ledger_totals(struct rv_ledger *l, int64_t since, enum rv_cost_by by,
 		r->tokens_out = (long)sqlite3_column_int64(st, 3);
 		r->cost = sqlite3_column_double(st, 4);
 		r->reserved = sqlite3_column_double(st, 5);
+		r->unsettled = sqlite3_column_double(st, 6);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {

@@ -97,6 +97,7 @@ struct rv_cost_row {
 	long tokens_in, tokens_out;
 	double cost;
 	double reserved; /* of reservations still open (not in cost) */
+	double unsettled; /* of cost: expired reservations charged in full */
 };
 
 /*

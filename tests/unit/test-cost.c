@@ -166,6 +166,18 @@ static void test_expired_is_charged(void **state)
 			 0);
 	assert_true(total(l, &res) > 0.6999);
 	assert_true(res == 0);
+	{
+		struct rv_cost_row *rows;
+		size_t n;
+
+		assert_int_equal(rv_ledger_totals(l, 0, RV_COST_BY_LIST, &rows,
+						  &n, NULL),
+				 0);
+		assert_int_equal(n, 1);
+		assert_string_equal(rows[0].key, "netdev");
+		assert_true(rows[0].unsettled > 0.6999);
+		rv_cost_rows_free(rows, n);
+	}
 	/* The slow process settles after all: the real cost wins. */
 	c.cost = 0.10;
 	assert_int_equal(rv_ledger_settle(l, late, &c, NULL), 0);
