@@ -23,7 +23,8 @@ const struct cmd cmd_cost_def = {
 	"what the LLM voters have cost, from the ledger",
 	"Prints the totals of the cost ledger in the state db\n"
 	"($XDG_STATE_HOME/quorum/state.db): requests, tokens in and out and\n"
-	"USD, priced with each voter's price-in and price-out (USD per million\n"
+	"USD, priced with each voter's price-in and price-out (USD per "
+	"million\n"
 	"tokens) at the time of the request.\n"
 	"\n"
 	"Options:\n"
@@ -32,7 +33,8 @@ const struct cmd cmd_cost_def = {
 	"  -h, --help     this text\n"
 	"\n"
 	"Caps: review.budget-per-review, list.NAME.budget-per-day (with\n"
-	"`quorum review --list NAME`), budget.monthly and `--budget USD` for one\n"
+	"`quorum review --list NAME`), budget.monthly and `--budget USD` for "
+	"one\n"
 	"run. Before each request its worst case (the prompt's bytes as input\n"
 	"tokens, max-tokens as output) is reserved against every cap that\n"
 	"applies, in the state db, so concurrent runs cannot pass a cap\n"
@@ -102,7 +104,7 @@ int cost_review_opts(struct qconfig *cfg, const char *list, double run_budget,
 
 static int parse_since(const char *s, int64_t *out)
 {
-	struct tm tm = { 0 };
+	struct tm tm = {0};
 	char *end = strptime(s, "%Y-%m-%d", &tm);
 
 	if (!end || *end)
@@ -114,15 +116,15 @@ static int parse_since(const char *s, int64_t *out)
 static int cmd_cost(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "since", required_argument, NULL, 's' },
-		{ "by", required_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"since", required_argument, NULL, 's'},
+		{"by", required_argument, NULL, 'b'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	enum rv_cost_by by = RV_COST_BY_NONE;
 	struct rv_ledger *l = NULL;
 	struct rv_cost_row *rows = NULL;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	int64_t since = 0;
 	long req = 0, tin = 0, tout = 0;
 	double cost = 0, reserved = 0, unsettled = 0;
@@ -136,9 +138,10 @@ static int cmd_cost(int argc, char **argv)
 		switch (c) {
 		case 's':
 			if (parse_since(optarg, &since) < 0)
-				return usage_error(&cmd_cost_def,
-						   "--since wants YYYY-MM-DD, not '%s'",
-						   optarg);
+				return usage_error(
+					&cmd_cost_def,
+					"--since wants YYYY-MM-DD, not '%s'",
+					optarg);
 			break;
 		case 'b':
 			if (!strcmp(optarg, "list"))
@@ -149,7 +152,8 @@ static int cmd_cost(int argc, char **argv)
 				by = RV_COST_BY_DAY;
 			else
 				return usage_error(&cmd_cost_def,
-						   "--by wants list, voter or day, not '%s'",
+						   "--by wants list, voter or "
+						   "day, not '%s'",
 						   optarg);
 			break;
 		case 'h':
@@ -173,7 +177,7 @@ static int cmd_cost(int argc, char **argv)
 	free(path);
 	if (by != RV_COST_BY_NONE)
 		printf("%-24s %8s %12s %12s %12s\n",
-		       by == RV_COST_BY_LIST    ? "list"
+		       by == RV_COST_BY_LIST	? "list"
 		       : by == RV_COST_BY_VOTER ? "voter"
 						: "day",
 		       "requests", "tokens-in", "tokens-out", "USD");
@@ -193,7 +197,8 @@ static int cmd_cost(int argc, char **argv)
 	printf("total: %ld request%s, %ld tokens in, %ld out, $%.6f\n", req,
 	       req == 1 ? "" : "s", tin, tout, cost);
 	if (unsettled > 0)
-		printf("of which $%.6f charged at the worst case: requests whose "
+		printf("of which $%.6f charged at the worst case: requests "
+		       "whose "
 		       "run ended before their answer was recorded\n",
 		       unsettled);
 	if (reserved > 0)

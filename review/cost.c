@@ -81,9 +81,9 @@ static int check_schema(struct rv_ledger *l, struct errmsg *err)
 	sqlite3_stmt *st = NULL;
 	int ret = 0, rc;
 
-	rc = sqlite3_prepare_v2(l->db,
-				"SELECT value FROM cost_meta WHERE key = 'schema'",
-				-1, &st, NULL);
+	rc = sqlite3_prepare_v2(
+		l->db, "SELECT value FROM cost_meta WHERE key = 'schema'", -1,
+		&st, NULL);
 	if (rc != SQLITE_OK)
 		return db_error(l, err, "read its schema version");
 	if (sqlite3_step(st) == SQLITE_ROW) {
@@ -131,8 +131,8 @@ static int setup_db(struct rv_ledger *l)
 				rc = sqlite3_exec(l->db, schema, NULL, NULL,
 						  NULL);
 				if (rc == SQLITE_OK)
-					rc = sqlite3_exec(l->db, "COMMIT",
-							  NULL, NULL, NULL);
+					rc = sqlite3_exec(l->db, "COMMIT", NULL,
+							  NULL, NULL);
 				if (rc != SQLITE_OK)
 					sqlite3_exec(l->db, "ROLLBACK", NULL,
 						     NULL, NULL);
@@ -145,8 +145,7 @@ static int setup_db(struct rv_ledger *l)
 	return rc == SQLITE_OK ? 0 : -1;
 }
 
-int rv_ledger_open(struct rv_ledger **out, const char *path,
-		   struct errmsg *err)
+int rv_ledger_open(struct rv_ledger **out, const char *path, struct errmsg *err)
 {
 	struct rv_ledger *l = xcalloc(1, sizeof(*l));
 	static unsigned seq;
@@ -247,8 +246,8 @@ static int fold_expired(struct rv_ledger *l, int64_t now)
 }
 
 /* Spent plus reserved in one scope: column = value and t >= since. */
-static int scope_sum(struct rv_ledger *l, const char *column,
-		     const char *value, int64_t since, double *sum)
+static int scope_sum(struct rv_ledger *l, const char *column, const char *value,
+		     int64_t since, double *sum)
 {
 	char sql[512];
 	sqlite3_stmt *st = NULL;
@@ -286,25 +285,25 @@ static size_t caps_list(struct rv_ledger *l, const struct rv_caps *c,
 	size_t n = 0;
 
 	if (c->per_review > 0 && c->review) {
-		out[n] = (struct cap){ "review", c->review, 0, c->per_review,
-				       "" };
+		out[n] =
+			(struct cap){"review", c->review, 0, c->per_review, ""};
 		snprintf(out[n++].name, sizeof(out[0].name),
 			 "the budget per review");
 	}
 	if (c->per_day > 0 && c->list) {
-		out[n] = (struct cap){ "list", c->list, day_start(now),
-				       c->per_day, "" };
+		out[n] = (struct cap){"list", c->list, day_start(now),
+				      c->per_day, ""};
 		snprintf(out[n++].name, sizeof(out[0].name),
 			 "the daily budget of list %.100s", c->list);
 	}
 	if (c->per_run > 0) {
-		out[n] = (struct cap){ "run", l->run, 0, c->per_run, "" };
+		out[n] = (struct cap){"run", l->run, 0, c->per_run, ""};
 		snprintf(out[n++].name, sizeof(out[0].name),
 			 "the budget of this run");
 	}
 	if (c->monthly > 0) {
-		out[n] = (struct cap){ "run", NULL, month_start(now),
-				       c->monthly, "" };
+		out[n] = (struct cap){"run", NULL, month_start(now), c->monthly,
+				      ""};
 		snprintf(out[n++].name, sizeof(out[0].name),
 			 "the monthly budget");
 	}
@@ -434,8 +433,8 @@ fail:
 	return ret;
 }
 
-int rv_ledger_settle(struct rv_ledger *l, int64_t id,
-		     const struct rv_charge *c, struct errmsg *err)
+int rv_ledger_settle(struct rv_ledger *l, int64_t id, const struct rv_charge *c,
+		     struct errmsg *err)
 {
 	sqlite3_stmt *st = NULL;
 	int ret;
@@ -504,7 +503,8 @@ int rv_ledger_release(struct rv_ledger *l, int64_t id, struct errmsg *err)
 	sqlite3_bind_int64(st, 1, id);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : db_error(l, err, "release a reservation");
+	return rc == SQLITE_DONE ? 0
+				 : db_error(l, err, "release a reservation");
 }
 
 int rv_ledger_totals(struct rv_ledger *l, int64_t since, enum rv_cost_by by,
@@ -616,8 +616,8 @@ int rv_cache_put(struct rv_ledger *l, const char *key, const char *answer,
 	return rc == SQLITE_DONE ? 0 : RV_ERR_INTERNAL;
 }
 
-int rv_cache_key(const struct rv_llm_voter *v, const char *diff,
-		 size_t difflen, const char *system, char out[41])
+int rv_cache_key(const struct rv_llm_voter *v, const char *diff, size_t difflen,
+		 const char *system, char out[41])
 {
 	char pid[RV_OID_HEXSZ + 1];
 	struct sb buf = SB_INIT;
@@ -627,8 +627,9 @@ int rv_cache_key(const struct rv_llm_voter *v, const char *diff,
 	out[0] = '\0';
 	if (!diff || rv_patch_id(diff, difflen, pid) < 0)
 		return RV_ERR_INPUT;
-	sb_addf(&buf, "quorum-cache 1\npatch-id %s\nprovider %d\nurl %s\n"
-		      "model %s\nmax-tokens %d\ncontext %d\nprompt\n%s",
+	sb_addf(&buf,
+		"quorum-cache 1\npatch-id %s\nprovider %d\nurl %s\n"
+		"model %s\nmax-tokens %d\ncontext %d\nprompt\n%s",
 		pid, (int)v->provider, v->url ? v->url : "",
 		v->model ? v->model : "", v->max_tokens, v->context_tokens,
 		system ? system : "");
@@ -696,8 +697,8 @@ bool rv_cost_of_answer(const struct rv_llm_voter *v, const char *body,
 double rv_cost_worst(const struct rv_llm_voter *v, size_t body_bytes)
 {
 	int max_out = v->max_tokens > 0 ? v->max_tokens : 2048;
-	double in = cached_price(v) > v->price_in ? cached_price(v)
-						  : v->price_in;
+	double in =
+		cached_price(v) > v->price_in ? cached_price(v) : v->price_in;
 
 	/* No tokenizer makes more tokens than bytes: a true upper bound. */
 	return (double)body_bytes * in / 1e6 +

@@ -39,7 +39,7 @@ void rv_ledger_free(struct rv_ledger *l);
 
 /* The caps a request counts against; a cap <= 0 does not apply. */
 struct rv_caps {
-	const char *list; /* NULL: no list, per_day does not apply */
+	const char *list;   /* NULL: no list, per_day does not apply */
 	const char *review; /* id of this review (per_review scope) */
 	double per_review;
 	double per_day; /* of list, UTC day */
@@ -51,7 +51,7 @@ struct rv_caps {
 struct rv_charge {
 	const char *voter;
 	const char *model;
-	const char *list; /* may be NULL */
+	const char *list;   /* may be NULL */
 	const char *series; /* series or patch key, may be NULL */
 	long tokens_in, tokens_out;
 	double cost; /* USD */
@@ -68,8 +68,8 @@ int rv_ledger_reserve(struct rv_ledger *l, const struct rv_caps *caps,
 		      int64_t *id, char *why, size_t whysz, struct errmsg *err);
 
 /* Replace reservation id by a ledger row for c (its real cost). */
-int rv_ledger_settle(struct rv_ledger *l, int64_t id,
-		     const struct rv_charge *c, struct errmsg *err);
+int rv_ledger_settle(struct rv_ledger *l, int64_t id, const struct rv_charge *c,
+		     struct errmsg *err);
 
 /* Drop reservation id: nothing was spent. */
 int rv_ledger_release(struct rv_ledger *l, int64_t id, struct errmsg *err);
@@ -96,7 +96,7 @@ struct rv_cost_row {
 	long requests;
 	long tokens_in, tokens_out;
 	double cost;
-	double reserved; /* of reservations still open (not in cost) */
+	double reserved;  /* of reservations still open (not in cost) */
 	double unsettled; /* of cost: expired reservations charged in full */
 };
 
@@ -124,8 +124,8 @@ int rv_cache_put(struct rv_ledger *l, const char *key, const char *answer,
  * text it would be sent (system prompt, boundary masked). out gets 40
  * hex digits. 0, or RV_ERR_INPUT when the diff has no patch-id.
  */
-int rv_cache_key(const struct rv_llm_voter *v, const char *diff,
-		 size_t difflen, const char *system, char out[41]);
+int rv_cache_key(const struct rv_llm_voter *v, const char *diff, size_t difflen,
+		 const char *system, char out[41]);
 
 /*
  * The tokens and USD an answer body of v's API reports in its usage:

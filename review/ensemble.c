@@ -376,7 +376,7 @@ static void cost_done(void *arg, size_t i, struct rv_llm_req *req)
 	cost_charge(cr, j, &c);
 	if (!rv_cost_of_answer(v, req->answer.buf, req->answer.len,
 			       &c.tokens_in, &c.tokens_out, &cached, &c.cost))
-		c.cost = j->worst; /* an answer without usage: assume the worst */
+		c.cost = j->worst; /* no usage reported: assume the worst */
 	rv_ledger_settle(cr->opts->ledger, j->resv, &c, NULL);
 	j->resv = 0;
 }
@@ -407,6 +407,54 @@ static void job_drop(struct job *j, const char *why)
 	j->reason = xstrdup_or_null(why);
 }
 
+/* The share of their input the sent jobs may keep to fit in left. */
+static double shrink_factor(const struct rv_review_opts *opts,
+			    const struct job *jobs, size_t njobs, double left)
+{
+	double in = 0, out = 0;
+	size_t i;
+
+	for (i = 0; i < njobs; i++) {
+		double bytes;
+
+		if (!jobs[i].sent)
+			continue;
+		bytes = (double)strlen(jobs[i].req.body);
+		in += bytes * opts->llm[jobs[i].voter].price_in / 1e6;
+		out += jobs[i].worst -
+		       bytes * opts->llm[jobs[i].voter].price_in / 1e6;
+	}
+	return in > 0 ? (left - out) / in * 0.9 : 0;
+}
+
+/* Build j again with f of the context it holds now, at most. */
+static void shrink_job(struct rv_review *r, struct rv_repo *repo,
+		       const struct rv_review_opts *opts,
+		       const struct rv_ensemble_patch *pp, struct job *j,
+		       double f)
+{
+	struct rv_llm_voter v = opts->llm[j->voter];
+	double now = (double)strlen(j->req.body) / BYTES_PER_TOKEN;
+	struct rv_context_in cin;
+	struct sb lost = SB_INIT;
+	char label[64];
+	int t = v.context_tokens > 0 ? v.context_tokens
+				     : DEFAULT_CONTEXT_TOKENS;
+
+	if (!job_in(r, repo, pp, j->patch, &cin, label, sizeof(label)))
+		return;
+	if (now < t)
+		t = (int)now;
+	v.context_tokens = (int)(t * f) > 256 ? (int)(t * f) : 256;
+	rv_llm_req_release(&j->req);
+	j->sent = false;
+	j->req.group = j->voter;
+	/* A short-context answer is not the full one: never cached. */
+	j->key[0] = '\0';
+	build_job(j, &v, &cin, opts->prompts, &lost);
+	sb_release(&lost);
+}
+
 /*
  * Issue 8 item 3: when the review's worst case does not fit what is
  * left under the caps, first drop the most expensive voters while the
@@ -420,7 +468,7 @@ static void step_down(struct rv_review *r, struct rv_repo *repo,
 {
 	const struct mp_series *s = r->series;
 	struct sb msg = SB_INIT, names = SB_INIT;
-	double left, w, w0, *vcost;
+	double left, w, w0, f, *vcost;
 	char which[200];
 	size_t i, k, active = 0, need;
 
@@ -474,57 +522,15 @@ static void step_down(struct rv_review *r, struct rv_repo *repo,
 		goto done;
 
 	/* 2. Shrink every prompt's context to what the budget holds. */
-	{
-		double in = 0, out = 0, f;
-
-		for (i = 0; i < njobs; i++) {
-			const struct rv_llm_voter *v = &opts->llm[jobs[i].voter];
-
-			if (!jobs[i].sent)
-				continue;
-			in += (double)strlen(jobs[i].req.body) * v->price_in /
-			      1e6;
-			out += jobs[i].worst - (double)strlen(jobs[i].req.body) *
-						       v->price_in / 1e6;
-		}
-		f = in > 0 ? (left - out) / in * 0.9 : 0;
-		if (f >= 0.1 && f < 1) {
-			for (i = 0; i < njobs; i++) {
-				struct rv_llm_voter v = opts->llm[jobs[i].voter];
-				struct rv_context_in cin;
-				struct sb lost = SB_INIT;
-				char label[64];
-				int t = v.context_tokens > 0 ? v.context_tokens
-							     : DEFAULT_CONTEXT_TOKENS;
-
-				if (!jobs[i].sent ||
-				    !job_in(r, repo, pp, jobs[i].patch, &cin,
-					    label, sizeof(label)))
-					continue;
-				/* f of what this prompt holds now, at most. */
-				if ((double)strlen(jobs[i].req.body) * f /
-					    BYTES_PER_TOKEN <
-				    t * f)
-					t = (int)((double)strlen(
-							  jobs[i].req.body) /
-						  BYTES_PER_TOKEN);
-				v.context_tokens = (int)(t * f) > 256
-							   ? (int)(t * f)
-							   : 256;
-				rv_llm_req_release(&jobs[i].req);
-				jobs[i].sent = false;
-				jobs[i].req.group = jobs[i].voter;
-				/* A short-context answer is not the full one. */
-				jobs[i].key[0] = '\0';
-				build_job(&jobs[i], &v, &cin, opts->prompts,
-					  &lost);
-				sb_release(&lost);
-			}
-			w = worst_sum(opts, jobs, njobs);
-			sb_addf(&msg, "%sshrank the context to %d%%",
-				msg.buf[msg.len - 2] == ';' ? "" : "; ",
-				(int)(f * 100));
-		}
+	f = shrink_factor(opts, jobs, njobs, left);
+	if (f >= 0.1 && f < 1) {
+		for (i = 0; i < njobs; i++)
+			if (jobs[i].sent)
+				shrink_job(r, repo, opts, pp, &jobs[i], f);
+		w = worst_sum(opts, jobs, njobs);
+		sb_addf(&msg, "%sshrank the context to %d%%",
+			msg.buf[msg.len - 2] == ';' ? "" : "; ",
+			(int)(f * 100));
 	}
 	if (w <= left)
 		goto done;

@@ -44,7 +44,7 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
-static const struct rv_charge charge = { "a", "m", "netdev", "s1", 0, 0, 0 };
+static const struct rv_charge charge = {"a", "m", "netdev", "s1", 0, 0, 0};
 
 static double total(struct rv_ledger *l, double *reserved)
 {
@@ -52,9 +52,8 @@ static double total(struct rv_ledger *l, double *reserved)
 	size_t n, i;
 	double c = 0;
 
-	assert_int_equal(rv_ledger_totals(l, 0, RV_COST_BY_NONE, &rows, &n,
-					  NULL),
-			 0);
+	assert_int_equal(
+		rv_ledger_totals(l, 0, RV_COST_BY_NONE, &rows, &n, NULL), 0);
 	*reserved = 0;
 	for (i = 0; i < n; i++) {
 		c += rows[i].cost;
@@ -66,7 +65,7 @@ static double total(struct rv_ledger *l, double *reserved)
 
 static void test_reserve_settle_release(void **state)
 {
-	struct rv_caps caps = { "netdev", "r1", 0, 1.00, 0, 0 };
+	struct rv_caps caps = {"netdev", "r1", 0, 1.00, 0, 0};
 	struct rv_ledger *l;
 	struct rv_charge c = charge;
 	int64_t id1, id2, id3;
@@ -114,7 +113,7 @@ static void test_reserve_settle_release(void **state)
 
 static void test_per_review_and_run(void **state)
 {
-	struct rv_caps caps = { NULL, "r1", 0.10, 0, 0, 0 };
+	struct rv_caps caps = {NULL, "r1", 0.10, 0, 0, 0};
 	struct rv_ledger *l, *l2;
 	int64_t id;
 
@@ -150,7 +149,7 @@ static void test_per_review_and_run(void **state)
 /* A crash leaves a reservation: it counts, then is charged in full. */
 static void test_expired_is_charged(void **state)
 {
-	struct rv_caps caps = { "netdev", "r1", 0, 1.00, 0, 0 };
+	struct rv_caps caps = {"netdev", "r1", 0, 1.00, 0, 0};
 	struct rv_ledger *l;
 	struct rv_charge c = charge;
 	int64_t id, late;
@@ -158,12 +157,12 @@ static void test_expired_is_charged(void **state)
 
 	(void)state;
 	assert_int_equal(rv_ledger_open(&l, path, NULL), 0);
-	assert_int_equal(rv_ledger_reserve(l, &caps, &c, 0.70, -5, &late, NULL,
-					   0, NULL),
-			 1);
-	assert_int_equal(rv_ledger_reserve(l, &caps, &c, 0.40, 600, &id, NULL,
-					   0, NULL),
-			 0);
+	assert_int_equal(
+		rv_ledger_reserve(l, &caps, &c, 0.70, -5, &late, NULL, 0, NULL),
+		1);
+	assert_int_equal(
+		rv_ledger_reserve(l, &caps, &c, 0.40, 600, &id, NULL, 0, NULL),
+		0);
 	assert_true(total(l, &res) > 0.6999);
 	assert_true(res == 0);
 	{
@@ -182,16 +181,16 @@ static void test_expired_is_charged(void **state)
 	c.cost = 0.10;
 	assert_int_equal(rv_ledger_settle(l, late, &c, NULL), 0);
 	assert_true(total(l, &res) < 0.1001);
-	assert_int_equal(rv_ledger_reserve(l, &caps, &c, 0.40, 600, &id, NULL,
-					   0, NULL),
-			 1);
+	assert_int_equal(
+		rv_ledger_reserve(l, &caps, &c, 0.40, 600, &id, NULL, 0, NULL),
+		1);
 	rv_ledger_free(l);
 }
 
 /* Eight processes race for a cap that holds five reservations. */
 static void test_concurrent_processes(void **state)
 {
-	struct rv_caps caps = { "netdev", NULL, 0, 0.50, 0, 0 };
+	struct rv_caps caps = {"netdev", NULL, 0, 0.50, 0, 0};
 	struct rv_ledger *l;
 	pid_t pids[8];
 	int i, got = 0, st;
@@ -232,7 +231,7 @@ static void test_cache(void **state)
 	static const char diff[] = "diff --git a/x.c b/x.c\n"
 				   "--- a/x.c\n+++ b/x.c\n"
 				   "@@ -1 +1 @@\n-a\n+b\n";
-	struct rv_llm_voter v = { 0 };
+	struct rv_llm_voter v = {0};
 	struct rv_ledger *l;
 	struct sb ans = SB_INIT;
 	char k1[41], k2[41], k3[41];
@@ -261,7 +260,7 @@ static void test_cache(void **state)
 static void test_shared_and_damaged(void **state)
 {
 	struct rv_ledger *l;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	sqlite3 *db;
 	sqlite3_stmt *st;
 	FILE *fp;
@@ -279,9 +278,9 @@ static void test_shared_and_damaged(void **state)
 	assert_int_equal(rv_ledger_open(&l, path, NULL), 0);
 	rv_ledger_free(l);
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "SELECT x FROM replies", -1,
-					    &st, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_prepare_v2(db, "SELECT x FROM replies", -1, &st, NULL),
+		SQLITE_OK);
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 	assert_int_equal(sqlite3_column_int(st, 0), 42);
 	sqlite3_finalize(st);
@@ -302,7 +301,7 @@ static void test_shared_and_damaged(void **state)
 /* Usage as both APIs report it, cached input at its own price. */
 static void test_cost_of_answer(void **state)
 {
-	struct rv_llm_voter v = { 0 };
+	struct rv_llm_voter v = {0};
 	long tin, tout, tc;
 	double cost;
 
@@ -336,10 +335,10 @@ static void test_cost_of_answer(void **state)
 		"\"cache_read_input_tokens\": 800}}",
 		86, &tin, &tout, &tc, &cost));
 	assert_true(cost > 0.0044999 && cost < 0.0045001);
-	assert_false(rv_cost_of_answer(&v, "{\"content\": []}", 15, &tin,
-				       &tout, &tc, &cost));
-	assert_false(rv_cost_of_answer(&v, "not json", 8, &tin, &tout, &tc,
-				       &cost));
+	assert_false(rv_cost_of_answer(&v, "{\"content\": []}", 15, &tin, &tout,
+				       &tc, &cost));
+	assert_false(
+		rv_cost_of_answer(&v, "not json", 8, &tin, &tout, &tc, &cost));
 	assert_int_equal(tin + tout + tc, 0);
 	/* The worst case: every byte a token, max-tokens out. */
 	assert_true(rv_cost_worst(&v, 1000) > 0.008999 &&
