@@ -198,8 +198,7 @@ static int cmd_cost(int argc, char **argv)
 	       req == 1 ? "" : "s", tin, tout, cost);
 	if (unsettled > 0)
 		printf("of which $%.6f charged at the worst case: requests "
-		       "whose "
-		       "run ended before their answer was recorded\n",
+		       "with no usage (a timeout, or a run that died first)\n",
 		       unsettled);
 	if (reserved > 0)
 		printf("reserved: $%.6f by requests not settled yet (a run in "

@@ -454,7 +454,7 @@ int rv_ledger_settle(struct rv_ledger *l, int64_t id, const struct rv_charge *c,
 		    "cost_ledger WHERE id = ?1), ?2), ?3, ?4, ?5, ?6, "
 		    "COALESCE((SELECT review FROM cost_reservations WHERE id = "
 		    "?1), (SELECT review FROM cost_ledger WHERE id = ?1)), ?7, "
-		    "?8, ?9, ?10, 1",
+		    "?8, ?9, ?10, ?11",
 		    -1, &st, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_int64(st, 1, id);
@@ -467,6 +467,7 @@ int rv_ledger_settle(struct rv_ledger *l, int64_t id, const struct rv_charge *c,
 	sqlite3_bind_int64(st, 8, c->tokens_in);
 	sqlite3_bind_int64(st, 9, c->tokens_out);
 	sqlite3_bind_double(st, 10, c->cost);
+	sqlite3_bind_int(st, 11, c->assumed ? 0 : 1);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto fail;
 	sqlite3_finalize(st);

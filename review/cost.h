@@ -55,6 +55,7 @@ struct rv_charge {
 	const char *series; /* series or patch key, may be NULL */
 	long tokens_in, tokens_out;
 	double cost; /* USD */
+	bool assumed; /* cost is the worst case: no usage was reported */
 };
 
 /*

@@ -180,6 +180,15 @@ static void finish(CURLM *multi, struct rv_llm_req *r, CURLcode code,
 	int i;
 
 	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+	{
+		curl_off_t up = 0;
+
+		/* cost: a provider may bill any request it received. */
+		if (curl_easy_getinfo(r->easy, CURLINFO_SIZE_UPLOAD_T, &up) ==
+			    CURLE_OK &&
+		    up > 0)
+			r->body_sent = true;
+	}
 	stop(multi, r);
 	r->seconds = now - r->started;
 	if (code == CURLE_OK && r->status >= 200 && r->status < 300) {
@@ -261,6 +270,9 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 
 				if (r->state == REQ_DONE)
 					continue;
+				/* cost: in flight, it may have been billed. */
+				if (r->easy)
+					r->body_sent = true;
 				stop(multi, r);
 				snprintf(r->error, sizeof(r->error),
 					 "no answer within the review's "

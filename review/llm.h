@@ -71,6 +71,8 @@ struct rv_llm_req {
 	int state;
 	size_t group;  /* requests of one voter */
 	int group_max; /* at most this many of a group at once; 0: any */
+	/* Added by cost (issue 8): the body went out, so it may be billed. */
+	bool body_sent;
 };
 
 void rv_llm_req_release(struct rv_llm_req *r);

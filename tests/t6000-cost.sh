@@ -158,6 +158,30 @@ is "$rc" 0 "no request fits: the review completes"
 like "$TMP/out" 'step-down: .*no request fits: only the offline voters voted' "the report says only the offline voters voted"
 is "$(ls "$REC" | grep -c 'json$')" 8 "no request went out"
 
+# A request that went out and got no answer may be billed: it is
+# charged at its worst case. An HTTP error is not billed: released.
+fake_stop
+cat >"$TMP/s5.json" <<'EOS'
+{"models": {"mt": [{"delay": 3}], "m5": [{"status": 500}]},
+ "default": [{"answer": {"findings": []}, "usage": {"in": 1500, "out": 300}}]}
+EOS
+fake_start "$TMP/s5.json"
+rm -rf "$XDG_STATE_HOME"
+{
+	voter a openai ma price-in=3 price-out=15 max-tokens=400
+	voter t openai mt price-in=3 price-out=15 max-tokens=400 timeout=0.5
+	voter e openai m5 price-in=3 price-out=15 max-tokens=400
+	printf '[review]\n\tretries = 0\n'
+} >"$TMP/config"
+run "$QUORUM" review -C "$R" --base base "$TMP/p/0003-f3-add-f3.patch"
+like "$TMP/out" 't abstained on patch 1/1: timed out' "the slow voter timed out"
+worst=$(wc -c <"$REC/$(ls "$REC" | grep -- '-mt\.json$')" |
+	awk '{ printf "%.6f", $1 * 3 / 1e6 + 400 * 15 / 1e6 }')
+run "$QUORUM" cost --by voter
+like "$TMP/out" "^t +1 +0 +0 +$worst\$" "the timed-out request is charged its worst case (\$$worst)"
+unlike "$TMP/out" '^e ' "the request answered with HTTP 500 is not charged"
+like "$TMP/out" "^of which \\\$$worst charged at the worst case" "quorum cost says how much was assumed"
+
 # A damaged state db: one line saying what to do, exit 3.
 rm -rf "$XDG_STATE_HOME"
 mkdir -p "$XDG_STATE_HOME/quorum"
