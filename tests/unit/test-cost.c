@@ -44,7 +44,8 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
-static const struct rv_charge charge = {"a", "m", "netdev", "s1", 0, 0, 0, false};
+static const struct rv_charge charge = {"a", "m", "netdev", "s1",
+					0,   0,	  0,	    false};
 
 static double total(struct rv_ledger *l, double *reserved)
 {
