@@ -18,7 +18,8 @@ const struct cmd cmd_review_def = {
 	"review",
 	cmd_review,
 	"quorum review [-C REPO] [--base REV] [--quorum N] [--list NAME] "
-	"[--budget USD] [--no-cache] [FILE|-]",
+	"[--budget USD] [--no-cache] [--format text|json|sarif] [--output FILE] "
+	"[FILE|-]",
 	"review a patch series from an mbox file or standard input",
 	"Reads a patch series (an mbox from git format-patch or b4 am, a single\n"
 	"patch mail, or `git show` output) from FILE or standard input, applies\n"
@@ -38,6 +39,9 @@ const struct cmd cmd_review_def = {
 	"                 list.NAME.budget-per-day applies and the ledger says so\n"
 	"  --budget USD   spend at most USD on LLM requests in this run\n"
 	"  --no-cache     ask the models even about patches they have seen\n"
+	"  --format FMT   text (default), json (contrib/review-json.md) or\n"
+	"                 sarif (SARIF 2.1.0 for code-scanning UIs)\n"
+	"  --output FILE  write the report to FILE instead of standard output\n"
 	"  -h, --help     this text\n"
 	"\n"
 	"LLM voters: each [voter \"NAME\"] section of the config with provider\n"
@@ -74,9 +78,9 @@ const struct cmd cmd_review_def = {
  * llm: with LLM voters, load the prompts and the review's deadline and
  * retry settings into opts. 0, or -1 with err.
  */
-static int llm_review_opts(struct qconfig *cfg, const struct llm_voters *llm,
-			   struct rv_review_opts *opts,
-			   struct rv_prompts **prompts, struct errmsg *err)
+int llm_review_opts(struct qconfig *cfg, const struct llm_voters *llm,
+		    struct rv_review_opts *opts, struct rv_prompts **prompts,
+		    struct errmsg *err)
 {
 	static const char *const keys[] = { "review.deadline", "review.backoff" };
 	double vals[2] = { 0, 0 };
@@ -161,6 +165,8 @@ static int cmd_review(int argc, char **argv)
 		{ "list", required_argument, NULL, 'l' },
 		{ "budget", required_argument, NULL, 'B' },
 		{ "no-cache", no_argument, NULL, 'N' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -177,6 +183,9 @@ static int cmd_review(int argc, char **argv)
 	struct rv_ledger *ledger = NULL; /* cost (issue 8) */
 	const char *list = NULL;
 	double budget = 0;
+	struct report *rp = NULL; /* ci (issue 10): --format, --output */
+	const char *output = NULL;
+	int fmt = FMT_TEXT;
 	int c, ret = EXIT_USAGE, quorum = 0, reviewed = 0;
 	bool any_findings = false;
 	size_t i;
@@ -211,6 +220,16 @@ static int cmd_review(int argc, char **argv)
 			break;
 		case 'N':
 			opts.no_cache = true;
+			break;
+		case 'f':
+			fmt = report_format_parse(optarg);
+			if (fmt < 0)
+				return usage_error(&cmd_review_def,
+						   "--format wants text, json or sarif, not '%s'",
+						   optarg);
+			break;
+		case 'o':
+			output = optarg;
 			break;
 		case 'h':
 			return cmd_print_help(&cmd_review_def);
@@ -303,10 +322,15 @@ static int cmd_review(int argc, char **argv)
 		opts.workdir = workdir;
 	}
 
+	rp = report_new((enum report_format)fmt);
+	if (!rp) {
+		error("out of memory");
+		ret = EXIT_ENV;
+		goto out;
+	}
 	ret = EXIT_CLEAN;
 	for (i = 0; i < set->nseries; i++) {
 		struct rv_review *r = NULL;
-		struct sb report = SB_INIT;
 		int rr;
 
 		if (set->series[i]->superseded)
@@ -316,13 +340,10 @@ static int cmd_review(int argc, char **argv)
 		if (rr < 0 && !r) {
 			error("%s", err.msg);
 			ret = rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
-			goto out;
+			break;
 		}
-		rv_report_text(r, &report);
-		if (reviewed++)
-			fputs("\n", stdout);
-		fputs(sb_str(&report), stdout);
-		sb_release(&report);
+		report_add(rp, r);
+		reviewed++;
 		if (rr == RV_ERR_APPLY) {
 			error("%s", err.msg);
 			ret = EXIT_USAGE;
@@ -331,11 +352,17 @@ static int cmd_review(int argc, char **argv)
 		}
 		rv_review_free(r);
 		if (ret == EXIT_USAGE)
-			goto out;
+			break;
 	}
-	if (any_findings)
+	if (reviewed && report_write(rp, output, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_ENV;
+		goto out;
+	}
+	if (ret == EXIT_CLEAN && any_findings)
 		ret = EXIT_FINDINGS;
 out:
+	report_free(rp);
 	rv_ledger_free(ledger);
 	rv_prompts_free(prompts);
 	llm_voters_release(&llm);

@@ -35,6 +35,7 @@ extern const struct cmd cmd_similar_def;
 extern const struct cmd cmd_eval_def;
 extern const struct cmd cmd_watch_def; /* watch, issue 9 */
 extern const struct cmd cmd_cost_def; /* cost, issue 8 */
+extern const struct cmd cmd_ci_def; /* ci, issue 10 */
 
 /* Print "quorum: <msg>" to stderr; returns -1. */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -106,6 +107,32 @@ struct rv_ledger;
 int cost_review_opts(struct qconfig *cfg, const char *list, double run_budget,
 		     struct rv_review_opts *opts, struct rv_ledger **ledger,
 		     struct errmsg *err);
+
+/*
+ * ci (issue 10, bot/report-json.c): a report in one of the output
+ * formats. Reviews are added one by one and the document is written at
+ * the end (SARIF lists its rules before the results).
+ */
+enum report_format { FMT_TEXT, FMT_JSON, FMT_SARIF };
+
+/* "text", "json" or "sarif"; -1 when unknown. */
+int report_format_parse(const char *s);
+struct report;
+/* NULL when memory ran out. Caller frees with report_free(). */
+struct report *report_new(enum report_format fmt);
+void report_add(struct report *rp, const struct rv_review *r);
+/* Write to path (NULL or "-": stdout). 0, or -1 with err. */
+int report_write(struct report *rp, const char *path, struct errmsg *err);
+void report_free(struct report *rp);
+
+/*
+ * llm (bot/cmd-review.c; shared with ci, issue 10): with LLM voters,
+ * load the prompts and the review's deadline and retry settings into
+ * opts. *prompts is for rv_prompts_free(). 0, or -1 with err.
+ */
+int llm_review_opts(struct qconfig *cfg, const struct llm_voters *llm,
+		    struct rv_review_opts *opts, struct rv_prompts **prompts,
+		    struct errmsg *err);
 
 /* Read all of path ("-" for stdin) with a size cap. 0 or -1 with err. */
 int read_file_capped(const char *path, size_t cap, struct sb *out,

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * report-json.c - a review as JSON (contrib/review-json.md) or SARIF
+ * 2.1.0, for `quorum review --format` and `quorum ci --format`.
+ *
+ * Reviews are added one at a time; the document is written at the end,
+ * since SARIF wants every rule listed before the results refer to them.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quorum.h"
+
+#define JSON_SCHEMA "quorum-review/1"
+#define SARIF_SCHEMA                                                          \
+	"https://json.schemastore.org/sarif-2.1.0.json"
+
+struct report {
+	enum report_format fmt;
+	struct sb text; /* FMT_TEXT */
+	size_t ntext;
+	cJSON *root; /* the whole document (JSON, SARIF) */
+	cJSON *list; /* "reviews" (JSON) or runs[0].results (SARIF) */
+	cJSON *rules; /* runs[0].tool.driver.rules (SARIF) */
+};
+
+int report_format_parse(const char *s)
+{
+	if (!strcmp(s, "text"))
+		return FMT_TEXT;
+	if (!strcmp(s, "json"))
+		return FMT_JSON;
+	if (!strcmp(s, "sarif"))
+		return FMT_SARIF;
+	return -1;
+}
+
+/* Add s (NULL: null) as valid UTF-8: mail is not always. */
+static void put_str(cJSON *obj, const char *key, const char *s)
+{
+	char *valid;
+
+	if (!s) {
+		cJSON_AddNullToObject(obj, key);
+		return;
+	}
+	if (g_utf8_validate(s, -1, NULL)) {
+		cJSON_AddStringToObject(obj, key, s);
+		return;
+	}
+	valid = g_utf8_make_valid(s, -1);
+	cJSON_AddStringToObject(obj, key, valid);
+	g_free(valid);
+}
+
+static cJSON *str_item(const char *s)
+{
+	cJSON *it;
+	char *valid;
+
+	if (g_utf8_validate(s, -1, NULL))
+		return cJSON_CreateString(s);
+	valid = g_utf8_make_valid(s, -1);
+	it = cJSON_CreateString(valid);
+	g_free(valid);
+	return it;
+}
+
+static const char *title_of(const struct mp_patch *p)
+{
+	if (p && p->subject.title && *p->subject.title)
+		return p->subject.title;
+	if (p && p->subject_raw)
+		return p->subject_raw;
+	return NULL;
+}
+
+static const char *series_title(const struct mp_series *s)
+{
+	size_t k;
+
+	if (s->cover)
+		return title_of(s->cover);
+	for (k = 0; k < s->npatches; k++)
+		if (s->patches[k])
+			return title_of(s->patches[k]);
+	return NULL;
+}
+
+/* The patch's n of n/m (1-based). */
+static int patch_number(const struct mp_series *s, size_t k)
+{
+	const struct mp_patch *p = k < s->npatches ? s->patches[k] : NULL;
+
+	return p && p->subject.index ? p->subject.index : (int)k + 1;
+}
+
+static const char *const base_sources[] = {
+	[RV_BASE_OPTION] = "option",
+	[RV_BASE_SERIES] = "series",
+	[RV_BASE_BRANCH] = "branch",
+	[RV_BASE_HEAD] = "head",
+};
+
+static cJSON *json_patches(const struct rv_review *r)
+{
+	const struct mp_series *s = r->series;
+	const struct rv_apply_result *a = r->apply;
+	cJSON *arr = cJSON_CreateArray();
+	size_t k, slot = 0;
+
+	for (k = 0; k < s->npatches; k++) {
+		const struct mp_patch *p = s->patches[k];
+		const struct rv_patch_result *pr = NULL;
+		cJSON *o = cJSON_CreateObject();
+		const char *status = "reviewed";
+
+		cJSON_AddNumberToObject(o, "index", patch_number(s, k));
+		if (!p) {
+			status = "missing";
+		} else if (a) {
+			if (slot < a->npatches)
+				pr = &a->patches[slot++];
+			if (!pr)
+				status = "skipped";
+			else if (pr->applied)
+				status = "applied";
+			else if (pr->error)
+				status = "failed";
+			else
+				status = "skipped";
+		}
+		cJSON_AddStringToObject(o, "status", status);
+		put_str(o, "title", title_of(p));
+		put_str(o, "message_id", p ? p->message_id : NULL);
+		put_str(o, "commit", pr && *pr->commit_id ? pr->commit_id : NULL);
+		put_str(o, "tree", pr && *pr->tree_id ? pr->tree_id : NULL);
+		cJSON_AddBoolToObject(o, "three_way", pr && pr->three_way);
+		put_str(o, "error", pr ? pr->error : NULL);
+		if (r->npatch_info == s->npatches && r->risk && r->risk[k] >= 0)
+			cJSON_AddNumberToObject(o, "risk", r->risk[k]);
+		else
+			cJSON_AddNullToObject(o, "risk");
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+static cJSON *json_finding(const struct rv_review *r,
+			   const struct rv_finding *f)
+{
+	cJSON *o = cJSON_CreateObject(), *v = cJSON_CreateArray();
+	cJSON *cites = cJSON_CreateArray();
+	size_t i;
+
+	cJSON_AddNumberToObject(o, "patch",
+				f->patch >= 0 ? patch_number(r->series,
+							     (size_t)f->patch) :
+						0);
+	put_str(o, "file", f->file);
+	cJSON_AddNumberToObject(o, "line_start", f->line_start);
+	cJSON_AddNumberToObject(o, "line_end", f->line_end);
+	put_str(o, "function", f->function);
+	cJSON_AddStringToObject(o, "severity", rv_severity_name(f->severity));
+	put_str(o, "category", f->category);
+	put_str(o, "title", f->title);
+	put_str(o, "explanation", f->explanation);
+	put_str(o, "quote", f->quote);
+	cJSON_AddNumberToObject(o, "votes", f->votes);
+	for (i = 0; i < f->nvoters; i++)
+		cJSON_AddItemToArray(v, str_item(f->voters[i]));
+	cJSON_AddItemToObject(o, "voters", v);
+	cJSON_AddBoolToObject(o, "preexisting", f->preexisting);
+	for (i = 0; i < ARRAY_SIZE(f->cites); i++)
+		if (*f->cites[i])
+			cJSON_AddItemToArray(cites,
+					     cJSON_CreateString(f->cites[i]));
+	cJSON_AddItemToObject(o, "cites", cites);
+	return o;
+}
+
+static cJSON *json_findings(const struct rv_review *r,
+			    const struct rv_findings *fs)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; i < fs->n; i++)
+		cJSON_AddItemToArray(arr, json_finding(r, &fs->items[i]));
+	return arr;
+}
+
+static cJSON *json_cost(const struct rv_review *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	long tin = 0, tout = 0;
+	double usd = 0;
+	size_t i, nsent = 0, nbudget = 0;
+
+	for (i = 0; i < r->ncalls; i++) {
+		const struct rv_llm_call *c = &r->calls[i];
+
+		usd += c->cost;
+		tin += c->tokens_in;
+		tout += c->tokens_out;
+		nsent += !c->cached && !c->budget && c->attempts > 0;
+		nbudget += c->budget;
+	}
+	cJSON_AddNumberToObject(o, "usd", usd);
+	cJSON_AddNumberToObject(o, "requests", (double)nsent);
+	cJSON_AddNumberToObject(o, "cached", (double)r->ncached);
+	cJSON_AddNumberToObject(o, "not_sent_budget", (double)nbudget);
+	cJSON_AddNumberToObject(o, "tokens_in", (double)tin);
+	cJSON_AddNumberToObject(o, "tokens_out", (double)tout);
+	if (r->day_left >= 0)
+		cJSON_AddNumberToObject(o, "day_left", r->day_left);
+	else
+		cJSON_AddNullToObject(o, "day_left");
+	return o;
+}
+
+static cJSON *json_review(const struct rv_review *r)
+{
+	const struct mp_series *s = r->series;
+	const struct rv_apply_result *a = r->apply;
+	cJSON *o = cJSON_CreateObject(), *ser = cJSON_CreateObject();
+	cJSON *missing = cJSON_CreateArray(), *voters = cJSON_CreateArray();
+	cJSON *abst = cJSON_CreateArray(), *drop = cJSON_CreateObject();
+	size_t i;
+
+	put_str(ser, "title", series_title(s));
+	cJSON_AddNumberToObject(ser, "version", s->version);
+	cJSON_AddNumberToObject(ser, "total", s->total);
+	cJSON_AddBoolToObject(ser, "complete", s->complete);
+	for (i = 0; i < s->nmissing; i++)
+		cJSON_AddItemToArray(missing, cJSON_CreateNumber(s->missing[i]));
+	cJSON_AddItemToObject(ser, "missing", missing);
+	put_str(ser, "cover_message_id",
+		s->cover ? s->cover->message_id : NULL);
+	cJSON_AddItemToObject(o, "series", ser);
+
+	if (a) {
+		cJSON *b = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(b, "id", a->base_id);
+		cJSON_AddStringToObject(
+			b, "source",
+			(unsigned)a->base_source < ARRAY_SIZE(base_sources) ?
+				base_sources[a->base_source] :
+				"unknown");
+		put_str(b, "note", a->base_note);
+		cJSON_AddItemToObject(o, "base", b);
+	} else {
+		cJSON_AddNullToObject(o, "base");
+	}
+	cJSON_AddBoolToObject(o, "applied", !a || a->failed < 0);
+	cJSON_AddItemToObject(o, "patches", json_patches(r));
+	cJSON_AddNumberToObject(o, "quorum", r->quorum);
+	for (i = 0; i < r->nvoters; i++) {
+		cJSON *v = cJSON_CreateObject();
+
+		put_str(v, "name", r->voters[i]);
+		cJSON_AddNumberToObject(v, "weight",
+					r->weights ? r->weights[i] : 1.0);
+		cJSON_AddBoolToObject(v, "llm", r->is_llm && r->is_llm[i]);
+		cJSON_AddItemToArray(voters, v);
+	}
+	cJSON_AddItemToObject(o, "voters", voters);
+	cJSON_AddItemToObject(o, "findings", json_findings(r, &r->findings));
+	cJSON_AddItemToObject(o, "minority", json_findings(r, &r->minority));
+	for (i = 0; i < r->ncalls; i++) {
+		const struct rv_llm_call *c = &r->calls[i];
+		cJSON *ab;
+
+		if (c->answered)
+			continue;
+		ab = cJSON_CreateObject();
+		put_str(ab, "voter", c->voter);
+		if (c->patch >= 0 && (size_t)c->patch < s->npatches)
+			cJSON_AddNumberToObject(ab, "patch",
+						patch_number(s, (size_t)c->patch));
+		else
+			cJSON_AddNullToObject(ab, "patch"); /* the series tip */
+		put_str(ab, "reason", c->reason ? c->reason : "no answer");
+		cJSON_AddItemToArray(abst, ab);
+	}
+	cJSON_AddItemToObject(o, "abstentions", abst);
+	cJSON_AddNumberToObject(drop, "outside_patch", (double)r->dropped);
+	cJSON_AddNumberToObject(drop, "hallucinated", (double)r->hallucinated);
+	cJSON_AddNumberToObject(drop, "fixed_later", (double)r->fixed_later);
+	cJSON_AddItemToObject(o, "dropped", drop);
+	cJSON_AddItemToObject(o, "cost", json_cost(r));
+	put_str(o, "stepdown", r->stepdown);
+	cJSON_AddBoolToObject(o, "no_history", r->no_history);
+	return o;
+}
+
+/* ---- SARIF ---- */
+
+static const char *sarif_level(enum rv_severity s)
+{
+	switch (s) {
+	case RV_SEV_CRITICAL:
+	case RV_SEV_HIGH:
+		return "error";
+	case RV_SEV_MEDIUM:
+		return "warning";
+	default:
+		return "note";
+	}
+}
+
+/* The index of rule id in rules, adding it when new. */
+static int sarif_rule(cJSON *rules, const char *id)
+{
+	cJSON *it, *d;
+	int n = 0;
+
+	cJSON_ArrayForEach(it, rules)
+	{
+		if (!strcmp(cJSON_GetObjectItem(it, "id")->valuestring, id))
+			return n;
+		n++;
+	}
+	it = cJSON_CreateObject();
+	cJSON_AddItemToObject(it, "id", str_item(id));
+	d = cJSON_CreateObject();
+	cJSON_AddItemToObject(d, "text", str_item(id));
+	cJSON_AddItemToObject(it, "shortDescription", d);
+	cJSON_AddItemToArray(rules, it);
+	return n;
+}
+
+static void sarif_add(struct report *rp, const struct rv_review *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->findings.n; i++) {
+		const struct rv_finding *f = &r->findings.items[i];
+		const char *cat = f->category && *f->category ? f->category :
+								"other";
+		cJSON *res = cJSON_CreateObject(), *msg = cJSON_CreateObject();
+		cJSON *locs = cJSON_CreateArray(), *loc, *phys, *art, *reg;
+		cJSON *props;
+		struct sb text = SB_INIT;
+		int start = f->line_start > 0 ? f->line_start : 1;
+		int end = f->line_end >= start ? f->line_end : start;
+
+		cJSON_AddItemToObject(res, "ruleId", str_item(cat));
+		cJSON_AddNumberToObject(res, "ruleIndex",
+					sarif_rule(rp->rules, cat));
+		cJSON_AddStringToObject(res, "level",
+					sarif_level(f->severity));
+		sb_adds(&text, f->title ? f->title : cat);
+		if (f->explanation && *f->explanation)
+			sb_addf(&text, "\n\n%s", f->explanation);
+		cJSON_AddItemToObject(msg, "text", str_item(sb_str(&text)));
+		sb_release(&text);
+		cJSON_AddItemToObject(res, "message", msg);
+		if (f->file) {
+			loc = cJSON_CreateObject();
+			phys = cJSON_CreateObject();
+			art = cJSON_CreateObject();
+			reg = cJSON_CreateObject();
+			cJSON_AddItemToObject(art, "uri", str_item(f->file));
+			cJSON_AddStringToObject(art, "uriBaseId", "%SRCROOT%");
+			cJSON_AddItemToObject(phys, "artifactLocation", art);
+			cJSON_AddNumberToObject(reg, "startLine", start);
+			cJSON_AddNumberToObject(reg, "endLine", end);
+			cJSON_AddItemToObject(phys, "region", reg);
+			cJSON_AddItemToObject(loc, "physicalLocation", phys);
+			cJSON_AddItemToArray(locs, loc);
+		}
+		cJSON_AddItemToObject(res, "locations", locs);
+		props = cJSON_CreateObject();
+		cJSON_AddStringToObject(props, "severity",
+					rv_severity_name(f->severity));
+		cJSON_AddNumberToObject(props, "votes", f->votes);
+		cJSON_AddNumberToObject(
+			props, "patch",
+			f->patch >= 0 ? patch_number(r->series,
+						     (size_t)f->patch) :
+					0);
+		put_str(props, "series", series_title(r->series));
+		cJSON_AddItemToObject(res, "properties", props);
+		cJSON_AddItemToArray(rp->list, res);
+	}
+}
+
+struct report *report_new(enum report_format fmt)
+{
+	struct report *rp = calloc(1, sizeof(*rp));
+	cJSON *run, *tool, *driver, *runs;
+
+	if (!rp)
+		return NULL;
+	rp->fmt = fmt;
+	if (fmt == FMT_JSON) {
+		rp->root = cJSON_CreateObject();
+		cJSON_AddStringToObject(rp->root, "schema", JSON_SCHEMA);
+		cJSON_AddStringToObject(rp->root, "version", QUORUM_VERSION);
+		rp->list = cJSON_AddArrayToObject(rp->root, "reviews");
+	} else if (fmt == FMT_SARIF) {
+		rp->root = cJSON_CreateObject();
+		cJSON_AddStringToObject(rp->root, "$schema", SARIF_SCHEMA);
+		cJSON_AddStringToObject(rp->root, "version", "2.1.0");
+		runs = cJSON_AddArrayToObject(rp->root, "runs");
+		run = cJSON_CreateObject();
+		tool = cJSON_AddObjectToObject(run, "tool");
+		driver = cJSON_AddObjectToObject(tool, "driver");
+		cJSON_AddStringToObject(driver, "name", "quorum");
+		cJSON_AddStringToObject(driver, "version", QUORUM_VERSION);
+		cJSON_AddStringToObject(driver, "informationUri",
+					"https://example.org/quorum");
+		rp->rules = cJSON_AddArrayToObject(driver, "rules");
+		rp->list = cJSON_AddArrayToObject(run, "results");
+		cJSON_AddItemToArray(runs, run);
+	}
+	if (fmt != FMT_TEXT && (!rp->root || !rp->list)) {
+		report_free(rp);
+		return NULL;
+	}
+	return rp;
+}
+
+void report_add(struct report *rp, const struct rv_review *r)
+{
+	switch (rp->fmt) {
+	case FMT_TEXT:
+		if (rp->ntext++)
+			sb_addch(&rp->text, '\n');
+		rv_report_text(r, &rp->text);
+		break;
+	case FMT_JSON:
+		cJSON_AddItemToArray(rp->list, json_review(r));
+		break;
+	case FMT_SARIF:
+		sarif_add(rp, r);
+		break;
+	}
+}
+
+int report_write(struct report *rp, const char *path, struct errmsg *err)
+{
+	char *doc = NULL;
+	const char *text;
+	FILE *f = stdout;
+	int ret = 0;
+
+	if (rp->fmt == FMT_TEXT) {
+		text = sb_str(&rp->text);
+	} else {
+		doc = cJSON_Print(rp->root);
+		if (!doc)
+			return errmsg_set(err, -1, "out of memory writing the report");
+		text = doc;
+	}
+	if (path && strcmp(path, "-")) {
+		f = fopen(path, "w");
+		if (!f) {
+			ret = errmsg_set(err, -1, "cannot write %s: %s", path,
+					strerror(errno));
+			goto out;
+		}
+	}
+	fputs(text, f);
+	if (rp->fmt != FMT_TEXT)
+		fputc('\n', f);
+	if (f != stdout ? fclose(f) : fflush(f))
+		ret = errmsg_set(err, -1, "cannot write %s: %s",
+				 path ? path : "standard output",
+				 strerror(errno));
+out:
+	free(doc);
+	return ret;
+}
+
+void report_free(struct report *rp)
+{
+	if (!rp)
+		return;
+	sb_release(&rp->text);
+	cJSON_Delete(rp->root);
+	free(rp);
+}
