@@ -21,6 +21,7 @@ static const struct cmd *const commands[] = {
 	&cmd_eval_def,
 	&cmd_watch_def,
 	&cmd_cost_def,
+	&cmd_ci_def,
 };
 
 int error(const char *fmt, ...)

@@ -121,6 +121,9 @@ struct report;
 /* NULL when memory ran out. Caller frees with report_free(). */
 struct report *report_new(enum report_format fmt);
 void report_add(struct report *rp, const struct rv_review *r);
+/* The same for a review of commit (hex id; `ci`): JSON says which. */
+void report_add_commit(struct report *rp, const struct rv_review *r,
+		       const char *commit);
 /* Write to path (NULL or "-": stdout). 0, or -1 with err. */
 int report_write(struct report *rp, const char *path, struct errmsg *err);
 void report_free(struct report *rp);

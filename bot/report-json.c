@@ -429,6 +429,14 @@ struct report *report_new(enum report_format fmt)
 
 void report_add(struct report *rp, const struct rv_review *r)
 {
+	report_add_commit(rp, r, NULL);
+}
+
+void report_add_commit(struct report *rp, const struct rv_review *r,
+		       const char *commit)
+{
+	cJSON *o;
+
 	switch (rp->fmt) {
 	case FMT_TEXT:
 		if (rp->ntext++)
@@ -436,7 +444,10 @@ void report_add(struct report *rp, const struct rv_review *r)
 		rv_report_text(r, &rp->text);
 		break;
 	case FMT_JSON:
-		cJSON_AddItemToArray(rp->list, json_review(r));
+		o = json_review(r);
+		if (commit)
+			cJSON_AddStringToObject(o, "commit", commit);
+		cJSON_AddItemToArray(rp->list, o);
 		break;
 	case FMT_SARIF:
 		sarif_add(rp, r);

@@ -377,6 +377,34 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 		     struct errmsg *err);
 void rv_review_free(struct rv_review *r);
 
+/*
+ * ci (issue 10, review/range.c): the commits of a range, as patches.
+ */
+struct rv_range {
+	char (*ids)[RV_OID_HEXSZ + 1]; /* non-merge commits, oldest first */
+	size_t n;
+	size_t nmerges; /* merges (and root commits) left out */
+};
+
+/*
+ * The commits of range "A..B" (reachable from B, not from A), oldest
+ * first, merges and root commits counted but left out. Returns 0,
+ * RV_ERR_INPUT (not A..B, a side that names no commit, over 100000
+ * commits) or RV_ERR_REPO. Caller releases out with rv_range_release().
+ */
+int rv_range_commits(struct rv_range *out, struct rv_repo *repo,
+		     const char *range, struct errmsg *err);
+void rv_range_release(struct rv_range *r);
+
+/*
+ * Append commit id (hex) to mail as the mail `git format-patch -1` would
+ * write, and its parent's id to parent (the base to apply it on).
+ * Returns 0, RV_ERR_REPO (not a commit) or RV_ERR_INPUT (a merge or a
+ * root commit).
+ */
+int rv_commit_email(struct rv_repo *repo, const char *id, struct sb *mail,
+		    char parent[RV_OID_HEXSZ + 1], struct errmsg *err);
+
 /* Human-readable report (terminal text). */
 int rv_report_text(const struct rv_review *r, struct sb *out);
 

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * cmd-ci.c - `quorum ci`: review each non-merge commit of a range as a
+ * patch on its parent, oldest first, for a CI job.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quorum.h"
+#include "review/cost.h"
+
+static int cmd_ci(int argc, char **argv);
+
+const struct cmd cmd_ci_def = {
+	"ci",
+	cmd_ci,
+	"quorum ci [-C REPO] --range A..B [--budget USD] [--fail-on SEVERITY] "
+	"[--format text|json|sarif] [--output FILE]",
+	"review each commit of a range, for CI",
+	"Reviews each non-merge commit of the range A..B (reachable from B, not\n"
+	"from A), oldest first, as the patch `git format-patch` would make of\n"
+	"it, applied in memory on its parent. Merges and root commits are\n"
+	"skipped and counted. Nothing in the repository changes.\n"
+	"\n"
+	"Options:\n"
+	"  -C REPO            the repository (default: the current directory)\n"
+	"  --range A..B       the commits to review (required)\n"
+	"  --budget USD       spend at most USD on LLM requests in this run;\n"
+	"                     0 reviews with the offline voters only\n"
+	"  --fail-on SEV      exit 1 on a finding at quorum of severity SEV or\n"
+	"                     above: low, medium (default), high, critical\n"
+	"  --format FMT       text (default), json (contrib/review-json.md) or\n"
+	"                     sarif (SARIF 2.1.0, for code-scanning UIs)\n"
+	"  --output FILE      write the report to FILE, not standard output\n"
+	"  -h, --help         this text\n"
+	"\n"
+	"Voters and config are those of `quorum review`; with a history index\n"
+	"each commit is reviewed with only the fixes that came before it.\n"
+	"\n"
+	"Exit status: 0 nothing at or above --fail-on, 1 findings at or above\n"
+	"it, 2 usage or input error (a bad range, a commit that does not\n"
+	"apply on its parent), 3 environment error (repository, config).",
+};
+
+/* Review one commit into rp; 0, or an exit status. */
+static int review_commit(struct rv_repo *repo, const char *id,
+			 struct rv_review_opts *opts, struct report *rp,
+			 int fail_on, bool *failed)
+{
+	struct errmsg err = { "" };
+	struct sb mail = SB_INIT;
+	struct mp_collector *col;
+	struct mp_patch *p = NULL;
+	struct mp_set *set = NULL;
+	struct rv_review *r = NULL;
+	char parent[RV_OID_HEXSZ + 1];
+	int ret = 0, rr;
+	size_t i;
+
+	if (rv_commit_email(repo, id, &mail, parent, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_ENV;
+		goto out;
+	}
+	if (mp_patch_parse(&p, sb_str(&mail), mail.len, NULL, &err) < 0) {
+		error("commit %.12s: %s", id, err.msg);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	col = mp_collector_new();
+	mp_collector_add(col, p);
+	set = mp_collector_finish(col);
+	if (!set || set->nseries != 1) {
+		/* An empty commit has no diff: nothing to review. */
+		goto out;
+	}
+	opts->apply.base = parent;
+	opts->series_key = id;
+	rr = rv_review_series(&r, repo, set->series[0], opts, &err);
+	opts->apply.base = NULL;
+	if (rr < 0 && !r) {
+		error("commit %.12s: %s", id, err.msg);
+		ret = rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
+		goto out;
+	}
+	report_add_commit(rp, r, id);
+	if (rr == RV_ERR_APPLY) {
+		error("commit %.12s: %s", id, err.msg);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	for (i = 0; i < r->findings.n; i++)
+		if ((int)r->findings.items[i].severity >= fail_on)
+			*failed = true;
+out:
+	rv_review_free(r);
+	mp_set_free(set);
+	sb_release(&mail);
+	return ret;
+}
+
+static int cmd_ci(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "range", required_argument, NULL, 'r' },
+		{ "budget", required_argument, NULL, 'B' },
+		{ "fail-on", required_argument, NULL, 'F' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rv_review_opts opts = RV_REVIEW_OPTS_INIT;
+	const char *repo_path = ".", *range = NULL, *output = NULL;
+	struct qconfig *cfg = NULL;
+	struct rv_repo *repo = NULL;
+	struct errmsg err = { "" };
+	struct rv_history *history = NULL;
+	struct llm_voters llm = { 0 };
+	struct rv_prompts *prompts = NULL;
+	struct rv_ledger *ledger = NULL;
+	struct rv_range commits = { 0 };
+	struct report *rp = NULL;
+	char *workdir = NULL, *end;
+	double budget = -1;
+	int c, ret = EXIT_USAGE, quorum = 0, fmt = FMT_TEXT;
+	int fail_on = RV_SEV_MEDIUM;
+	bool failed = false;
+	size_t i;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+hC:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'C':
+			repo_path = optarg;
+			break;
+		case 'r':
+			range = optarg;
+			break;
+		case 'B':
+			budget = strtod(optarg, &end);
+			if (end == optarg || *end || !(budget >= 0 && budget < 1e9))
+				return usage_error(&cmd_ci_def,
+						   "--budget wants an amount in USD, not '%s'",
+						   optarg);
+			break;
+		case 'F':
+			fail_on = rv_severity_parse(optarg);
+			if (fail_on < 0)
+				return usage_error(&cmd_ci_def,
+						   "--fail-on wants low, medium, high or critical, not '%s'",
+						   optarg);
+			break;
+		case 'f':
+			fmt = report_format_parse(optarg);
+			if (fmt < 0)
+				return usage_error(&cmd_ci_def,
+						   "--format wants text, json or sarif, not '%s'",
+						   optarg);
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			return cmd_print_help(&cmd_ci_def);
+		default:
+			return usage_error(&cmd_ci_def,
+					   "unknown or incomplete option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error(&cmd_ci_def, "unexpected argument '%s'",
+				   argv[optind]);
+	if (!range)
+		return usage_error(&cmd_ci_def, "--range A..B is required");
+
+	if (rv_repo_open(&repo, repo_path, &err) < 0) {
+		error("%s", err.msg);
+		return EXIT_ENV;
+	}
+	if (qconfig_load(&cfg, repo_path, &err) < 0 ||
+	    qconfig_get_int(cfg, "review.quorum", 0, &quorum, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	opts.quorum = quorum;
+	if (llm_voters_load(cfg, &llm, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_ENV;
+		goto out;
+	}
+	if (llm.n && budget == 0) {
+		/* A budget of nothing: never ask a model, say so once. */
+		warning("--budget 0: reviewing with the offline voters only");
+		llm_voters_release(&llm);
+	}
+	if (llm.n &&
+	    (llm_review_opts(cfg, &llm, &opts, &prompts, &err) < 0 ||
+	     cost_review_opts(cfg, NULL, budget, &opts, &ledger, &err) < 0)) {
+		error("%s", err.msg);
+		ret = EXIT_ENV;
+		goto out;
+	}
+	if (rv_range_commits(&commits, repo, range, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (rv_history_open(&history, repo_path, &err) < 0)
+		warning("%s; reviewing without it", err.msg);
+	workdir = rv_workdir_of(repo_path);
+	opts.history = history;
+	opts.workdir = workdir;
+
+	rp = report_new((enum report_format)fmt);
+	if (!rp) {
+		error("out of memory");
+		ret = EXIT_ENV;
+		goto out;
+	}
+	ret = EXIT_CLEAN;
+	for (i = 0; i < commits.n && ret == EXIT_CLEAN; i++) {
+		/* Only the fixes that came before the commit may vote on it. */
+		if (history)
+			rv_history_set_horizon(history, commits.ids[i]);
+		ret = review_commit(repo, commits.ids[i], &opts, rp, fail_on,
+				    &failed);
+	}
+	if (report_write(rp, output, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_ENV;
+		goto out;
+	}
+	fprintf(stderr, "quorum ci: %zu commit%s reviewed, %zu merge%s skipped\n",
+		i, i == 1 ? "" : "s", commits.nmerges,
+		commits.nmerges == 1 ? "" : "s");
+	if (ret == EXIT_CLEAN && failed)
+		ret = EXIT_FINDINGS;
+out:
+	report_free(rp);
+	rv_range_release(&commits);
+	rv_ledger_free(ledger);
+	rv_prompts_free(prompts);
+	llm_voters_release(&llm);
+	rv_history_free(history);
+	free(workdir);
+	rv_repo_free(repo);
+	qconfig_free(cfg);
+	return ret;
+}
