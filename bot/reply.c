@@ -369,6 +369,11 @@ footer:
 	if (r) {
 		sb_addf(out, "cost: $%.4f%s\n", review_cost(r),
 			r->ncalls ? "" : " (offline voters only)");
+		if (r->day_budget > 0 && r->list)
+			sb_addf(out, "budget: $%.4f left today of $%.2f for "
+				     "list %s\n",
+				r->day_left > 0 ? r->day_left : 0,
+				r->day_budget, r->list);
 		sb_adds(out, "voters: ");
 		for (i = 0; i < r->nvoters; i++)
 			sb_addf(out, "%s%s", i ? ", " : "", r->voters[i]);

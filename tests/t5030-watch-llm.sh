@@ -80,6 +80,7 @@ watch
 B=$(grep -l 'f_budget' "$OUTBOX"/new/*)
 [ -n "${KEEP:-}" ] && cp "$B" "$KEEP"
 like "$B" '^budget: .*daily budget of list devel' "a budget too small for any request is stated in the reply"
+like "$B" '^budget: \$0\.0000 left today of \$0\.00 for list devel$' "the reply footer gives the day's remaining budget of the list"
 like "$B" 'only the offline voters voted' "with what quorum did instead"
 is "$(ls "$REC" | grep -c '\.json$')" "$before" "and no model was asked"
 fake_stop
