@@ -17,7 +17,7 @@ const struct cmd cmd_ci_def = {
 	"ci",
 	cmd_ci,
 	"quorum ci [-C REPO] --range A..B [--budget USD] [--fail-on SEVERITY] "
-	"[--format text|json|sarif] [--output FILE]",
+	"[--max-commits N] [--format text|json|sarif] [--output FILE]",
 	"review each commit of a range, for CI",
 	"Reviews each non-merge commit of the range A..B (reachable from B, not\n"
 	"from A), oldest first, as the patch `git format-patch` would make of\n"
@@ -31,6 +31,10 @@ const struct cmd cmd_ci_def = {
 	"                     0 reviews with the offline voters only\n"
 	"  --fail-on SEV      exit 1 on a finding at quorum of severity SEV or\n"
 	"                     above: low, medium (default), high, critical\n"
+	"  --max-commits N    review at most N commits (default: ci.max-commits\n"
+	"                     from the config, else 500): the riskiest, by the\n"
+	"                     history index's risk score (else by lines\n"
+	"                     changed); the rest are listed as skipped\n"
 	"  --format FMT       text (default), json (contrib/review-json.md) or\n"
 	"                     sarif (SARIF 2.1.0, for code-scanning UIs)\n"
 	"  --output FILE      write the report to FILE, not standard output\n"
@@ -43,6 +47,120 @@ const struct cmd cmd_ci_def = {
 	"it, 2 usage or input error (a bad range, a commit that does not\n"
 	"apply on its parent), 3 environment error (repository, config).",
 };
+
+#define CI_MAX_COMMITS 500
+
+/* Commit id as a parsed patch mail, or NULL. Caller frees. */
+static struct mp_patch *commit_patch(struct rv_repo *repo, const char *id)
+{
+	struct sb mail = SB_INIT;
+	struct mp_patch *p = NULL;
+	char parent[RV_OID_HEXSZ + 1];
+
+	if (rv_commit_email(repo, id, &mail, parent, NULL) == 0 &&
+	    mp_patch_parse(&p, sb_str(&mail), mail.len, NULL, NULL) < 0)
+		p = NULL;
+	sb_release(&mail);
+	return p;
+}
+
+/* The commit's subject line, or NULL. Caller frees. */
+static char *commit_title(struct rv_repo *repo, const char *id)
+{
+	struct mp_patch *p = commit_patch(repo, id);
+	char *t = NULL;
+
+	if (p && p->subject.title)
+		t = strdup(p->subject.title);
+	mp_patch_free(p);
+	return t;
+}
+
+/*
+ * The risk of commit id: the history index's score, else (no index,
+ * no model) -1 with *lines the lines it changes, to rank by instead.
+ */
+static double commit_risk(struct rv_repo *repo, struct rv_history *h,
+			  const char *id, long *lines)
+{
+	struct mp_patch *p = commit_patch(repo, id);
+	struct rv_diff *d = NULL;
+	double score = -1;
+	size_t f, k, l;
+
+	*lines = 0;
+	if (!p || !p->diff ||
+	    rv_diff_parse(&d, p->diff, strlen(p->diff), NULL) < 0)
+		goto out;
+	for (f = 0; f < d->nfiles; f++)
+		for (k = 0; k < d->files[f].nhunks; k++)
+			for (l = 0; l < d->files[f].hunks[k].nlines; l++)
+				*lines += d->files[f].hunks[k].lines[l].origin !=
+					  ' ';
+	if (h)
+		rv_history_set_horizon(h, id);
+	if (h && rv_history_risk(h, d, p->commit_message, p->author_email,
+				 &score, NULL, NULL) < 0)
+		score = -1;
+out:
+	rv_diff_free(d);
+	mp_patch_free(p);
+	return score;
+}
+
+struct ranked {
+	size_t idx;
+	double risk;
+	long lines;
+};
+
+static int ranked_cmp(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->risk != y->risk)
+		return x->risk < y->risk ? 1 : -1;
+	if (x->lines != y->lines)
+		return x->lines < y->lines ? 1 : -1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * Which commits to review: all when they are at most max, else the max
+ * riskiest. *risk gets each commit's score (-1 when unknown or not
+ * computed). 0, or -1 when memory ran out.
+ */
+static int pick_riskiest(struct rv_repo *repo, struct rv_history *h,
+			 const struct rv_range *c, size_t max, bool **pick,
+			 double **risk)
+{
+	struct ranked *rk;
+	size_t i;
+
+	*pick = calloc(c->n ? c->n : 1, sizeof(**pick));
+	*risk = calloc(c->n ? c->n : 1, sizeof(**risk));
+	if (!*pick || !*risk)
+		return -1;
+	for (i = 0; i < c->n; i++) {
+		(*pick)[i] = c->n <= max;
+		(*risk)[i] = -1;
+	}
+	if (c->n <= max)
+		return 0;
+	rk = calloc(c->n, sizeof(*rk));
+	if (!rk)
+		return -1;
+	for (i = 0; i < c->n; i++) {
+		rk[i].idx = i;
+		rk[i].risk = commit_risk(repo, h, c->ids[i], &rk[i].lines);
+		(*risk)[i] = rk[i].risk;
+	}
+	qsort(rk, c->n, sizeof(*rk), ranked_cmp);
+	for (i = 0; i < max; i++)
+		(*pick)[rk[i].idx] = true;
+	free(rk);
+	return 0;
+}
 
 /* Review one commit into rp; 0, or an exit status. */
 static int review_commit(struct rv_repo *repo, const char *id,
@@ -109,6 +227,7 @@ static int cmd_ci(int argc, char **argv)
 		{ "fail-on", required_argument, NULL, 'F' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "max-commits", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -126,9 +245,11 @@ static int cmd_ci(int argc, char **argv)
 	char *workdir = NULL, *end;
 	double budget = -1;
 	int c, ret = EXIT_USAGE, quorum = 0, fmt = FMT_TEXT;
-	int fail_on = RV_SEV_MEDIUM;
+	int fail_on = RV_SEV_MEDIUM, max_commits = 0;
+	bool *pick = NULL;
+	double *risk = NULL;
 	bool failed = false;
-	size_t i;
+	size_t i, nreviewed = 0, nskipped = 0;
 
 	opterr = 0;
 	optind = 1;
@@ -164,6 +285,13 @@ static int cmd_ci(int argc, char **argv)
 		case 'o':
 			output = optarg;
 			break;
+		case 'm':
+			max_commits = (int)strtol(optarg, &end, 10);
+			if (*end || max_commits < 1 || max_commits > 100000)
+				return usage_error(&cmd_ci_def,
+						   "--max-commits wants a number from 1 to 100000, not '%s'",
+						   optarg);
+			break;
 		case 'h':
 			return cmd_print_help(&cmd_ci_def);
 		default:
@@ -189,6 +317,16 @@ static int cmd_ci(int argc, char **argv)
 		goto out;
 	}
 	opts.quorum = quorum;
+	if (!max_commits &&
+	    (qconfig_get_int(cfg, "ci.max-commits", CI_MAX_COMMITS,
+			     &max_commits, &err) < 0 ||
+	     max_commits < 1)) {
+		error("%s", max_commits < 1 && !*err.msg ?
+				    "config ci.max-commits must be 1 or more" :
+				    err.msg);
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	if (llm_voters_load(cfg, &llm, &err) < 0) {
 		error("%s", err.msg);
 		ret = EXIT_ENV;
@@ -223,25 +361,48 @@ static int cmd_ci(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out;
 	}
+	if (pick_riskiest(repo, history, &commits, (size_t)max_commits, &pick,
+			  &risk) < 0) {
+		error("out of memory");
+		ret = EXIT_ENV;
+		goto out;
+	}
 	ret = EXIT_CLEAN;
 	for (i = 0; i < commits.n && ret == EXIT_CLEAN; i++) {
+		if (!pick[i])
+			continue;
 		/* Only the fixes that came before the commit may vote on it. */
 		if (history)
 			rv_history_set_horizon(history, commits.ids[i]);
 		ret = review_commit(repo, commits.ids[i], &opts, rp, fail_on,
 				    &failed);
+		nreviewed++;
 	}
+	for (i = 0; i < commits.n; i++)
+		if (!pick[i]) {
+			char *title = commit_title(repo, commits.ids[i]);
+
+			report_skip(rp, commits.ids[i], title, risk[i]);
+			free(title);
+			nskipped++;
+		}
 	if (report_write(rp, output, &err) < 0) {
 		error("%s", err.msg);
 		ret = EXIT_ENV;
 		goto out;
 	}
-	fprintf(stderr, "quorum ci: %zu commit%s reviewed, %zu merge%s skipped\n",
-		i, i == 1 ? "" : "s", commits.nmerges,
+	fprintf(stderr, "quorum ci: %zu commit%s reviewed, %zu merge%s skipped",
+		nreviewed, nreviewed == 1 ? "" : "s", commits.nmerges,
 		commits.nmerges == 1 ? "" : "s");
+	if (nskipped)
+		fprintf(stderr, ", %zu commit%s over --max-commits %d skipped",
+			nskipped, nskipped == 1 ? "" : "s", max_commits);
+	fputs("\n", stderr);
 	if (ret == EXIT_CLEAN && failed)
 		ret = EXIT_FINDINGS;
 out:
+	free(pick);
+	free(risk);
 	report_free(rp);
 	rv_range_release(&commits);
 	rv_ledger_free(ledger);

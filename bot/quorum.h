@@ -124,6 +124,9 @@ void report_add(struct report *rp, const struct rv_review *r);
 /* The same for a review of commit (hex id; `ci`): JSON says which. */
 void report_add_commit(struct report *rp, const struct rv_review *r,
 		       const char *commit);
+/* A commit `ci` left out of the review (risk < 0: unknown). */
+void report_skip(struct report *rp, const char *commit, const char *title,
+		 double risk);
 /* Write to path (NULL or "-": stdout). 0, or -1 with err. */
 int report_write(struct report *rp, const char *path, struct errmsg *err);
 void report_free(struct report *rp);

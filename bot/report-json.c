@@ -23,6 +23,7 @@ struct report {
 	enum report_format fmt;
 	struct sb text; /* FMT_TEXT */
 	size_t ntext;
+	size_t skipped; /* report_skip() lines of the text */
 	cJSON *root; /* the whole document (JSON, SARIF) */
 	cJSON *list; /* "reviews" (JSON) or runs[0].results (SARIF) */
 	cJSON *rules; /* runs[0].tool.driver.rules (SARIF) */
@@ -453,6 +454,36 @@ void report_add_commit(struct report *rp, const struct rv_review *r,
 		sarif_add(rp, r);
 		break;
 	}
+}
+
+void report_skip(struct report *rp, const char *commit, const char *title,
+		 double risk)
+{
+	cJSON *arr, *o;
+
+	if (rp->fmt == FMT_TEXT) {
+		if (rp->ntext && !rp->skipped++)
+			sb_addch(&rp->text, '\n');
+		sb_addf(&rp->text, "skipped (the range is over the limit): %.12s %s",
+			commit, title ? title : "");
+		if (risk >= 0)
+			sb_addf(&rp->text, " (risk %.2f)", risk);
+		sb_addch(&rp->text, '\n');
+		return;
+	}
+	if (rp->fmt != FMT_JSON)
+		return;
+	arr = cJSON_GetObjectItem(rp->root, "skipped");
+	if (!arr)
+		arr = cJSON_AddArrayToObject(rp->root, "skipped");
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "commit", commit);
+	put_str(o, "title", title);
+	if (risk >= 0)
+		cJSON_AddNumberToObject(o, "risk", risk);
+	else
+		cJSON_AddNullToObject(o, "risk");
+	cJSON_AddItemToArray(arr, o);
 }
 
 int report_write(struct report *rp, const char *path, struct errmsg *err)

@@ -30,6 +30,7 @@ git -C "$R" checkout -q main
 git -C "$R" merge -q --no-edit side
 cat >>"$R/main.c" <<'EOC'
 
+/* A new item, or NULL when out of memory (one line more than sum_ids). */
 struct item *item_new(int id)
 {
 	struct item *it;
@@ -110,6 +111,30 @@ assert loc["artifactLocation"]["uri"] == "main.c"
 assert 1 <= loc["region"]["startLine"] <= loc["region"]["endLine"]
 EOP
 ok $? "SARIF: one result with a relative URI and a region"
+
+# 3b. Over --max-commits: the riskiest reviewed (no index: the most lines
+# changed), the rest listed as skipped.
+run "$QUORUM" ci -C "$R" --range base..main --max-commits 1
+is "$rc" 1 "--max-commits 1 reviews the riskiest commit, the defective one"
+like "$TMP/err" '1 commit reviewed, 1 merge skipped, 2 commits over --max-commits 1 skipped' "the summary counts the skipped commits"
+is "$(grep -c '^quorum review: ' "$TMP/out")" 1 "one report"
+like "$TMP/out" '^quorum review: main: add item_new\(\)$' "the largest commit is the one reviewed"
+like "$TMP/out" '^skipped \(the range is over the limit\): [0-9a-f]{12} main: add sum_ids\(\)$' "a skipped commit is listed"
+like "$TMP/out" '^skipped \(the range is over the limit\): [0-9a-f]{12} notes: add$' "every skipped commit is listed"
+run "$QUORUM" ci -C "$R" --range base..main --max-commits 2 --format json
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [r["series"]["title"] for r in d["reviews"]] == ["main: add sum_ids()", "main: add item_new()"], d["reviews"]
+(s,) = d["skipped"]
+assert s["title"] == "notes: add" and len(s["commit"]) == 40 and s["risk"] is None
+' "$TMP/out"
+ok $? "JSON lists the skipped commit and keeps the reviewed ones oldest first"
+git -C "$R" config -f "$R/.git/quorum.conf" ci.max-commits 0
+run "$QUORUM" ci -C "$R" --range base..main
+is "$rc" 2 "config ci.max-commits = 0 exits 2"
+like "$TMP/err" 'ci.max-commits must be 1 or more' "and says so"
+rm "$R/.git/quorum.conf"
 
 # 4. Usage and input errors: exit 2, one line.
 run "$QUORUM" ci -C "$R"
@@ -195,6 +220,20 @@ for x in d["runs"][0]["results"]:
     assert not u.startswith("/") and ".." not in u.split("/")
 ' "$TMP/out"
 	ok $? "iproute2: SARIF URIs are relative to the repo"
+	# With the history index, over --max-commits: the riskiest first.
+	"$QUORUM" index -C "$TMP/ip" >/dev/null 2>&1
+	run "$QUORUM" ci -C "$TMP/ip" --range "$from..$top" --max-commits 5 --format json
+	python3 - "$TMP/out" >"$TMP/py" 2>&1 <<'EOP'
+import json, sys
+d = json.load(open(sys.argv[1]))
+revs, skipped = d["reviews"], d["skipped"]
+assert len(revs) == 5 and len(skipped) == 15, (len(revs), len(skipped))
+low = min(r["patches"][0]["risk"] for r in revs)
+high = max(s["risk"] for s in skipped)
+assert high <= low + 1e-9, (high, low)
+print("ok", low, high)
+EOP
+	ok $? "iproute2: --max-commits 5 reviews the 5 riskiest by the index ($(tail -1 "$TMP/py"))"
 else
 	ok 0 "# SKIP no corpus at $BUNDLE"
 fi
