@@ -277,7 +277,7 @@ static int cmd_ci(int argc, char **argv)
 			break;
 		case 'f':
 			fmt = report_format_parse(optarg);
-			if (fmt < 0)
+			if (fmt < 0 || fmt == FMT_EMAIL)
 				return usage_error(&cmd_ci_def,
 						   "--format wants text, json or sarif, not '%s'",
 						   optarg);

@@ -18,7 +18,8 @@ const struct cmd cmd_review_def = {
 	"review",
 	cmd_review,
 	"quorum review [-C REPO] [--base REV] [--quorum N] [--list NAME] "
-	"[--budget USD] [--no-cache] [--format text|json|sarif] [--output FILE] "
+	"[--budget USD] [--no-cache] [--format text|json|sarif|email] "
+	"[--output FILE] "
 	"[FILE|-]",
 	"review a patch series from an mbox file or standard input",
 	"Reads a patch series (an mbox from git format-patch or b4 am, a single\n"
@@ -40,7 +41,9 @@ const struct cmd cmd_review_def = {
 	"  --budget USD   spend at most USD on LLM requests in this run\n"
 	"  --no-cache     ask the models even about patches they have seen\n"
 	"  --format FMT   text (default), json (contrib/review-json.md) or\n"
-	"                 sarif (SARIF 2.1.0 for code-scanning UIs)\n"
+	"                 sarif (SARIF 2.1.0 for code-scanning UIs) or email\n"
+	"                 (the reply `quorum watch` would send the author;\n"
+	"                 watch.from and watch.domain apply)\n"
 	"  --output FILE  write the report to FILE instead of standard output\n"
 	"  -h, --help     this text\n"
 	"\n"
@@ -225,7 +228,7 @@ static int cmd_review(int argc, char **argv)
 			fmt = report_format_parse(optarg);
 			if (fmt < 0)
 				return usage_error(&cmd_review_def,
-						   "--format wants text, json or sarif, not '%s'",
+						   "--format wants text, json, sarif or email, not '%s'",
 						   optarg);
 			break;
 		case 'o':
@@ -328,6 +331,8 @@ static int cmd_review(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out;
 	}
+	report_set_email(rp, qconfig_get(cfg, "watch.from"),
+			 qconfig_get(cfg, "watch.domain"));
 	ret = EXIT_CLEAN;
 	for (i = 0; i < set->nseries; i++) {
 		struct rv_review *r = NULL;

@@ -113,9 +113,9 @@ int cost_review_opts(struct qconfig *cfg, const char *list, double run_budget,
  * formats. Reviews are added one by one and the document is written at
  * the end (SARIF lists its rules before the results).
  */
-enum report_format { FMT_TEXT, FMT_JSON, FMT_SARIF };
+enum report_format { FMT_TEXT, FMT_JSON, FMT_SARIF, FMT_EMAIL };
 
-/* "text", "json" or "sarif"; -1 when unknown. */
+/* "text", "json", "sarif" or "email"; -1 when unknown. */
 int report_format_parse(const char *s);
 struct report;
 /* NULL when memory ran out. Caller frees with report_free(). */
@@ -127,6 +127,12 @@ void report_add_commit(struct report *rp, const struct rv_review *r,
 /* A commit `ci` left out of the review (risk < 0: unknown). */
 void report_skip(struct report *rp, const char *commit, const char *title,
 		 double risk);
+/*
+ * FMT_EMAIL: the From: and Message-ID domain of the replies (borrowed;
+ * NULL: quorum@quorum.invalid), as `quorum watch` has them.
+ */
+void report_set_email(struct report *rp, const char *from,
+		      const char *domain);
 /* Write to path (NULL or "-": stdout). 0, or -1 with err. */
 int report_write(struct report *rp, const char *path, struct errmsg *err);
 void report_free(struct report *rp);

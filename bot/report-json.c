@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
 #include "quorum.h"
+#include "watch.h"
 
 #define JSON_SCHEMA "quorum-review/1"
 #define SARIF_SCHEMA                                                          \
@@ -27,6 +30,10 @@ struct report {
 	cJSON *root; /* the whole document (JSON, SARIF) */
 	cJSON *list; /* "reviews" (JSON) or runs[0].results (SARIF) */
 	cJSON *rules; /* runs[0].tool.driver.rules (SARIF) */
+	const char *from, *domain; /* FMT_EMAIL */
+	int failed; /* FMT_EMAIL: a reply could not be composed */
+	char *email_first; /* FMT_EMAIL: the only reply so far */
+	struct errmsg err;
 };
 
 int report_format_parse(const char *s)
@@ -37,6 +44,8 @@ int report_format_parse(const char *s)
 		return FMT_JSON;
 	if (!strcmp(s, "sarif"))
 		return FMT_SARIF;
+	if (!strcmp(s, "email"))
+		return FMT_EMAIL;
 	return -1;
 }
 
@@ -392,6 +401,84 @@ static void sarif_add(struct report *rp, const struct rv_review *r)
 	}
 }
 
+void report_set_email(struct report *rp, const char *from,
+		      const char *domain)
+{
+	rp->from = from;
+	rp->domain = domain;
+}
+
+/* An mboxrd From_ line and body: ">From " quoting is reversible. */
+static void add_mbox_message(struct sb *out, const char *msg)
+{
+	const char *p = msg, *nl;
+
+	sb_adds(out, "From quorum@localhost Thu Jan  1 00:00:00 1970\n");
+	while (*p) {
+		const char *q = p;
+
+		nl = strchr(p, '\n');
+		while (*q == '>')
+			q++;
+		if (!strncmp(q, "From ", 5))
+			sb_addch(out, '>');
+		if (!nl) {
+			sb_adds(out, p);
+			sb_addch(out, '\n');
+			break;
+		}
+		sb_add(out, p, (size_t)(nl - p) + 1);
+		p = nl + 1;
+	}
+	sb_addch(out, '\n');
+}
+
+/*
+ * The reply `quorum watch` would send for r, to the author only. One
+ * review: the message as it is; more: an mboxrd of them.
+ */
+static void email_add(struct report *rp, const struct rv_review *r)
+{
+	struct reply_opts o = { 0 };
+	struct sb msg = SB_INIT, id = SB_INIT, from = SB_INIT;
+	const struct mp_patch *parent = reply_parent(r->series);
+
+	if (rp->failed)
+		return;
+	sb_addf(&id, "quorum.%zu.review@%s", rp->ntext + 1,
+		rp->domain ? rp->domain : "quorum.invalid");
+	o.domain = rp->domain ? rp->domain : "quorum.invalid";
+	if (!rp->from)
+		sb_addf(&from, "quorum <quorum@%s>", o.domain);
+	o.from = rp->from ? rp->from : sb_str(&from);
+	o.msgid = sb_str(&id);
+	o.to_author = true;
+	o.now = (int64_t)time(NULL);
+	if (reply_compose(&msg, r->series, r, &o, &rp->err) < 0) {
+		errmsg_set(&rp->err, -1, "cannot compose the reply to %s: %s",
+			   parent && parent->message_id ? parent->message_id :
+							  "the series",
+			   rp->err.msg);
+		rp->failed = 1;
+		goto out;
+	}
+	if (!rp->ntext) {
+		rp->email_first = sb_detach(&msg, NULL);
+	} else {
+		if (rp->email_first) {
+			add_mbox_message(&rp->text, rp->email_first);
+			free(rp->email_first);
+			rp->email_first = NULL;
+		}
+		add_mbox_message(&rp->text, sb_str(&msg));
+	}
+	rp->ntext++;
+out:
+	sb_release(&msg);
+	sb_release(&id);
+	sb_release(&from);
+}
+
 struct report *report_new(enum report_format fmt)
 {
 	struct report *rp = calloc(1, sizeof(*rp));
@@ -421,7 +508,7 @@ struct report *report_new(enum report_format fmt)
 		rp->list = cJSON_AddArrayToObject(run, "results");
 		cJSON_AddItemToArray(runs, run);
 	}
-	if (fmt != FMT_TEXT && (!rp->root || !rp->list)) {
+	if ((fmt == FMT_JSON || fmt == FMT_SARIF) && (!rp->root || !rp->list)) {
 		report_free(rp);
 		return NULL;
 	}
@@ -452,6 +539,9 @@ void report_add_commit(struct report *rp, const struct rv_review *r,
 		break;
 	case FMT_SARIF:
 		sarif_add(rp, r);
+		break;
+	case FMT_EMAIL:
+		email_add(rp, r);
 		break;
 	}
 }
@@ -493,7 +583,11 @@ int report_write(struct report *rp, const char *path, struct errmsg *err)
 	FILE *f = stdout;
 	int ret = 0;
 
-	if (rp->fmt == FMT_TEXT) {
+	if (rp->failed)
+		return errmsg_set(err, -1, "%s", rp->err.msg);
+	if (rp->fmt == FMT_EMAIL && rp->email_first) {
+		text = rp->email_first;
+	} else if (rp->fmt == FMT_TEXT || rp->fmt == FMT_EMAIL) {
 		text = sb_str(&rp->text);
 	} else {
 		doc = cJSON_Print(rp->root);
@@ -510,7 +604,7 @@ int report_write(struct report *rp, const char *path, struct errmsg *err)
 		}
 	}
 	fputs(text, f);
-	if (rp->fmt != FMT_TEXT)
+	if (rp->fmt != FMT_TEXT && rp->fmt != FMT_EMAIL)
 		fputc('\n', f);
 	if (f != stdout ? fclose(f) : fflush(f))
 		ret = errmsg_set(err, -1, "cannot write %s: %s",
@@ -526,6 +620,7 @@ void report_free(struct report *rp)
 	if (!rp)
 		return;
 	sb_release(&rp->text);
+	free(rp->email_first);
 	cJSON_Delete(rp->root);
 	free(rp);
 }

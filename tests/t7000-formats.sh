@@ -180,6 +180,39 @@ run "$QUORUM" review -C "$R" --format sarif "$TMP"/clean/*.patch
 python3 "$TMP/check-sarif.py" "$TMP/out" 0 >"$TMP/py" 2>&1
 ok $? "clean patch: valid SARIF with no results"
 
+# 3b. email: the reply quorum watch would send, to the author, in thread.
+run "$QUORUM" review -C "$R" --format email "$TMP/series.mbox"
+is "$rc" 1 "--format email keeps the exit status"
+cp "$TMP/out" "$TMP/reply.eml"
+cover_from=$(sed -n 's/^From: //p' "$TMP"/series/0000-*.patch | head -1)
+python3 - "$TMP/reply.eml" "$cover_from" >"$TMP/py" 2>&1 <<'EOP'
+import email, sys
+m = email.message_from_bytes(open(sys.argv[1], "rb").read())
+assert m["Subject"] == "Re: [PATCH 0/2] main: item helpers", m["Subject"]
+assert m["In-Reply-To"].startswith("<") and m["In-Reply-To"] == m["References"]
+assert m["To"] == sys.argv[2], (m["To"], sys.argv[2])
+assert m["From"] == "quorum <quorum@quorum.invalid>"
+assert m["Auto-Submitted"] == "auto-generated"
+assert m["X-Quorum-Voters"] == "rules"
+body = m.get_payload(decode=True).decode()
+assert "main.c:" in body and "votes: 1 of 1 (rules)" in body, body
+assert "+\tit = malloc(sizeof(*it));" in body
+print("ok")
+EOP
+ok $? "email: a reply in the thread, to the author, with the finding"
+sed 's/^/# /' "$TMP/py"
+cat >"$TMP/wconf" <<'EOC'
+[watch]
+	domain = bots.example.org
+EOC
+QUORUM_CONFIG=$TMP/wconf run "$QUORUM" review -C "$R" --format email "$TMP/series.mbox"
+like "$TMP/out" '^From: quorum <quorum@bots\.example\.org>$' "email: watch.domain sets From:"
+cat "$TMP/series.mbox" "$TMP"/clean/*.patch >"$TMP/two.mbox"
+run "$QUORUM" review -C "$R" --format email "$TMP/two.mbox"
+is "$rc" 1 "email of two series exits 1"
+is "$(grep -c '^From quorum@localhost ' "$TMP/out")" 2 "two replies make an mbox of two messages"
+is "$(grep -c '^In-Reply-To: ' "$TMP/out")" 2 "each reply is in its own thread"
+
 # 4. A series that does not apply still gives JSON that says so; exit 2.
 git -C "$R" checkout -q -b other base
 sed -i 's/c++;/c += 1;/' "$R/main.c"
@@ -199,7 +232,7 @@ git -C "$R" checkout -q base
 # 5. Bad options: one line, exit 2, nothing on stdout.
 run "$QUORUM" review -C "$R" --format bogus "$TMP/series.mbox"
 is "$rc" 2 "--format bogus exits 2"
-like "$TMP/err" "--format wants text, json or sarif, not 'bogus'" "--format bogus says what it wants"
+like "$TMP/err" "--format wants text, json, sarif or email, not 'bogus'" "--format bogus says what it wants"
 is "$(lines "$TMP/out")" 0 "--format bogus prints nothing on stdout"
 is "$(lines "$TMP/err")" 1 "--format bogus is one line"
 run "$QUORUM" review -C "$R" --output "$TMP/no/such/dir/x.json" --format json "$TMP/series.mbox"

@@ -151,6 +151,8 @@ run "$QUORUM" ci -C "$R" --range base..main --fail-on severe
 is "$rc" 2 "--fail-on severe exits 2"
 run "$QUORUM" ci -C "$R" --range base..main --format bogus
 is "$rc" 2 "--format bogus exits 2"
+run "$QUORUM" ci -C "$R" --range base..main --format email
+is "$rc" 2 "ci --format email exits 2 (a commit has no thread to reply in)"
 run "$QUORUM" ci -C "$R" --range base..main --budget lots
 is "$rc" 2 "--budget lots exits 2"
 
