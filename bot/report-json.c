@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <time.h>
+#include <unistd.h>
 
 #include "quorum.h"
 #include "watch.h"
@@ -576,6 +577,61 @@ void report_skip(struct report *rp, const char *commit, const char *title,
 	cJSON_AddItemToArray(arr, o);
 }
 
+/*
+ * Terminal colour for text on a tty: the severity of each finding and a
+ * patch that FAILED. NO_COLOR (any value) and TERM=dumb turn it off.
+ */
+static bool want_colour(FILE *f)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	if (nc && *nc)
+		return false;
+	if (!term || !strcmp(term, "dumb"))
+		return false;
+	return isatty(fileno(f));
+}
+
+static void put_coloured(const char *text, FILE *f)
+{
+	static const struct {
+		const char *word, *sgr;
+	} sev[] = {
+		{ "critical:", "\033[1;35m" }, { "high:", "\033[1;31m" },
+		{ "medium:", "\033[33m" },     { "low:", "\033[36m" },
+		{ "FAILED", "\033[1;31m" },
+	};
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n'), *w = p;
+		size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p), i, n = 0;
+
+		/* "[N] high: ..." or "  1/2  FAILED ..." */
+		if (*w == '[') {
+			while (w < p + len && *w != ']')
+				w++;
+			w = w + 2 <= p + len ? w + 2 : p + len;
+		} else {
+			while (*w == ' ' || (*w >= '0' && *w <= '9') || *w == '/')
+				w++;
+		}
+		for (i = 0; w < p + len && i < ARRAY_SIZE(sev); i++) {
+			n = strlen(sev[i].word);
+			if (!strncmp(w, sev[i].word, n))
+				break;
+		}
+		if (w < p + len && i < ARRAY_SIZE(sev)) {
+			fwrite(p, 1, (size_t)(w - p), f);
+			fprintf(f, "%s%.*s\033[m", sev[i].sgr, (int)n, w);
+			fwrite(w + n, 1, len - (size_t)(w - p) - n, f);
+		} else {
+			fwrite(p, 1, len, f);
+		}
+		p += len;
+	}
+}
+
 int report_write(struct report *rp, const char *path, struct errmsg *err)
 {
 	char *doc = NULL;
@@ -603,7 +659,10 @@ int report_write(struct report *rp, const char *path, struct errmsg *err)
 			goto out;
 		}
 	}
-	fputs(text, f);
+	if (rp->fmt == FMT_TEXT && want_colour(f))
+		put_coloured(text, f);
+	else
+		fputs(text, f);
 	if (rp->fmt != FMT_TEXT && rp->fmt != FMT_EMAIL)
 		fputc('\n', f);
 	if (f != stdout ? fclose(f) : fflush(f))

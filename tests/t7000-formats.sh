@@ -49,6 +49,20 @@ cmp -s "$TMP/out" "$TMP/default.txt"
 ok $? "--format text is the default output"
 like "$TMP/out" 'votes: 1/1 \(rules\)' "text still shows the vote tally"
 
+# 1b. Colour only on a terminal, and never with NO_COLOR.
+grep -q "$(printf '\033')" "$TMP/default.txt"
+ok $((!$?)) "no colour when standard output is not a terminal"
+if command -v script >/dev/null; then
+	TERM=xterm script -qec "'$QUORUM' review -C '$R' '$TMP/series.mbox'" /dev/null >"$TMP/tty.txt" 2>&1
+	like "$TMP/tty.txt" "$(printf '\033')\\[33mmedium:$(printf '\033')\\[m" "a terminal shows the severity in colour"
+	TERM=xterm NO_COLOR=1 script -qec "'$QUORUM' review -C '$R' '$TMP/series.mbox'" /dev/null >"$TMP/tty.txt" 2>&1
+	like "$TMP/tty.txt" '^\[1\] medium: ' "NO_COLOR: the text as it is"
+	grep -q "$(printf '\033')" "$TMP/tty.txt"
+	ok $((!$?)) "NO_COLOR: no escape sequence at all"
+else
+	ok 0 "# SKIP script(1) is needed for a terminal"
+fi
+
 # 2. JSON: the documented schema.
 run "$QUORUM" review -C "$R" --format json "$TMP/series.mbox"
 is "$rc" 1 "--format json keeps the exit status"
