@@ -45,7 +45,9 @@ const struct cmd cmd_ci_def = {
 	"\n"
 	"Exit status: 0 nothing at or above --fail-on, 1 findings at or above\n"
 	"it, 2 usage or input error (a bad range, a commit that does not\n"
-	"apply on its parent), 3 environment error (repository, config).",
+	"apply on its parent), 3 environment error (repository, config), or a\n"
+	"budget exhausted before any model was asked (the report is still\n"
+	"written).",
 };
 
 #define CI_MAX_COMMITS 500
@@ -162,10 +164,16 @@ static int pick_riskiest(struct rv_repo *repo, struct rv_history *h,
 	return 0;
 }
 
+/* What the models of the whole run did with the budget. */
+struct ci_money {
+	size_t asked; /* calls sent or answered from the cache */
+	size_t refused; /* calls not sent: a cap would have been passed */
+};
+
 /* Review one commit into rp; 0, or an exit status. */
 static int review_commit(struct rv_repo *repo, const char *id,
 			 struct rv_review_opts *opts, struct report *rp,
-			 int fail_on, bool *failed)
+			 int fail_on, bool *failed, struct ci_money *money)
 {
 	struct errmsg err = { "" };
 	struct sb mail = SB_INIT;
@@ -212,6 +220,12 @@ static int review_commit(struct rv_repo *repo, const char *id,
 	for (i = 0; i < r->findings.n; i++)
 		if ((int)r->findings.items[i].severity >= fail_on)
 			*failed = true;
+	for (i = 0; i < r->ncalls; i++) {
+		if (r->calls[i].budget)
+			money->refused++;
+		else
+			money->asked++;
+	}
 out:
 	rv_review_free(r);
 	mp_set_free(set);
@@ -250,6 +264,7 @@ static int cmd_ci(int argc, char **argv)
 	double *risk = NULL;
 	bool failed = false;
 	size_t i, nreviewed = 0, nskipped = 0;
+	struct ci_money money = { 0, 0 };
 
 	opterr = 0;
 	optind = 1;
@@ -375,7 +390,7 @@ static int cmd_ci(int argc, char **argv)
 		if (history)
 			rv_history_set_horizon(history, commits.ids[i]);
 		ret = review_commit(repo, commits.ids[i], &opts, rp, fail_on,
-				    &failed);
+				    &failed, &money);
 		nreviewed++;
 	}
 	for (i = 0; i < commits.n; i++)
@@ -400,6 +415,13 @@ static int cmd_ci(int argc, char **argv)
 	fputs("\n", stderr);
 	if (ret == EXIT_CLEAN && failed)
 		ret = EXIT_FINDINGS;
+	if (ret != EXIT_USAGE && money.refused && !money.asked) {
+		/* Models configured and paid for, none asked: not a review. */
+		error("the budget ran out before any model was asked; the "
+		      "offline voters reviewed alone (raise --budget or the "
+		      "caps of `quorum help cost`)");
+		ret = EXIT_ENV;
+	}
 out:
 	free(pick);
 	free(risk);

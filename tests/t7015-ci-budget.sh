@@ -58,4 +58,19 @@ EOP
 ok $? "JSON: the cost adds up to the server's usage, and the budget's stop is said ($(tail -1 "$TMP/py"))"
 sed 's/^/# /' "$TMP/py" | grep -v '^# ok'
 
+# A budget too small for one request: nothing is sent, the report is
+# still written, and the run is an environment error (exit 3). A fresh
+# state db: no answer cached by the run above.
+rm -rf "$REC"/*
+XDG_STATE_HOME=$TMP/state2 run "$QUORUM" ci -C "$R" --range base..HEAD --budget 0.0001 --format json --output "$TMP/none.json"
+is "$rc" 3 "a budget exhausted before any request exits 3"
+like "$TMP/err" 'the budget ran out before any model was asked' "and says so in one sentence"
+is "$(ls "$REC" | wc -l | tr -d ' ')" 0 "the server got no request"
+python3 -c '
+import json, sys
+revs = json.load(open(sys.argv[1]))["reviews"]
+assert len(revs) == 12
+' "$TMP/none.json"
+ok $? "the report of the offline review is still written"
+
 done_testing
