@@ -632,6 +632,29 @@ static void put_coloured(const char *text, FILE *f)
 	}
 }
 
+/*
+ * Mail text is hostile: a subject or quoted line may carry terminal
+ * escapes (C0 controls, DEL, or C1 controls such as U+009B CSI). Text
+ * output shows each as '?', keeping newlines and tabs.
+ */
+static void defang_controls(char *t)
+{
+	unsigned char *p = (unsigned char *)t, *w = p;
+
+	while (*p) {
+		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) {
+			*w++ = '?';
+			p++;
+		} else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			*w++ = '?';
+			p += 2;
+		} else {
+			*w++ = *p++;
+		}
+	}
+	*w = '\0';
+}
+
 int report_write(struct report *rp, const char *path, struct errmsg *err)
 {
 	char *doc = NULL;
@@ -658,6 +681,12 @@ int report_write(struct report *rp, const char *path, struct errmsg *err)
 					strerror(errno));
 			goto out;
 		}
+	}
+	if (rp->fmt == FMT_TEXT) {
+		free(doc);
+		doc = xstrdup_or_null(text);
+		defang_controls(doc);
+		text = doc;
 	}
 	if (rp->fmt == FMT_TEXT && want_colour(f))
 		put_coloured(text, f);

@@ -118,6 +118,15 @@ run "$QUORUM" review -C "$R" "$TMP/does-not-exist"
 is "$rc" 2 "a missing file exits 2"
 like "$TMP/err" 'does-not-exist' "missing file is named"
 
+# Terminal escapes in mail never reach the terminal: shown as '?'.
+sed -e 's/^Subject: .*/Subject: =?utf-8?q?[PATCH]_evil=1B]0;pwned=07_=1B[2J_title?=/' \
+	"$TMP"/clean/*.patch >"$TMP/escape.patch"
+run "$QUORUM" review -C "$R" "$TMP/escape.patch"
+is "$rc" 0 "a subject with escapes is still reviewed"
+like "$TMP/out" 'evil\?\]0;pwned\? \?\[2J title' "escapes are shown as ?"
+tr -d '\n\t\040-\176' <"$TMP/out" >"$TMP/ctl"
+is "$(wc -c <"$TMP/ctl" | tr -d ' ')" 0 "no control byte in the text report"
+
 # 6. Environment errors: exit 3.
 mkdir -p "$TMP/plain"
 run "$QUORUM" review -C "$TMP/plain" "$TMP/series.mbox"
