@@ -61,47 +61,10 @@ static char *one_line(const char *s, size_t max)
 	return sb_detach(&o, NULL);
 }
 
+/* Reflow text at WRAP columns; only blank lines break paragraphs. */
 static void add_wrapped(struct sb *out, const char *text, const char *indent)
 {
-	size_t col = 0, ind = strlen(indent);
-	const char *p = text;
-
-	while (*p) {
-		const char *w;
-		size_t n;
-
-		if (*p == '\n' && p[1] == '\n') {
-			if (col)
-				sb_addch(out, '\n');
-			sb_addch(out, '\n');
-			col = 0;
-			p += 2;
-			continue;
-		}
-		if (isspace((unsigned char)*p)) {
-			p++;
-			continue;
-		}
-		w = p;
-		while (*p && !isspace((unsigned char)*p))
-			p++;
-		n = (size_t)(p - w);
-		if (col && col + 1 + n > WRAP) {
-			sb_addch(out, '\n');
-			col = 0;
-		}
-		if (!col) {
-			sb_adds(out, indent);
-			col = ind;
-		} else {
-			sb_addch(out, ' ');
-			col++;
-		}
-		sb_add(out, w, n);
-		col += n;
-	}
-	if (col)
-		sb_addch(out, '\n');
+	rv_wrap(out, text, indent, WRAP, false);
 }
 
 static int patch_number(const struct mp_series *s, int k)

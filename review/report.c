@@ -16,8 +16,8 @@ static const char *const base_sources[] = {
 	[RV_BASE_HEAD] = "HEAD",
 };
 
-/* Append text wrapped at WRAP columns, each line starting with indent. */
-static void add_wrapped(struct sb *out, const char *text, const char *indent)
+void rv_wrap(struct sb *out, const char *text, const char *indent,
+	     size_t width, bool keep_lines)
 {
 	size_t col = 0, ind = strlen(indent);
 	const char *p = text;
@@ -26,8 +26,8 @@ static void add_wrapped(struct sb *out, const char *text, const char *indent)
 		const char *w;
 		size_t n;
 
-		if (*p == '\n') {
-			/* Keep the author's paragraph breaks. */
+		if (*p == '\n' && (keep_lines || p[1] == '\n')) {
+			/* Keep the author's paragraph (and, asked, line) breaks. */
 			if (col)
 				sb_addch(out, '\n');
 			col = 0;
@@ -46,7 +46,7 @@ static void add_wrapped(struct sb *out, const char *text, const char *indent)
 		while (*p && !isspace((unsigned char)*p))
 			p++;
 		n = (size_t)(p - w);
-		if (col && col + 1 + n > WRAP) {
+		if (col && col + 1 + n > width) {
 			sb_addch(out, '\n');
 			col = 0;
 		}
@@ -348,7 +348,7 @@ static void add_finding(struct sb *out, const struct rv_review *r,
 	if (f->quote && *f->quote)
 		add_quote(out, f->quote);
 	if (f->explanation && *f->explanation)
-		add_wrapped(out, f->explanation, "    ");
+		rv_wrap(out, f->explanation, "    ", WRAP, true);
 	if (r->nllm && r->llm_answered) {
 		add_llm_tally(out, r, f);
 		return;

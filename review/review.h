@@ -405,6 +405,14 @@ void rv_range_release(struct rv_range *r);
 int rv_commit_email(struct rv_repo *repo, const char *id, struct sb *mail,
 		    char parent[RV_OID_HEXSZ + 1], struct errmsg *err);
 
+/*
+ * Append text to out wrapped at width columns, each line starting with
+ * indent. Blank lines always break paragraphs; single newlines are kept
+ * when keep_lines, else reflowed like spaces.
+ */
+void rv_wrap(struct sb *out, const char *text, const char *indent,
+	     size_t width, bool keep_lines);
+
 /* Human-readable report (terminal text). */
 int rv_report_text(const struct rv_review *r, struct sb *out);
 
