@@ -390,18 +390,41 @@ static bool split_from(const char *from, char **name, char **addr)
 	return addr_is_safe(*addr);
 }
 
+/*
+ * Give m a 7-bit-safe text/plain body and append the whole message, with
+ * Unix newlines, to out. Returns 0, or -1 when it cannot be written.
+ */
+static int message_finish(GMimeMessage *m, const char *body, struct sb *out)
+{
+	GMimeTextPart *tp = g_mime_text_part_new_with_subtype("plain");
+	GMimeFormatOptions *fo = g_mime_format_options_new();
+	char *raw;
+	int ret;
+
+	g_mime_text_part_set_charset(tp, "utf-8");
+	g_mime_text_part_set_text(tp, body);
+	g_mime_object_encode((GMimeObject *)tp,
+			     GMIME_ENCODING_CONSTRAINT_7BIT);
+	g_mime_message_set_mime_part(m, (GMimeObject *)tp);
+	g_mime_format_options_set_newline_format(fo, GMIME_NEWLINE_FORMAT_UNIX);
+	raw = g_mime_object_to_string((GMimeObject *)m, fo);
+	ret = raw && sb_adds(out, raw) == 0 ? 0 : -1;
+	g_free(raw);
+	g_mime_format_options_free(fo);
+	g_object_unref(tp);
+	return ret;
+}
+
 int reply_compose(struct sb *out, const struct mp_series *s,
 		  const struct rv_review *r, const struct reply_opts *o,
 		  struct errmsg *err)
 {
 	const struct mp_patch *parent = reply_parent(s);
 	GMimeMessage *m = NULL;
-	GMimeTextPart *tp = NULL;
 	GDateTime *date = NULL;
-	GMimeFormatOptions *fo = NULL;
 	struct sb body = SB_INIT, refs = SB_INIT, subj = SB_INIT,
 		  voters = SB_INIT, hv = SB_INIT;
-	char *from_name = NULL, *from_addr = NULL, *raw = NULL, *t;
+	char *from_name = NULL, *from_addr = NULL, *t;
 	size_t i, first;
 	int ret = -1;
 
@@ -477,27 +500,12 @@ int reply_compose(struct sb *out, const struct mp_series *s,
 				 NULL);
 
 	add_body(&body, s, r, o);
-	tp = g_mime_text_part_new_with_subtype("plain");
-	g_mime_text_part_set_charset(tp, "utf-8");
-	g_mime_text_part_set_text(tp, sb_str(&body));
-	g_mime_object_encode((GMimeObject *)tp,
-			     GMIME_ENCODING_CONSTRAINT_7BIT);
-	g_mime_message_set_mime_part(m, (GMimeObject *)tp);
-
-	fo = g_mime_format_options_new();
-	g_mime_format_options_set_newline_format(fo, GMIME_NEWLINE_FORMAT_UNIX);
-	raw = g_mime_object_to_string((GMimeObject *)m, fo);
-	if (!raw || sb_adds(out, raw) < 0) {
+	if (message_finish(m, sb_str(&body), out) < 0) {
 		errmsg_set(err, -1, "cannot write the reply");
 		goto out;
 	}
 	ret = 0;
 out:
-	g_free(raw);
-	if (fo)
-		g_mime_format_options_free(fo);
-	if (tp)
-		g_object_unref(tp);
 	if (m)
 		g_object_unref(m);
 	if (date)
@@ -517,11 +525,9 @@ int reply_compose_digest(struct sb *out, const char *list, const char *lines,
 			 struct errmsg *err)
 {
 	GMimeMessage *m = NULL;
-	GMimeTextPart *tp = NULL;
 	GDateTime *date = NULL;
-	GMimeFormatOptions *fo = NULL;
 	struct sb body = SB_INIT, subj = SB_INIT;
-	char *from_name = NULL, *from_addr = NULL, *raw = NULL, *day;
+	char *from_name = NULL, *from_addr = NULL, *day;
 	const char *p;
 	size_t i;
 	int ret = -1;
@@ -572,26 +578,12 @@ int reply_compose_digest(struct sb *out, const char *list, const char *lines,
 		    "this list is in digest mode, so none was sent to the "
 		    "list.",
 		    "");
-	tp = g_mime_text_part_new_with_subtype("plain");
-	g_mime_text_part_set_charset(tp, "utf-8");
-	g_mime_text_part_set_text(tp, sb_str(&body));
-	g_mime_object_encode((GMimeObject *)tp,
-			     GMIME_ENCODING_CONSTRAINT_7BIT);
-	g_mime_message_set_mime_part(m, (GMimeObject *)tp);
-	fo = g_mime_format_options_new();
-	g_mime_format_options_set_newline_format(fo, GMIME_NEWLINE_FORMAT_UNIX);
-	raw = g_mime_object_to_string((GMimeObject *)m, fo);
-	if (!raw || sb_adds(out, raw) < 0) {
+	if (message_finish(m, sb_str(&body), out) < 0) {
 		errmsg_set(err, -1, "cannot write the digest");
 		goto out;
 	}
 	ret = 0;
 out:
-	g_free(raw);
-	if (fo)
-		g_mime_format_options_free(fo);
-	if (tp)
-		g_object_unref(tp);
 	if (m)
 		g_object_unref(m);
 	if (date)
