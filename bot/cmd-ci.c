@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * cmd-ci.c - `quorum ci`: review each non-merge commit of a range as a
- * patch on its parent, oldest first, for a CI job.
+ * cmd-ci.c - `quorum ci`: review the non-merge commits of a range,
+ * oldest first, each run of consecutive commits as one series on the
+ * first one's parent, for a CI job.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -21,8 +22,16 @@ const struct cmd cmd_ci_def = {
 	"review each commit of a range, for CI",
 	"Reviews each non-merge commit of the range A..B (reachable from B, not\n"
 	"from A), oldest first, as the patch `git format-patch` would make of\n"
-	"it, applied in memory on its parent. Merges and root commits are\n"
-	"skipped and counted. Nothing in the repository changes.\n"
+	"it, applied in memory. Merges and root commits are skipped and\n"
+	"counted. Nothing in the repository changes.\n"
+	"\n"
+	"Commits that follow each other (each the parent of the next) are\n"
+	"reviewed together as one series on the first one's parent, as\n"
+	"`quorum review` reviews a patch series: a finding on a commit that a\n"
+	"later commit of the range changes is dropped, the LLM voters also\n"
+	"review the run's tip, and SARIF places each finding where its lines\n"
+	"are at the run's newest commit. A merge, a commit left out by\n"
+	"--max-commits, or 100 commits end a run.\n"
 	"\n"
 	"Options:\n"
 	"  -C REPO            the repository (default: the current directory)\n"
@@ -41,7 +50,7 @@ const struct cmd cmd_ci_def = {
 	"  -h, --help         this text\n"
 	"\n"
 	"Voters and config are those of `quorum review`; with a history index\n"
-	"each commit is reviewed with only the fixes that came before it.\n"
+	"each run is reviewed with only the fixes that came before it.\n"
 	"\n"
 	"Exit status: 0 nothing at or above --fail-on, 1 findings at or above\n"
 	"it, 2 usage or input error (a bad range, a commit that does not\n"
@@ -170,50 +179,69 @@ struct ci_money {
 	size_t refused; /* calls not sent: a cap would have been passed */
 };
 
-/* Review one commit into rp; 0, or an exit status. */
-static int review_commit(struct rv_repo *repo, const char *id,
-			 struct rv_review_opts *opts, struct report *rp,
-			 int fail_on, bool *failed, struct ci_money *money)
+/*
+ * A run: commits of the range that follow each other (each the parent of
+ * the next), reviewed as one series on the first one's parent, so that
+ * a later commit's fix drops an earlier commit's finding and the models
+ * also see the run's tip (the series-tip rule of `quorum review`).
+ */
+#define CI_RUN_MAX 100
+
+struct ci_run {
+	struct mp_series s;
+	struct mp_patch *patches[CI_RUN_MAX];
+	char ids[CI_RUN_MAX][RV_OID_HEXSZ + 1];
+	char base[RV_OID_HEXSZ + 1]; /* the first commit's parent */
+	char last[RV_OID_HEXSZ + 1]; /* the newest commit seen, empty ones too */
+};
+
+static void run_clear(struct ci_run *run)
+{
+	size_t k;
+
+	for (k = 0; k < run->s.npatches; k++)
+		mp_patch_free(run->patches[k]);
+	memset(&run->s, 0, sizeof(run->s));
+	*run->base = *run->last = '\0';
+}
+
+/* Review the run into rp and empty it; 0, or an exit status. */
+static int review_run(struct rv_repo *repo, struct ci_run *run,
+		      struct rv_review_opts *opts, struct rv_history *history,
+		      struct report *rp, int fail_on, bool *failed,
+		      struct ci_money *money)
 {
 	struct errmsg err = { "" };
-	struct sb mail = SB_INIT;
-	struct mp_collector *col;
-	struct mp_patch *p = NULL;
-	struct mp_set *set = NULL;
 	struct rv_review *r = NULL;
-	char parent[RV_OID_HEXSZ + 1];
+	size_t i, n = run->s.npatches;
 	int ret = 0, rr;
-	size_t i;
 
-	if (rv_commit_email(repo, id, &mail, parent, &err) < 0) {
-		error("%s", err.msg);
-		ret = EXIT_ENV;
+	if (!n)
 		goto out;
+	for (i = 0; i < n; i++) {
+		run->patches[i]->subject.index = (int)i + 1;
+		run->patches[i]->subject.total = (int)n;
 	}
-	if (mp_patch_parse(&p, sb_str(&mail), mail.len, NULL, &err) < 0) {
-		error("commit %.12s: %s", id, err.msg);
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	col = mp_collector_new();
-	mp_collector_add(col, p);
-	set = mp_collector_finish(col);
-	if (!set || set->nseries != 1) {
-		/* An empty commit has no diff: nothing to review. */
-		goto out;
-	}
-	opts->apply.base = parent;
-	opts->series_key = id;
-	rr = rv_review_series(&r, repo, set->series[0], opts, &err);
+	run->s.patches = run->patches;
+	run->s.version = 1;
+	run->s.total = (int)n;
+	run->s.complete = true;
+	/* Only the fixes that came before the run may vote on it. */
+	if (history)
+		rv_history_set_horizon(history, run->ids[0]);
+	opts->apply.base = run->base;
+	opts->series_key = run->ids[n - 1];
+	rr = rv_review_series(&r, repo, &run->s, opts, &err);
 	opts->apply.base = NULL;
 	if (rr < 0 && !r) {
-		error("commit %.12s: %s", id, err.msg);
+		error("commit %.12s: %s", run->ids[0], err.msg);
 		ret = rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
 		goto out;
 	}
-	report_add_commit(rp, r, id);
+	report_add_commits(rp, r, (const char(*)[RV_OID_HEXSZ + 1])run->ids, n);
 	if (rr == RV_ERR_APPLY) {
-		error("commit %.12s: %s", id, err.msg);
+		error("commit %.12s..%.12s: %s", run->ids[0], run->ids[n - 1],
+		      err.msg);
 		ret = EXIT_USAGE;
 		goto out;
 	}
@@ -228,7 +256,53 @@ static int review_commit(struct rv_repo *repo, const char *id,
 	}
 out:
 	rv_review_free(r);
-	mp_set_free(set);
+	run_clear(run);
+	return ret;
+}
+
+/*
+ * Add commit id to the run, reviewing the run first when id does not
+ * follow it. 0, or an exit status.
+ */
+static int run_add(struct rv_repo *repo, struct ci_run *run, const char *id,
+		   struct rv_review_opts *opts, struct rv_history *history,
+		   struct report *rp, int fail_on, bool *failed,
+		   struct ci_money *money)
+{
+	struct errmsg err = { "" };
+	struct sb mail = SB_INIT;
+	struct mp_patch *p = NULL;
+	char parent[RV_OID_HEXSZ + 1];
+	int ret = 0;
+
+	if (rv_commit_email(repo, id, &mail, parent, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_ENV;
+		goto out;
+	}
+	if (mp_patch_parse(&p, sb_str(&mail), mail.len, NULL, &err) < 0) {
+		error("commit %.12s: %s", id, err.msg);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (*run->last && (strcmp(parent, run->last) ||
+			   run->s.npatches == CI_RUN_MAX)) {
+		ret = review_run(repo, run, opts, history, rp, fail_on, failed,
+				 money);
+		if (ret)
+			goto out;
+	}
+	if (!*run->last)
+		memcpy(run->base, parent, sizeof(run->base));
+	memcpy(run->last, id, sizeof(run->last));
+	/* An empty commit has no diff: nothing to review, the run goes on. */
+	if (!p->diff)
+		goto out;
+	memcpy(run->ids[run->s.npatches], id, sizeof(run->ids[0]));
+	run->patches[run->s.npatches++] = p;
+	p = NULL;
+out:
+	mp_patch_free(p);
 	sb_release(&mail);
 	return ret;
 }
@@ -262,6 +336,7 @@ static int cmd_ci(int argc, char **argv)
 	int fail_on = RV_SEV_MEDIUM, max_commits = 0;
 	bool *pick = NULL;
 	double *risk = NULL;
+	struct ci_run *run = NULL;
 	bool failed = false;
 	size_t i, nreviewed = 0, nskipped = 0;
 	struct ci_money money = { 0, 0 };
@@ -383,16 +458,29 @@ static int cmd_ci(int argc, char **argv)
 		goto out;
 	}
 	ret = EXIT_CLEAN;
+	run = calloc(1, sizeof(*run));
+	if (!run) {
+		error("out of memory");
+		ret = EXIT_ENV;
+		goto out;
+	}
 	for (i = 0; i < commits.n && ret == EXIT_CLEAN; i++) {
-		if (!pick[i])
+		if (!pick[i]) {
+			/* A commit left out ends the run: its successor does
+			 * not apply without it. */
+			ret = review_run(repo, run, &opts, history, rp, fail_on,
+					 &failed, &money);
 			continue;
-		/* Only the fixes that came before the commit may vote on it. */
-		if (history)
-			rv_history_set_horizon(history, commits.ids[i]);
-		ret = review_commit(repo, commits.ids[i], &opts, rp, fail_on,
-				    &failed, &money);
+		}
+		ret = run_add(repo, run, commits.ids[i], &opts, history, rp,
+			      fail_on, &failed, &money);
 		nreviewed++;
 	}
+	if (ret == EXIT_CLEAN)
+		ret = review_run(repo, run, &opts, history, rp, fail_on,
+				 &failed, &money);
+	if (run)
+		run_clear(run);
 	for (i = 0; i < commits.n; i++)
 		if (!pick[i]) {
 			char *title = commit_title(repo, commits.ids[i]);
@@ -423,6 +511,7 @@ static int cmd_ci(int argc, char **argv)
 		ret = EXIT_ENV;
 	}
 out:
+	free(run);
 	free(pick);
 	free(risk);
 	report_free(rp);

@@ -121,9 +121,13 @@ struct report;
 /* NULL when memory ran out. Caller frees with report_free(). */
 struct report *report_new(enum report_format fmt);
 void report_add(struct report *rp, const struct rv_review *r);
-/* The same for a review of commit (hex id; `ci`): JSON says which. */
-void report_add_commit(struct report *rp, const struct rv_review *r,
-		       const char *commit);
+/*
+ * The same for a review of commits ids[0..n) (`ci`: a run of commits
+ * reviewed as one series, oldest first, patch k being ids[k]): the
+ * reports say which.
+ */
+void report_add_commits(struct report *rp, const struct rv_review *r,
+			const char (*ids)[RV_OID_HEXSZ + 1], size_t n);
 /* A commit `ci` left out of the review (risk < 0: unknown). */
 void report_skip(struct report *rp, const char *commit, const char *title,
 		 double risk);

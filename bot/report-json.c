@@ -191,6 +191,15 @@ static cJSON *json_finding(const struct rv_review *r,
 			cJSON_AddItemToArray(cites,
 					     cJSON_CreateString(f->cites[i]));
 	cJSON_AddItemToObject(o, "cites", cites);
+	if (f->tip_file) {
+		cJSON *t = cJSON_AddObjectToObject(o, "at_tip");
+
+		put_str(t, "file", f->tip_file);
+		cJSON_AddNumberToObject(t, "line_start", f->tip_line_start);
+		cJSON_AddNumberToObject(t, "line_end", f->tip_line_end);
+	} else {
+		cJSON_AddNullToObject(o, "at_tip");
+	}
 	return o;
 }
 
@@ -346,7 +355,13 @@ static int sarif_rule(cJSON *rules, const char *id)
 	return n;
 }
 
-static void sarif_add(struct report *rp, const struct rv_review *r)
+/*
+ * SARIF results are placed in the tree a code-scanning UI shows: the
+ * series tip (for `ci`, the newest commit of the run), so a finding on
+ * an earlier patch is moved to where its lines are at the tip.
+ */
+static void sarif_add(struct report *rp, const struct rv_review *r,
+		      const char (*ids)[RV_OID_HEXSZ + 1], size_t n)
 {
 	size_t i;
 
@@ -358,8 +373,14 @@ static void sarif_add(struct report *rp, const struct rv_review *r)
 		cJSON *locs = cJSON_CreateArray(), *loc, *phys, *art, *reg;
 		cJSON *props;
 		struct sb text = SB_INIT;
-		int start = f->line_start > 0 ? f->line_start : 1;
-		int end = f->line_end >= start ? f->line_end : start;
+		const char *file = f->tip_file ? f->tip_file : f->file;
+		int start = f->tip_file ? f->tip_line_start : f->line_start;
+		int end = f->tip_file ? f->tip_line_end : f->line_end;
+
+		if (start < 1)
+			start = 1;
+		if (end < start)
+			end = start;
 
 		cJSON_AddItemToObject(res, "ruleId", str_item(cat));
 		cJSON_AddNumberToObject(res, "ruleIndex",
@@ -372,12 +393,12 @@ static void sarif_add(struct report *rp, const struct rv_review *r)
 		cJSON_AddItemToObject(msg, "text", str_item(sb_str(&text)));
 		sb_release(&text);
 		cJSON_AddItemToObject(res, "message", msg);
-		if (f->file) {
+		if (file) {
 			loc = cJSON_CreateObject();
 			phys = cJSON_CreateObject();
 			art = cJSON_CreateObject();
 			reg = cJSON_CreateObject();
-			cJSON_AddItemToObject(art, "uri", str_item(f->file));
+			cJSON_AddItemToObject(art, "uri", str_item(file));
 			cJSON_AddStringToObject(art, "uriBaseId", "%SRCROOT%");
 			cJSON_AddItemToObject(phys, "artifactLocation", art);
 			cJSON_AddNumberToObject(reg, "startLine", start);
@@ -397,6 +418,8 @@ static void sarif_add(struct report *rp, const struct rv_review *r)
 						     (size_t)f->patch) :
 					0);
 		put_str(props, "series", series_title(r->series));
+		if (f->patch >= 0 && (size_t)f->patch < n)
+			cJSON_AddStringToObject(props, "commit", ids[f->patch]);
 		cJSON_AddItemToObject(res, "properties", props);
 		cJSON_AddItemToArray(rp->list, res);
 	}
@@ -518,28 +541,39 @@ struct report *report_new(enum report_format fmt)
 
 void report_add(struct report *rp, const struct rv_review *r)
 {
-	report_add_commit(rp, r, NULL);
+	report_add_commits(rp, r, NULL, 0);
 }
 
-void report_add_commit(struct report *rp, const struct rv_review *r,
-		       const char *commit)
+void report_add_commits(struct report *rp, const struct rv_review *r,
+			const char (*ids)[RV_OID_HEXSZ + 1], size_t n)
 {
-	cJSON *o;
+	cJSON *o, *arr;
+	size_t i;
 
 	switch (rp->fmt) {
 	case FMT_TEXT:
 		if (rp->ntext++)
 			sb_addch(&rp->text, '\n');
+		if (n == 1)
+			sb_addf(&rp->text, "commit %.12s\n", ids[0]);
+		else if (n)
+			sb_addf(&rp->text, "commits %.12s..%.12s (%zu)\n", ids[0],
+				ids[n - 1], n);
 		rv_report_text(r, &rp->text);
 		break;
 	case FMT_JSON:
 		o = json_review(r);
-		if (commit)
-			cJSON_AddStringToObject(o, "commit", commit);
+		if (n) {
+			cJSON_AddStringToObject(o, "commit", ids[n - 1]);
+			arr = cJSON_AddArrayToObject(o, "commits");
+			for (i = 0; i < n; i++)
+				cJSON_AddItemToArray(arr,
+						     cJSON_CreateString(ids[i]));
+		}
 		cJSON_AddItemToArray(rp->list, o);
 		break;
 	case FMT_SARIF:
-		sarif_add(rp, r);
+		sarif_add(rp, r, ids, n);
 		break;
 	case FMT_EMAIL:
 		email_add(rp, r);

@@ -43,6 +43,7 @@ void rv_findings_add(struct rv_findings *fs, const struct rv_finding *f)
 	d->title = xstrdup_or_null(f->title);
 	d->explanation = xstrdup_or_null(f->explanation);
 	d->quote = xstrdup_or_null(f->quote);
+	d->tip_file = xstrdup_or_null(f->tip_file);
 	d->voters = NULL;
 	if (f->nvoters) {
 		d->voters = xcalloc(f->nvoters, sizeof(*d->voters));
@@ -56,6 +57,7 @@ void rv_finding_release(struct rv_finding *f)
 	size_t i;
 
 	free(f->file);
+	free(f->tip_file);
 	free(f->function);
 	free(f->category);
 	free(f->title);

@@ -164,6 +164,15 @@ bool rv_verify_fixed_later(const struct rv_finding *f,
 			   struct rv_diff *const *diffs, size_t ndiffs);
 
 /*
+ * Where f's lines are at the series tip: f->tip_file, tip_line_start and
+ * tip_line_end get the place in the last patch's post-image (diffs[0..
+ * ndiffs) are the patches). Returns 0, or -1 (tip fields cleared) when
+ * a later patch changes the lines or f has no file.
+ */
+int rv_verify_at_tip(struct rv_finding *f, struct rv_diff *const *diffs,
+		     size_t ndiffs);
+
+/*
  * A finding on the series tip (lines of the tip's post-image) belongs
  * to the patch that added its lines: f's patch, file and lines become
  * that patch's. diffs[0..np) are the patches. When no patch added them,

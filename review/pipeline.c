@@ -522,6 +522,20 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 		pp[k].diff = d;
 		pp[k].post_tree = ctx.post_tree;
 	}
+	/*
+	 * Series awareness: what the offline voters found on a patch that a
+	 * later patch of the series changes is not the series' problem
+	 * (the LLM findings get the same check in verify_llm()).
+	 */
+	for (i = k = 0; i < pool.n; i++) {
+		if (rv_verify_fixed_later(&pool.items[i], diffs, s->npatches)) {
+			r->fixed_later++;
+			rv_finding_release(&pool.items[i]);
+			continue;
+		}
+		pool.items[k++] = pool.items[i];
+	}
+	pool.n = k;
 	if (opts->nllm && opts->prompts) {
 		char tip_label[64];
 		bool tip = series_tip(r, repo, diffs, pp, &tip_patch, &tip_diff,
@@ -539,6 +553,10 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 			r->quorum = (int)(answered_weight(r) / 2) + 1;
 	}
 	vote(r, &pool);
+	for (i = 0; i < r->findings.n; i++)
+		rv_verify_at_tip(&r->findings.items[i], diffs, s->npatches);
+	for (i = 0; i < r->minority.n; i++)
+		rv_verify_at_tip(&r->minority.items[i], diffs, s->npatches);
 	rv_findings_release(&pool);
 	rv_findings_release(&llm);
 	for (k = 0; k <= s->npatches; k++)

@@ -243,6 +243,13 @@ struct rv_finding {
 	double votes; /* sum of the weights of voters; set by the vote */
 	bool preexisting; /* about code the patch did not touch */
 	char cites[2][RV_OID_HEXSZ + 1]; /* past fix ids the finding cites */
+	/*
+	 * Where the lines are at the series tip (the last patch's
+	 * post-image; the same as file/lines for the last patch), set for
+	 * the findings the vote keeps; tip_file is NULL when unknown.
+	 */
+	char *tip_file;
+	int tip_line_start, tip_line_end;
 };
 
 struct rv_findings {

@@ -203,55 +203,88 @@ static const struct rv_file *pre_file(const struct rv_diff *d, const char *path)
 	return NULL;
 }
 
-bool rv_verify_fixed_later(const struct rv_finding *f,
-			   struct rv_diff *const *diffs, size_t ndiffs)
+/*
+ * Follow lines a..b of path in patch k's post-image through the later
+ * patches k+1..ndiffs-1. Returns true when one of them changes (or
+ * deletes) those lines; else *a, *b and *path are where the lines are in
+ * the last patch's post-image (*path is replaced, caller frees it).
+ */
+static bool follow_lines(struct rv_diff *const *diffs, size_t from,
+			 size_t ndiffs, char **path, int *a, int *b)
 {
-	char *path;
-	int a = f->line_start, b = f->line_end;
 	size_t k, j, i;
-	bool fixed = false;
 
-	if (!f->file || f->patch < 0)
-		return false;
-	path = xstrdup_or_null(f->file);
-	for (k = (size_t)f->patch + 1; k < ndiffs && !fixed; k++) {
-		const struct rv_file *file = pre_file(diffs[k], path);
+	for (k = from; k < ndiffs; k++) {
+		const struct rv_file *file = pre_file(diffs[k], *path);
 		int delta = 0;
 
 		if (!file)
 			continue;
-		if (!file->new_path) {
-			fixed = true; /* the file is deleted later */
-			break;
-		}
-		for (j = 0; j < file->nhunks && !fixed; j++) {
+		if (!file->new_path)
+			return true; /* the file is deleted later */
+		for (j = 0; j < file->nhunks; j++) {
 			const struct rv_hunk *h = &file->hunks[j];
 			int prev_old = h->old_start - 1;
 
 			for (i = 0; i < h->nlines; i++) {
 				const struct rv_line *l = &h->lines[i];
 
-				if (l->origin == '-' && l->old_no >= a &&
-				    l->old_no <= b)
-					fixed = true;
-				/* A line added right inside or after the range.
-				 */
-				if (l->origin == '+' && prev_old >= a - 1 &&
-				    prev_old <= b)
-					fixed = true;
+				if (l->origin == '-' && l->old_no >= *a &&
+				    l->old_no <= *b)
+					return true;
+				/* A line added right inside or after the range. */
+				if (l->origin == '+' && prev_old >= *a - 1 &&
+				    prev_old <= *b)
+					return true;
 				if (l->origin != '+')
 					prev_old = l->old_no;
 			}
-			if (h->old_start + h->old_lines <= a)
+			if (h->old_start + h->old_lines <= *a)
 				delta += h->new_lines - h->old_lines;
 		}
-		a += delta;
-		b += delta;
-		free(path);
-		path = xstrdup_or_null(file->new_path);
+		*a += delta;
+		*b += delta;
+		free(*path);
+		*path = xstrdup_or_null(file->new_path);
 	}
+	return false;
+}
+
+bool rv_verify_fixed_later(const struct rv_finding *f,
+			   struct rv_diff *const *diffs, size_t ndiffs)
+{
+	char *path;
+	int a = f->line_start, b = f->line_end;
+	bool fixed;
+
+	if (!f->file || f->patch < 0)
+		return false;
+	path = xstrdup_or_null(f->file);
+	fixed = follow_lines(diffs, (size_t)f->patch + 1, ndiffs, &path, &a, &b);
 	free(path);
 	return fixed;
+}
+
+int rv_verify_at_tip(struct rv_finding *f, struct rv_diff *const *diffs,
+		     size_t ndiffs)
+{
+	char *path;
+	int a = f->line_start, b = f->line_end;
+
+	free(f->tip_file);
+	f->tip_file = NULL;
+	f->tip_line_start = f->tip_line_end = 0;
+	if (!f->file || f->patch < 0)
+		return -1;
+	path = xstrdup_or_null(f->file);
+	if (follow_lines(diffs, (size_t)f->patch + 1, ndiffs, &path, &a, &b)) {
+		free(path);
+		return -1;
+	}
+	f->tip_file = path;
+	f->tip_line_start = a;
+	f->tip_line_end = b;
+	return 0;
 }
 
 /* The pre-image line of post-image line x of f (x not an added line). */

@@ -113,6 +113,11 @@ for f in r["findings"] + r["minority"]:
                  ("preexisting", bool), ("cites", list)]:
         if not isinstance(f[k], t): fail("finding." + k)
     if f["severity"] not in ("low", "medium", "high", "critical"): fail("severity")
+    t = f["at_tip"]
+    if t is not None and not (isinstance(t["file"], str) and
+            isinstance(t["line_start"], int) and
+            t["line_start"] <= t["line_end"]):
+        fail("finding.at_tip")
     if not f["voters"]: fail("finding without voters")
 for k in ("outside_patch", "hallucinated", "fixed_later"):
     if not isinstance(r["dropped"][k], int): fail("dropped." + k)

@@ -195,11 +195,15 @@ d = json.load(open(sys.argv[1]))
 ids = open(sys.argv[2]).read().split()
 revs = d["reviews"]
 assert len(ids) == 20, len(ids)
-got = [r["commit"] for r in revs]
+# Runs of consecutive commits, each one series: commits[k] is patches[k].
+got = [c for r in revs for c in r["commits"]]
 assert set(got) <= set(ids) and len(set(got)) == len(got), got
-assert len(revs) >= 18, len(revs)  # empty commits carry no diff
+assert len(got) >= 18, len(got)  # empty commits carry no diff
 for k, r in enumerate(revs):
-    assert r["base"]["id"] not in got[k + 1:], k
+    assert len(r["commits"]) == len(r["patches"]), k
+    assert r["commit"] == r["commits"][-1]
+    # Oldest first: no run comes before its base.
+    assert r["base"]["id"] not in [c for x in revs[k:] for c in x["commits"]], k
 for r in revs:
     assert r["applied"] is True, r["patches"]
     for k in ("series", "patches", "quorum", "voters", "findings", "minority",
@@ -209,7 +213,7 @@ for r in revs:
         assert f["severity"] in ("low", "medium", "high", "critical")
         assert isinstance(f["line_start"], int) and f["file"]
         assert not f["file"].startswith("/")
-print("ok", len(revs))
+print("ok", len(got), "commits in", len(revs), "runs")
 EOP
 	ok $? "iproute2: the JSON of 20 commits holds the schema ($(cat "$TMP/py" | tail -1))"; sed "s/^/# /" "$TMP/py"
 	run "$QUORUM" ci -C "$TMP/ip" --range "$from..$top" --format sarif
@@ -229,8 +233,9 @@ for x in d["runs"][0]["results"]:
 import json, sys
 d = json.load(open(sys.argv[1]))
 revs, skipped = d["reviews"], d["skipped"]
-assert len(revs) == 5 and len(skipped) == 15, (len(revs), len(skipped))
-low = min(r["patches"][0]["risk"] for r in revs)
+pats = [p for r in revs for p in r["patches"]]
+assert len(pats) == 5 and len(skipped) == 15, (len(pats), len(skipped))
+low = min(p["risk"] for p in pats)
 high = max(s["risk"] for s in skipped)
 assert high <= low + 1e-9, (high, low)
 print("ok", low, high)

@@ -38,12 +38,14 @@ spent=$(cat "$REC"/*.usage 2>/dev/null | awk '{ s += $1 * 3 / 1e6 + $2 * 15 / 1e
 ok "$([ "$nreq" -gt 0 ]; echo $?)" "the models were asked ($nreq requests)"
 awk -v s="$spent" -v b="$BUDGET" 'BEGIN { exit !(s <= b + 1e-9) }'
 ok $? "the server's usage stays under the budget: \$$spent of \$$BUDGET"
-ok "$([ "$nreq" -lt 24 ]; echo $?)" "not every request was sent ($nreq of 24)"
+# One run of 12 commits: 2 models x (12 patches + the run's tip).
+ok "$([ "$nreq" -lt 26 ]; echo $?)" "not every request was sent ($nreq of 26)"
 
 python3 - "$TMP/ci.json" "$spent" >"$TMP/py" 2>&1 <<'EOP'
 import json, sys
 revs = json.load(open(sys.argv[1]))["reviews"]
-assert len(revs) == 12, len(revs)
+# The 12 commits follow each other: one run, one series of 12 patches.
+assert len(revs) == 1 and len(revs[0]["patches"]) == 12, len(revs)
 usd = sum(r["cost"]["usd"] for r in revs)
 assert abs(usd - float(sys.argv[2])) < 1e-6, (usd, sys.argv[2])
 short = [r for r in revs
@@ -69,7 +71,8 @@ is "$(ls "$REC" | wc -l | tr -d ' ')" 0 "the server got no request"
 python3 -c '
 import json, sys
 revs = json.load(open(sys.argv[1]))["reviews"]
-assert len(revs) == 12
+assert len(revs) == 1 and len(revs[0]["patches"]) == 12
+assert all(p["status"] == "applied" for p in revs[0]["patches"])
 ' "$TMP/none.json"
 ok $? "the report of the offline review is still written"
 

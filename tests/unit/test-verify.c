@@ -174,6 +174,36 @@ static void test_fixed_later(void **state)
 	rv_diff_free(d[1]);
 }
 
+/* Where a finding's lines are at the tip: shifted, or gone. */
+static void test_at_tip(void **state)
+{
+	struct rv_diff *d[2] = {parse(diff1), parse(diff3)};
+	struct rv_finding f = {0};
+
+	(void)state;
+	f.file = (char *)"a.c";
+	f.patch = 0;
+	/* g()'s loop: line 16 of patch 1 is line 18 after patch 2. */
+	f.line_start = f.line_end = 16;
+	assert_int_equal(rv_verify_at_tip(&f, d, 2), 0);
+	assert_string_equal(f.tip_file, "a.c");
+	assert_int_equal(f.tip_line_start, 18);
+	assert_int_equal(f.tip_line_end, 18);
+	/* The last patch's findings are already at the tip. */
+	f.patch = 1;
+	f.line_start = f.line_end = 25;
+	assert_int_equal(rv_verify_at_tip(&f, d, 2), 0);
+	assert_int_equal(f.tip_line_start, 25);
+	/* Lines a later patch changes have no place at the tip. */
+	f.patch = 0;
+	f.line_start = f.line_end = 22;
+	assert_int_equal(rv_verify_at_tip(&f, d, 2), -1);
+	assert_null(f.tip_file);
+	assert_int_equal(f.tip_line_start, 0);
+	rv_diff_free(d[0]);
+	rv_diff_free(d[1]);
+}
+
 static void test_tip_owner(void **state)
 {
 	struct rv_diff *d[2] = {parse(diff1), parse(diff3)};
@@ -208,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_fixed_later),
 		cmocka_unit_test(test_tip_owner),
+		cmocka_unit_test(test_at_tip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
