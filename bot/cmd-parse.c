@@ -47,10 +47,7 @@ const struct cmd cmd_parse_def = {
 /* Text for a terminal: control bytes from mail become '?'. */
 static void put_clean(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	for (; *p; p++)
-		putchar((*p < 0x20 && *p != '\t') || *p == 0x7f ? '?' : *p);
+	fput_clean(s, stdout);
 }
 
 static char *author_of(const struct mp_patch *p)

@@ -69,18 +69,21 @@ static void print_results(const struct rv_similar_list *l)
 		printf("  nothing similar in the history index\n");
 		return;
 	}
+	/* Subjects, paths and code lines come from mail and history. */
+	struct sb a = SB_INIT, b = SB_INIT;
+
 	for (i = 0; i < l->n; i++) {
 		const struct rv_similar *s = &l->items[i];
 
 		printf("%zu. score %.2f  %s\n", i + 1, s->score,
 		       !strcmp(s->kind, "revert") ? "reverted" : "fixed");
 		printf("   bug  %.12s %s\n", s->bug_id,
-		       s->bug_subject ? s->bug_subject : "");
+		       text_clean(&a, s->bug_subject));
 		printf("   %s  %.12s %s\n",
 		       !strcmp(s->kind, "revert") ? "rev" : "fix", s->fix_id,
-		       s->fix_subject ? s->fix_subject : "");
-		printf("   in %s%s%s%s%s\n", s->file ? s->file : "?",
-		       s->function ? ", " : "", s->function ? s->function : "",
+		       text_clean(&a, s->fix_subject));
+		printf("   in %s%s%s%s%s\n", text_clean(&a, s->file ? s->file : "?"),
+		       s->function ? ", " : "", text_clean(&b, s->function),
 		       s->function ? "()" : "",
 		       s->same_function ? " (same function)"
 		       : s->same_file	? " (same file)"
@@ -88,14 +91,17 @@ static void print_results(const struct rv_similar_list *l)
 		for (j = 0; j < s->nmatches; j++) {
 			const struct rv_similar_match *m = &s->matches[j];
 
-			printf("   + %s:%d: %s\n", m->file ? m->file : "?",
-			       m->new_no, m->patch_line);
+			printf("   + %s:%d: %s\n",
+			       text_clean(&a, m->file ? m->file : "?"),
+			       m->new_no, text_clean(&b, m->patch_line));
 			printf("   ~ %s: %s\n",
 			       m->fix_removed ? "removed by the fix"
 					      : "added by the bug",
-			       m->past_line);
+			       text_clean(&a, m->past_line));
 		}
 	}
+	sb_release(&a);
+	sb_release(&b);
 }
 
 static int similar_of_diff(struct rv_history *h, const char *diff, size_t len,
@@ -146,12 +152,14 @@ static int similar_of_file(struct rv_history *h, const char *path, size_t k)
 				continue;
 			if (shown++)
 				putchar('\n');
-			printf("patch %d/%d: %s\n",
+			printf("patch %d/%d: ",
 			       p->subject.index ? p->subject.index : (int)j + 1,
-			       s->total > 0 ? s->total : (int)s->npatches,
-			       p->subject.title ? p->subject.title
-			       : p->subject_raw ? p->subject_raw
-						: "(no subject)");
+			       s->total > 0 ? s->total : (int)s->npatches);
+			fput_clean(p->subject.title ? p->subject.title
+				   : p->subject_raw ? p->subject_raw
+						    : "(no subject)",
+				   stdout);
+			putchar('\n');
 			if (similar_of_diff(h, p->diff, p->diff_len, k, &err) <
 			    0) {
 				error("%s", err.msg);
@@ -174,7 +182,6 @@ static int similar_of_rev(struct rv_history *h, const char *rev, size_t k)
 	struct sb diff = SB_INIT, msg = SB_INIT;
 	char id[RV_OID_HEXSZ + 1];
 	const char *nl;
-	size_t i;
 	int ret = 0;
 
 	if (rv_history_commit_diff(h, rev, &diff, &msg, id, &err) < 0) {
@@ -186,10 +193,9 @@ static int similar_of_rev(struct rv_history *h, const char *rev, size_t k)
 	nl = strchr(sb_str(&msg), '\n');
 	if (nl)
 		sb_setlen(&msg, (size_t)(nl - sb_str(&msg)));
-	for (i = 0; i < msg.len; i++) /* no escape sequences to the tty */
-		if ((unsigned char)msg.buf[i] < 0x20 || msg.buf[i] == 0x7f)
-			msg.buf[i] = '?';
-	printf("commit %.12s %s\n", id, sb_str(&msg));
+	printf("commit %.12s ", id); /* no escape sequences to the tty */
+	fput_clean(sb_str(&msg), stdout);
+	putchar('\n');
 	if (!diff.len) {
 		printf("  nothing similar: the commit changes nothing\n");
 		goto out;

@@ -117,6 +117,14 @@ enum report_format { FMT_TEXT, FMT_JSON, FMT_SARIF, FMT_EMAIL };
 
 /* "text", "json", "sarif" or "email"; -1 when unknown. */
 int report_format_parse(const char *s);
+/*
+ * One line of mail text for a terminal: C0 controls (tab kept), newlines,
+ * DEL and C1 controls (U+0080..U+009F, e.g. CSI) shown as '?'. text_clean
+ * returns buf's text (buf is reset first); fput_clean writes it to f.
+ */
+const char *text_clean(struct sb *buf, const char *s);
+void fput_clean(const char *s, FILE *f);
+
 struct report;
 /* NULL when memory ran out. Caller frees with report_free(). */
 struct report *report_new(enum report_format fmt);

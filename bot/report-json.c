@@ -689,6 +689,29 @@ static void defang_controls(char *t)
 	*w = '\0';
 }
 
+const char *text_clean(struct sb *buf, const char *s)
+{
+	size_t i;
+
+	sb_reset(buf);
+	sb_adds(buf, s ? s : "");
+	defang_controls(buf->buf);
+	sb_setlen(buf, strlen(buf->buf));
+	/* One line: a newline from the mail would forge a line of output. */
+	for (i = 0; i < buf->len; i++)
+		if (buf->buf[i] == '\n')
+			buf->buf[i] = '?';
+	return sb_str(buf);
+}
+
+void fput_clean(const char *s, FILE *f)
+{
+	struct sb buf = SB_INIT;
+
+	fputs(text_clean(&buf, s), f);
+	sb_release(&buf);
+}
+
 int report_write(struct report *rp, const char *path, struct errmsg *err)
 {
 	char *doc = NULL;

@@ -205,4 +205,29 @@ run "$QUORUM" parse --help
 is "$rc" 0 "--help exits 0"
 like "$TMP/out" "contrib/parse-json.md" "--help names the JSON schema"
 
+# Terminal escapes in mail (an ESC in a subject, a C1 CSI encoded with
+# RFC 2047, a folded header's newline) never reach the terminal as is.
+CSI=$(printf '\302\233')
+cat >"$TMP/esc.mbox" <<EOM
+From x@y Thu Jan  1 00:00:00 1970
+From: =?utf-8?b?$(printf 'Eve \302\2332J' | base64)?= <eve@example.org>
+Subject: [PATCH] =?utf-8?b?$(printf 'a: \302\2332J\033]0;pwned\007title' | base64)?=
+Message-Id: <esc.1@example.org>
+Date: Thu, 1 Jan 2026 00:00:00 +0000
+
+x
+---
+diff --git a/a.c b/a.c
+--- a/a.c
++++ b/a.c
+@@ -1 +1 @@
+-a
++b
+EOM
+run "$QUORUM" parse "$TMP/esc.mbox"
+is "$rc" 0 "a subject with escapes parses"
+ok "$(! grep -q "$(printf '\033')" "$TMP/out"; echo $?)" "no ESC byte in parse's text output"
+ok "$(! grep -q "$CSI" "$TMP/out"; echo $?)" "no C1 CSI in parse's text output"
+like "$TMP/out" 'a: \?2J\?\]0;pwned\?title' "the escapes are shown as '?'"
+
 done_testing
