@@ -64,7 +64,18 @@ fake_start "$TMP/s1.json"
 	voter c openai mc price-in=1 price-out=5
 } >"$TMP/config"
 export KEY_A=sk-test-SECRET-4242
+start=$(date +%s.%N)
 review "$TMP"/p1/*.patch
+end=$(date +%s.%N)
+# What a review with models that answer at once takes on this machine
+# now: the time bounds below allow for it (a loaded machine is slow).
+BASE=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", e - s }')
+# within LIMIT: the review took less than LIMIT + twice BASE, never more
+# than CAP (the slow model's delay: reaching it proves nothing).
+within() {
+	awk -v s="$start" -v e="$end" -v l="$1" -v b="$BASE" -v c="$2" \
+		'BEGIN { m = l + 2 * b; if (m > c) m = c; if (!(e - s < m)) print "# took " e - s " (limit " m ")"; exit !(e - s < m) }'
+}
 is "$rc" 1 "a finding at quorum exits 1"
 like "$TMP/out" '^models: 3 asked, 3 answered$' "all three models answered"
 like "$TMP/out" '^1 finding at quorum' "one finding at quorum"
@@ -112,7 +123,7 @@ like "$TMP/out" 'c abstained on patch 1/1: timed out after 0\.5 s' "a timeout is
 like "$TMP/out" 'b abstained on patch 1/1: garbage answer: the answer is not JSON' "garbage is an abstention, with the reason"
 like "$TMP/out" 'd abstained on patch 1/1: invalid answer: the answer holds no JSON object' "prose without JSON is an abstention"
 like "$TMP/out" 'votes: 1/1 \(a\)' "the quorum is a majority of those that answered"
-awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s < 2.5) }'
+within 2.2 2.9
 ok $? "the slow model does not hold the review past its timeout"
 like "$REC/$(ls "$REC" | grep -- '-md.hdr$')" '^x-api-key: sk-test-SECRET-4242' "anthropic: the key goes in x-api-key"
 like "$REC/$(ls "$REC" | grep -- '-md.hdr$')" '^anthropic-version: ' "anthropic: the API version header"
@@ -228,7 +239,7 @@ end=$(date +%s.%N)
 like "$TMP/out" 'a abstained on patch 1/1: no answer within the review.s deadline of 0\.7 s' "the overall deadline ends a slow request"
 like "$TMP/out" 'b abstained on patch 1/1: answer larger than 1048576 bytes' "an oversized answer is refused"
 like "$TMP/out" 'votes: 1/1 \(c\)' "the review completes with the model that answered"
-awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s < 2) }'
+within 1.7 2.9
 ok $? "the review ends at its deadline"
 fake_stop
 
@@ -288,7 +299,8 @@ review "$TMP/p10.mbox"
 end=$(date +%s.%N)
 like "$TMP/out" '^models: 2 asked, 2 answered$' "both answered every request"
 is "$(requests ma)" 4 "three patches and the tip"
-awk -v s="$start" -v e="$end" 'BEGIN { d = e - s; if (!(d >= 1.2 && d < 3)) print "# took " d; exit !(d >= 1.2 && d < 3) }'
+awk -v s="$start" -v e="$end" 'BEGIN { d = e - s; if (!(d >= 1.2)) print "# took " d; exit !(d >= 1.2) }' &&
+	within 2.7 6
 ok $? "max-parallel = 1: one request after another"
 python3 - "$REC" >"$TMP/overlap" <<'EOP'
 import os, sys
