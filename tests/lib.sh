@@ -117,3 +117,51 @@ int count_items(struct item *items, int n)
 EOC
 	git -C "$1" add main.c && git -C "$1" commit -q -m "initial"
 }
+
+# commit_sum_ids DIR: commit "main: add sum_ids()" to make_repo's main.c,
+# a clean function.
+commit_sum_ids() {
+	cat >>"$1/main.c" <<'EOC'
+
+int sum_ids(struct item *items, int n)
+{
+	int i, s = 0;
+
+	for (i = 0; i < n; i++)
+		s += items[i].id;
+	return s;
+}
+EOC
+	git -C "$1" commit -q -am "main: add sum_ids()"
+}
+
+# commit_item_new DIR: commit "main: add item_new()", whose malloc()
+# result is used unchecked (the rules voter's medium null-deref).
+commit_item_new() {
+	cat >>"$1/main.c" <<'EOC'
+
+struct item *item_new(int id)
+{
+	struct item *it;
+
+	it = malloc(sizeof(*it));
+	it->id = id;
+	return it;
+}
+EOC
+	git -C "$1" commit -q -am "main: add item_new()"
+}
+
+# item_series DIR: on DIR's tag base, the series "main: item helpers"
+# (commit_sum_ids, commit_item_new) as $TMP/series/*.patch with a cover
+# letter and as $TMP/series.mbox, the clean first patch alone in
+# $TMP/clean/; DIR is left checked out at base (detached).
+item_series() {
+	commit_sum_ids "$1"
+	commit_item_new "$1"
+	git -C "$1" format-patch -q --cover-letter -o "$TMP/series" base
+	sed -i 's/\*\*\* SUBJECT HERE \*\*\*/main: item helpers/' "$TMP"/series/0000-*.patch
+	cat "$TMP"/series/*.patch >"$TMP/series.mbox"
+	git -C "$1" format-patch -q -o "$TMP/clean" -1 HEAD~1
+	git -C "$1" checkout -q base
+}

@@ -8,35 +8,7 @@ R=$TMP/repo
 git -C "$R" tag base
 
 # A clean patch and a defective one (allocation used without a check).
-cat >>"$R/main.c" <<'EOC'
-
-int sum_ids(struct item *items, int n)
-{
-	int i, s = 0;
-
-	for (i = 0; i < n; i++)
-		s += items[i].id;
-	return s;
-}
-EOC
-git -C "$R" commit -q -am "main: add sum_ids()"
-cat >>"$R/main.c" <<'EOC'
-
-struct item *item_new(int id)
-{
-	struct item *it;
-
-	it = malloc(sizeof(*it));
-	it->id = id;
-	return it;
-}
-EOC
-git -C "$R" commit -q -am "main: add item_new()"
-git -C "$R" format-patch -q --cover-letter -o "$TMP/series" base
-sed -i 's/\*\*\* SUBJECT HERE \*\*\*/main: item helpers/' "$TMP"/series/0000-*.patch
-cat "$TMP"/series/*.patch >"$TMP/series.mbox"
-git -C "$R" format-patch -q -o "$TMP/clean" -1 HEAD~1
-git -C "$R" checkout -q base
+item_series "$R"
 
 snapshot() {
 	{

@@ -10,23 +10,8 @@ command -v python3 >/dev/null || skip_all "python3 is needed to check JSON"
 make_repo "$TMP/repo"
 R=$TMP/repo
 git -C "$R" tag base
-add_item_new() {
-	cat >>"$R/main.c" <<'EOC'
-
-struct item *item_new(int id)
-{
-	struct item *it;
-
-	it = malloc(sizeof(*it));
-	it->id = id;
-	return it;
-}
-EOC
-	git -C "$R" commit -q -am "main: add item_new()"
-}
-
 # 1. A defect and its fix in the next commit: nothing to report.
-add_item_new
+commit_item_new "$R"
 git -C "$R" tag buggy
 sed -i 's/^\tit->id = id;/\tif (!it)\n\t\treturn NULL;\n\tit->id = id;/' "$R/main.c"
 git -C "$R" commit -q -am "main: check item_new()'s allocation"

@@ -18,31 +18,9 @@ git -C "$TMP/up" branch -M main
 git clone -q "$TMP/up" "$TMP/work"
 W=$TMP/work
 git -C "$W" checkout -q -b feat
-cat >>"$W/main.c" <<'EOC'
-
-int sum_ids(struct item *items, int n)
-{
-	int i, s = 0;
-
-	for (i = 0; i < n; i++)
-		s += items[i].id;
-	return s;
-}
-EOC
-git -C "$W" commit -q -am "main: add sum_ids()"
+commit_sum_ids "$W"
 C1=$(git -C "$W" rev-parse HEAD)
-cat >>"$W/main.c" <<'EOC'
-
-struct item *item_new(int id)
-{
-	struct item *it;
-
-	it = malloc(sizeof(*it));
-	it->id = id;
-	return it;
-}
-EOC
-git -C "$W" commit -q -am "main: add item_new()"
+commit_item_new "$W"
 C2=$(git -C "$W" rev-parse HEAD)
 MAIN=$(git -C "$W" rev-parse origin/main)
 ZERO=0000000000000000000000000000000000000000
