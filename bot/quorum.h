@@ -146,6 +146,12 @@ int llm_review_opts(struct qconfig *cfg, const struct llm_voters *llm,
 		    struct rv_review_opts *opts, struct rv_prompts **prompts,
 		    struct errmsg *err);
 
+/*
+ * A config path with a leading ~/ expanded from $HOME (watch, and the
+ * notmuch database of `quorum review MESSAGE-ID`). Caller frees.
+ */
+char *expand_home(const char *p);
+
 /* Read all of path ("-" for stdin) with a size cap. 0 or -1 with err. */
 int read_file_capped(const char *path, size_t cap, struct sb *out,
 		     struct errmsg *err);
