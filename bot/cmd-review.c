@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "quorum.h"
@@ -186,6 +187,8 @@ static int cmd_review(int argc, char **argv)
 	struct rv_ledger *ledger = NULL; /* cost (issue 8) */
 	const char *list = NULL;
 	double budget = 0;
+	char *target = NULL; /* msgid: review only the series holding it */
+	struct stat st;
 	struct report *rp = NULL; /* ci (issue 10): --format, --output */
 	const char *output = NULL;
 	int fmt = FMT_TEXT;
@@ -291,7 +294,17 @@ static int cmd_review(int argc, char **argv)
 		goto out;
 	}
 
-	if (mp_read_path(&set, path, NULL, &err) < 0) {
+	if (strcmp(path, "-") && stat(path, &st) < 0 &&
+	    local_mail_is_spec(path)) {
+		/* msgid: not a file but a message-id or URL; a FILE wins. */
+		int r = local_mail_read(cfg, path, &set, &target, &err);
+
+		if (r < 0) {
+			error("%s", err.msg);
+			ret = r == LOCAL_MAIL_DB ? EXIT_ENV : EXIT_USAGE;
+			goto out;
+		}
+	} else if (mp_read_path(&set, path, NULL, &err) < 0) {
 		error("%s", err.msg);
 		ret = EXIT_USAGE;
 		goto out;
@@ -338,7 +351,9 @@ static int cmd_review(int argc, char **argv)
 		struct rv_review *r = NULL;
 		int rr;
 
-		if (set->series[i]->superseded)
+		/* msgid: the named series, even when superseded */
+		if (target ? !local_mail_in_series(set->series[i], target) :
+			     set->series[i]->superseded)
 			continue;
 		opts.series_key = series_key(set->series[i]);
 		rr = rv_review_series(&r, repo, set->series[i], &opts, &err);
@@ -374,6 +389,7 @@ out:
 	rv_history_free(history);
 	free(workdir);
 	mp_set_free(set);
+	free(target);
 	rv_repo_free(repo);
 	qconfig_free(cfg);
 	return ret;
