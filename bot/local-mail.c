@@ -23,13 +23,13 @@
 #define PREREQ_MAX_IDS 64 /* prerequisite-message-ids looked up at all */
 
 /*
- * s as it may be shown on a terminal: at most 60 bytes, control bytes
- * (C0, DEL, UTF-8 C1) as '?', "..." when cut. Returns buf.
+ * s as it may be shown on a terminal: at most size - 4 bytes, control
+ * bytes (C0, DEL, UTF-8 C1) as '?', "..." when cut. Returns buf.
  */
 static const char *shown(const char *s, char *buf, size_t size)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t n = 0, max = size < 64 ? size - 4 : 60;
+	size_t n = 0, max = size - 4;
 
 	for (; *p && n < max; p++) {
 		if (*p < 0x20 || *p == 0x7f ||
@@ -383,7 +383,7 @@ static int find_thread(struct lookup *lk, const char *id, char **tid,
 {
 	notmuch_message_t *m = NULL;
 	notmuch_status_t st;
-	char b[64];
+	char b[160];
 
 	*tid = NULL;
 	st = notmuch_database_find_message(lk->db, id, &m);
@@ -449,7 +449,7 @@ static void follow_prereqs(struct lookup *lk)
 		struct errmsg e = { "" };
 		struct mp_series *s;
 		struct mp_set *set;
-		char b[64], t[64], *tid = NULL;
+		char b[160], t[80], *tid = NULL;
 		size_t n;
 		int r;
 
@@ -541,7 +541,7 @@ int local_mail_read(struct qconfig *cfg, const char *spec,
 	struct mp_collector *c;
 	struct mp_set *set = NULL;
 	struct mp_series *s;
-	char *id = NULL, *tid = NULL, b[64];
+	char *id = NULL, *tid = NULL, b[160];
 	size_t i, n;
 	int r, ret;
 
