@@ -18,9 +18,9 @@
 #define MSGID_MAX 998 /* RFC 5322 line limit: no id or URL is longer */
 #define LOCAL_MAX_MESSAGE ((size_t)16 << 20) /* bytes of one file, as watch */
 #define LOCAL_MAX_THREAD 2000 /* messages read from one thread, as watch */
-#define LOCAL_MAX_THREADS 16 /* the named thread plus prerequisite threads */
-#define PREREQ_MAX_DEPTH 5 /* prerequisites of prerequisites of ... */
-#define PREREQ_MAX_IDS 64 /* prerequisite-message-ids looked up at all */
+#define LOCAL_MAX_THREADS 16  /* the named thread plus prerequisite threads */
+#define PREREQ_MAX_DEPTH 5    /* prerequisites of prerequisites of ... */
+#define PREREQ_MAX_IDS 64     /* prerequisite-message-ids looked up at all */
 
 /*
  * s as it may be shown on a terminal: at most size - 4 bytes, control
@@ -134,9 +134,10 @@ static int url_msgid(const char *url, struct sb *id, struct errmsg *err)
 			len = slash;
 		sb_reset(id);
 		if (percent_decode(id, seg, len) < 0)
-			return errmsg_set(err, LOCAL_MAIL_SPEC,
-					  "%s: a malformed %%-escape in the URL",
-					  shown(url, b, sizeof(b)));
+			return errmsg_set(
+				err, LOCAL_MAIL_SPEC,
+				"%s: a malformed %%-escape in the URL",
+				shown(url, b, sizeof(b)));
 		if (strchr(sb_str(id), '@'))
 			return 0;
 		p = seg + len < end ? seg + len : NULL;
@@ -172,10 +173,11 @@ int local_mail_parse_spec(const char *spec, char **out, struct errmsg *err)
 	} else if (spec[0] == '<') {
 		sb_adds(&id, spec);
 	} else if (strchr(spec, '/')) {
-		errmsg_set(err, LOCAL_MAIL_SPEC,
-			   "%s is not a file, nor a message-id (no '/' in a bare "
-			   "one: write <ID> or the lore URL)",
-			   shown(spec, b, sizeof(b)));
+		errmsg_set(
+			err, LOCAL_MAIL_SPEC,
+			"%s is not a file, nor a message-id (no '/' in a bare "
+			"one: write <ID> or the lore URL)",
+			shown(spec, b, sizeof(b)));
 		goto out;
 	} else {
 		sb_adds(&id, spec);
@@ -263,7 +265,7 @@ static const struct mp_patch *first_mail(const struct mp_series *s)
 struct lookup {
 	notmuch_database_t *db;
 	char *db_path; /* for messages */
-	char **threads; /* thread ids read into the input, the named one first */
+	char **threads; /* thread ids of the input, the named one first */
 	size_t nthreads, threads_alloc;
 	char **ids; /* prerequisite-message-ids queued, never twice */
 	int *depth;
@@ -292,23 +294,26 @@ static int open_db(struct lookup *lk, struct qconfig *cfg, struct errmsg *err)
 		while (n > 0 && (why[n - 1] == '.' || why[n - 1] == ' '))
 			n--;
 		if (path)
-			ret = errmsg_set(err, LOCAL_MAIL_DB,
-					 "cannot open the notmuch database %s: "
-					 "%.*s; set notmuch.database in quorum's "
-					 "config to a maildir indexed by `notmuch "
-					 "new`",
-					 path, n, why);
+			ret = errmsg_set(
+				err, LOCAL_MAIL_DB,
+				"cannot open the notmuch database %s: "
+				"%.*s; set notmuch.database in quorum's "
+				"config to a maildir indexed by `notmuch "
+				"new`",
+				path, n, why);
 		else
-			ret = errmsg_set(err, LOCAL_MAIL_DB,
-					 "cannot open the notmuch database of "
-					 "notmuch's config (%s): %.*s; set "
-					 "notmuch.database in quorum's config, or "
-					 "NOTMUCH_CONFIG",
-					 env && *env ? env : "~/.notmuch-config",
-					 n, why);
+			ret = errmsg_set(
+				err, LOCAL_MAIL_DB,
+				"cannot open the notmuch database of "
+				"notmuch's config (%s): %.*s; set "
+				"notmuch.database in quorum's config, or "
+				"NOTMUCH_CONFIG",
+				env && *env ? env : "~/.notmuch-config", n,
+				why);
 		lk->db = NULL;
 	} else {
-		lk->db_path = xstrdup_or_null(notmuch_database_get_path(lk->db));
+		lk->db_path =
+			xstrdup_or_null(notmuch_database_get_path(lk->db));
 	}
 	free(msg);
 	free(path);
@@ -337,13 +342,15 @@ static size_t collect_thread(struct lookup *lk, const char *tid,
 	}
 	notmuch_query_set_sort(q, NOTMUCH_SORT_OLDEST_FIRST);
 	if (notmuch_query_search_messages(q, &msgs)) {
-		mp_collector_error(c, qs.buf, "notmuch cannot search the thread");
+		mp_collector_error(c, qs.buf,
+				   "notmuch cannot search the thread");
 		goto out;
 	}
-	for (; notmuch_messages_valid(msgs); notmuch_messages_move_to_next(msgs)) {
+	for (; notmuch_messages_valid(msgs);
+	     notmuch_messages_move_to_next(msgs)) {
 		notmuch_message_t *m = notmuch_messages_get(msgs);
 		const char *file = notmuch_message_get_filename(m);
-		struct errmsg perr = { "" };
+		struct errmsg perr = {""};
 		struct stat st;
 
 		if (n == LOCAL_MAX_THREAD) {
@@ -355,8 +362,9 @@ static size_t collect_thread(struct lookup *lk, const char *tid,
 		n++;
 		/* A file, not a maildir a renamed entry might now name. */
 		if (!file || stat(file, &st) < 0 || !S_ISREG(st.st_mode))
-			mp_collector_error(c, notmuch_message_get_message_id(m),
-					   "its file is gone (run notmuch new)");
+			mp_collector_error(
+				c, notmuch_message_get_message_id(m),
+				"its file is gone (run notmuch new)");
 		else if (mp_collect_path(c, file, &lim, &perr) < 0)
 			mp_collector_error(c, file, perr.msg);
 		notmuch_message_destroy(m);
@@ -368,8 +376,7 @@ out:
 }
 
 /* The thread of the mail with id, after a read of that thread alone. */
-static struct mp_set *read_thread(struct lookup *lk, const char *tid,
-				  size_t *n)
+static struct mp_set *read_thread(struct lookup *lk, const char *tid, size_t *n)
 {
 	struct mp_collector *c = mp_collector_new();
 
@@ -426,8 +433,8 @@ static void queue_prereqs(struct lookup *lk, const struct mp_series *s,
 			if (i < lk->nids || lk->nids >= PREREQ_MAX_IDS)
 				continue;
 			ALLOC_GROW(lk->ids, lk->nids + 1, lk->ids_alloc);
-			lk->depth = xrealloc(lk->depth,
-					     lk->ids_alloc * sizeof(*lk->depth));
+			lk->depth = xrealloc(
+				lk->depth, lk->ids_alloc * sizeof(*lk->depth));
 			lk->ids[lk->nids] = xstrdup_or_null(id);
 			lk->depth[lk->nids++] = depth;
 		}
@@ -446,7 +453,7 @@ static void follow_prereqs(struct lookup *lk)
 
 	for (i = 0; i < lk->nids; i++) {
 		const char *id = lk->ids[i];
-		struct errmsg e = { "" };
+		struct errmsg e = {""};
 		struct mp_series *s;
 		struct mp_set *set;
 		char b[160], t[80], *tid = NULL;
@@ -473,7 +480,8 @@ static void follow_prereqs(struct lookup *lk)
 		}
 		if (thread_seen(lk, tid) || lk->nthreads >= LOCAL_MAX_THREADS) {
 			if (!thread_seen(lk, tid))
-				warning("prerequisite <%s>: more than %d threads; "
+				warning("prerequisite <%s>: more than %d "
+					"threads; "
 					"reviewing without it",
 					shown(id, b, sizeof(b)),
 					LOCAL_MAX_THREADS);
@@ -490,9 +498,9 @@ static void follow_prereqs(struct lookup *lk)
 				"database: \"%s\" v%d (a thread of %zu "
 				"message%s) joins the input\n",
 				shown(id, b, sizeof(b)),
-				shown(first_mail(s)->subject.title ?
-					      first_mail(s)->subject.title :
-					      "",
+				shown(first_mail(s)->subject.title
+					      ? first_mail(s)->subject.title
+					      : "",
 				      t, sizeof(t)),
 				s->version, n, n == 1 ? "" : "s");
 		else
@@ -534,10 +542,10 @@ static int newer_version(const struct mp_set *set, const struct mp_series *s)
 	return v;
 }
 
-int local_mail_read(struct qconfig *cfg, const char *spec,
-		    struct mp_set **out, char **target, struct errmsg *err)
+int local_mail_read(struct qconfig *cfg, const char *spec, struct mp_set **out,
+		    char **target, struct errmsg *err)
 {
-	struct lookup lk = { 0 };
+	struct lookup lk = {0};
 	struct mp_collector *c;
 	struct mp_set *set = NULL;
 	struct mp_series *s;
@@ -556,12 +564,13 @@ int local_mail_read(struct qconfig *cfg, const char *spec,
 	r = find_thread(&lk, id, &tid, err);
 	if (r <= 0) {
 		if (r == 0)
-			errmsg_set(err, LOCAL_MAIL_NOT_FOUND,
-				   "<%s> is not in the local notmuch database "
-				   "(%s); quorum never fetches mail: run `b4 am "
-				   "-o - %s | quorum review -`, or fetch the "
-				   "thread and `notmuch new`",
-				   shown(id, b, sizeof(b)), lk.db_path, id);
+			errmsg_set(
+				err, LOCAL_MAIL_NOT_FOUND,
+				"<%s> is not in the local notmuch database "
+				"(%s); quorum never fetches mail: run `b4 am "
+				"-o - %s | quorum review -`, or fetch the "
+				"thread and `notmuch new`",
+				shown(id, b, sizeof(b)), lk.db_path, id);
 		ret = r == 0 ? LOCAL_MAIL_NOT_FOUND : LOCAL_MAIL_DB;
 		goto out;
 	}
@@ -580,11 +589,12 @@ int local_mail_read(struct qconfig *cfg, const char *spec,
 	}
 	s = series_of(set, id);
 	if (!s || !first_mail(s)) {
-		ret = errmsg_set(err, LOCAL_MAIL_NO_SERIES,
-				 "<%s> is neither a patch, a cover letter nor a "
-				 "reply to one; name one of the %zu series in "
-				 "its thread (`quorum parse` shows them)",
-				 shown(id, b, sizeof(b)), set->nseries);
+		ret = errmsg_set(
+			err, LOCAL_MAIL_NO_SERIES,
+			"<%s> is neither a patch, a cover letter nor a "
+			"reply to one; name one of the %zu series in "
+			"its thread (`quorum parse` shows them)",
+			shown(id, b, sizeof(b)), set->nseries);
 		goto out;
 	}
 	*target = xstrdup_or_null(first_mail(s)->message_id);
