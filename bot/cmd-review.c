@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "quorum.h"
@@ -20,11 +21,12 @@ const struct cmd cmd_review_def = {
 	"quorum review [-C REPO] [--base REV] [--quorum N] [--list NAME] "
 	"[--budget USD] [--no-cache] [--format text|json|sarif|email] "
 	"[--output FILE] "
-	"[FILE|-]",
-	"review a patch series from an mbox file or standard input",
+	"[FILE|-|MESSAGE-ID|URL]",
+	"review a patch series from an mbox file, standard input or local mail",
 	"Reads a patch series (an mbox from git format-patch or b4 am, a single\n"
-	"patch mail, or `git show` output) from FILE or standard input, applies\n"
-	"it in memory to the repository (nothing in your working tree, index or\n"
+	"patch mail, or `git show` output) from FILE or standard input, or the\n"
+	"series of a message in the local notmuch database, applies it in\n"
+	"memory to the repository (nothing in your working tree, index or\n"
 	"branches changes), asks the voters to flag likely defects, and prints\n"
 	"the findings that enough voters agree on.\n"
 	"\n"
@@ -46,6 +48,20 @@ const struct cmd cmd_review_def = {
 	"                 watch.from and watch.domain apply)\n"
 	"  --output FILE  write the report to FILE instead of standard output\n"
 	"  -h, --help     this text\n"
+	"\n"
+	"MESSAGE-ID or URL: when the argument is not an existing file (a FILE\n"
+	"always wins) but <ID>, ID@HOST, or a public-inbox URL such as\n"
+	"https://lore.kernel.org/LIST/ID/ (also .../ID/T/, .../ID/raw,\n"
+	"https://lore.kernel.org/r/ID, https://patch.msgid.link/ID), the\n"
+	"message is looked up in the local notmuch database, read-only\n"
+	"(notmuch.database in the config, else notmuch's own config:\n"
+	"NOTMUCH_CONFIG or ~/.notmuch-config). Its thread is read and the one\n"
+	"series holding the message (or answered by it, for a reply) is\n"
+	"reviewed, even when the thread has a newer version. The threads of\n"
+	"its prerequisite-message-id: lines that are in the database join the\n"
+	"input; a missing one is named in a warning. quorum never fetches\n"
+	"mail: for a message that is not there, run\n"
+	"`b4 am -o - ID | quorum review -`, or fetch it and `notmuch new`.\n"
 	"\n"
 	"LLM voters: each [voter \"NAME\"] section of the config with provider\n"
 	"openai or anthropic (url, model, key-env or a 0600 key-file, weight,\n"
@@ -73,8 +89,9 @@ const struct cmd cmd_review_def = {
 	"similar past fixes.\n"
 	"\n"
 	"Exit status: 0 reviewed and nothing at quorum, 1 findings at quorum,\n"
-	"2 usage or input error (including a series that does not apply),\n"
-	"3 environment error (repository, config).",
+	"2 usage or input error (including a series that does not apply, and\n"
+	"a message that is not in the local database),\n"
+	"3 environment error (repository, config, no notmuch database).",
 };
 
 /*
@@ -186,6 +203,8 @@ static int cmd_review(int argc, char **argv)
 	struct rv_ledger *ledger = NULL; /* cost (issue 8) */
 	const char *list = NULL;
 	double budget = 0;
+	char *target = NULL; /* msgid: review only the series holding it */
+	struct stat st;
 	struct report *rp = NULL; /* ci (issue 10): --format, --output */
 	const char *output = NULL;
 	int fmt = FMT_TEXT;
@@ -291,7 +310,17 @@ static int cmd_review(int argc, char **argv)
 		goto out;
 	}
 
-	if (mp_read_path(&set, path, NULL, &err) < 0) {
+	if (strcmp(path, "-") && stat(path, &st) < 0 &&
+	    local_mail_is_spec(path)) {
+		/* msgid: not a file but a message-id or URL; a FILE wins. */
+		int r = local_mail_read(cfg, path, &set, &target, &err);
+
+		if (r < 0) {
+			error("%s", err.msg);
+			ret = r == LOCAL_MAIL_DB ? EXIT_ENV : EXIT_USAGE;
+			goto out;
+		}
+	} else if (mp_read_path(&set, path, NULL, &err) < 0) {
 		error("%s", err.msg);
 		ret = EXIT_USAGE;
 		goto out;
@@ -338,7 +367,9 @@ static int cmd_review(int argc, char **argv)
 		struct rv_review *r = NULL;
 		int rr;
 
-		if (set->series[i]->superseded)
+		/* msgid: the named series, even when superseded */
+		if (target ? !local_mail_in_series(set->series[i], target) :
+			     set->series[i]->superseded)
 			continue;
 		opts.series_key = series_key(set->series[i]);
 		rr = rv_review_series(&r, repo, set->series[i], &opts, &err);
@@ -374,6 +405,7 @@ out:
 	rv_history_free(history);
 	free(workdir);
 	mp_set_free(set);
+	free(target);
 	rv_repo_free(repo);
 	qconfig_free(cfg);
 	return ret;

@@ -157,19 +157,6 @@ static void on_wake(int sig)
 	wake_requested = 1;
 }
 
-/* Expand a leading ~/ with $HOME. Caller frees. */
-static char *expand_home(const char *p)
-{
-	const char *home = getenv("HOME");
-	struct sb s = SB_INIT;
-
-	if (p[0] == '~' && p[1] == '/' && home)
-		sb_addf(&s, "%s%s", home, p + 1);
-	else
-		sb_adds(&s, p);
-	return sb_detach(&s, NULL);
-}
-
 /* "30m" -> 1800. -1 when malformed. */
 static long parse_duration(const char *v)
 {

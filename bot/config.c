@@ -199,6 +199,18 @@ const char *qconfig_sources(struct qconfig *q)
 	return q ? sb_str(&q->sources) : "";
 }
 
+char *expand_home(const char *p)
+{
+	const char *home = getenv("HOME");
+	struct sb s = SB_INIT;
+
+	if (p[0] == '~' && p[1] == '/' && home)
+		sb_addf(&s, "%s%s", home, p + 1);
+	else
+		sb_adds(&s, p);
+	return sb_detach(&s, NULL);
+}
+
 int read_file_capped(const char *path, size_t cap, struct sb *out,
 		     struct errmsg *err)
 {

@@ -158,8 +158,60 @@ int llm_review_opts(struct qconfig *cfg, const struct llm_voters *llm,
 		    struct rv_review_opts *opts, struct rv_prompts **prompts,
 		    struct errmsg *err);
 
+/*
+ * A config path with a leading ~/ expanded from $HOME (watch, and the
+ * notmuch database of `quorum review MESSAGE-ID`). Caller frees.
+ */
+char *expand_home(const char *p);
+
 /* Read all of path ("-" for stdin) with a size cap. 0 or -1 with err. */
 int read_file_capped(const char *path, size_t cap, struct sb *out,
 		     struct errmsg *err);
+
+/*
+ * msgid (bot/local-mail.c): `quorum review MESSAGE-ID|URL` reads the
+ * named message's thread from the local notmuch database, opened
+ * read-only; quorum never fetches mail.
+ */
+enum local_mail_status {
+	LOCAL_MAIL_SPEC = -1, /* neither a message-id nor a URL with one */
+	LOCAL_MAIL_NOT_FOUND = -2, /* not in the database */
+	LOCAL_MAIL_DB = -3, /* no database, or it cannot be opened or read */
+	LOCAL_MAIL_NO_SERIES = -4, /* found, but no series holds or answers it */
+};
+
+/*
+ * Is arg, which is not an existing file, meant as a message? True for
+ * <ID>, anything with an '@', http(s):// URLs, and arguments too long
+ * or too odd (control characters) to be a path a user typed, so that
+ * local_mail_parse_spec() refuses them in one line.
+ */
+bool local_mail_is_spec(const char *arg);
+
+/*
+ * The message-id (without <>) that spec names: <ID>, ID (an '@', no
+ * '/'), or a public-inbox URL (https://lore.kernel.org/LIST/ID/..., .../r/ID,
+ * https://patch.msgid.link/ID), percent-decoded. At most 998 bytes of
+ * printable ASCII. 0 with *id (caller frees), or LOCAL_MAIL_SPEC with err.
+ */
+int local_mail_parse_spec(const char *spec, char **id, struct errmsg *err);
+
+/*
+ * Read into *set every message of the thread of the message spec names
+ * and, following prerequisite-message-id: lines of its series (5 deep),
+ * the threads of prerequisites that are in the database; a missing one
+ * is named in a warning. *target (caller frees) is the message-id of the
+ * cover or first patch of the series the named message belongs to or
+ * answers: review that series only (local_mail_in_series()). Prints a
+ * note when the thread holds a newer version of it. Config:
+ * notmuch.database, else notmuch's own config (NOTMUCH_CONFIG).
+ * 0 with *set (mp_set_free()), or a negative enum local_mail_status
+ * with err.
+ */
+int local_mail_read(struct qconfig *cfg, const char *spec,
+		    struct mp_set **set, char **target, struct errmsg *err);
+
+/* Is the message id the cover or one of the patches of s? */
+bool local_mail_in_series(const struct mp_series *s, const char *id);
 
 #endif
