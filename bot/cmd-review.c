@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "quorum.h"
@@ -135,6 +136,144 @@ static const char *series_key(const struct mp_series *s)
 	return NULL;
 }
 
+/*
+ * prereq: a series of the input may need earlier ones of the same input
+ * applied first (b4 >= 0.14 writes a series' prerequisite series ahead
+ * of it). of[i] lists them for series i; used[i]: series i is one, so
+ * it is applied for the series that needs it, not reviewed itself.
+ */
+struct prereq_plan {
+	const struct mp_series ***of;
+	size_t *nof;
+	bool *used;
+};
+
+/* Earlier series tried when nothing was declared (b4 dropped the cover). */
+#define PREREQ_MAX_SERIES 8
+
+/* Does d name q (is_patch: a patch, else a cover) as a prerequisite? */
+static bool names_prereq(const struct mp_patch *d, const struct mp_patch *q,
+			 bool is_patch)
+{
+	char pid[RV_OID_HEXSZ + 1];
+	size_t i;
+
+	for (i = 0; q->message_id && i < d->nprereq_message_ids; i++)
+		if (!strcmp(d->prereq_message_ids[i], q->message_id))
+			return true;
+	if (!is_patch || !q->diff || !d->nprereq_patch_ids ||
+	    rv_patch_id(q->diff, q->diff_len, pid) < 0)
+		return false;
+	for (i = 0; i < d->nprereq_patch_ids; i++)
+		if (!strcasecmp(d->prereq_patch_ids[i], pid))
+			return true;
+	return false;
+}
+
+/* Does s declare p as a prerequisite, by patch-id or message-id? */
+static bool declares(const struct mp_series *s, const struct mp_series *p)
+{
+	size_t k, j;
+
+	for (k = 0; k <= s->npatches; k++) {
+		const struct mp_patch *d = k ? s->patches[k - 1] : s->cover;
+
+		if (!d || (!d->nprereq_patch_ids && !d->nprereq_message_ids))
+			continue;
+		for (j = 0; j <= p->npatches; j++) {
+			const struct mp_patch *q =
+				j ? p->patches[j - 1] : p->cover;
+
+			if (q && names_prereq(d, q, j > 0))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Does s apply on its base with the n series of pre applied first? */
+static bool applies(struct rv_repo *repo, const struct mp_series *s,
+		    const struct rv_apply_opts *aopts,
+		    const struct mp_series *const *pre, size_t n)
+{
+	struct rv_apply_opts o = *aopts;
+	struct rv_apply_result *res = NULL;
+	int r;
+
+	o.store_refs = false;
+	o.prereqs = pre;
+	o.nprereqs = n;
+	r = rv_apply_series(&res, repo, s, &o, NULL);
+	rv_apply_result_free(res);
+	return r == 0;
+}
+
+/*
+ * Series i's prerequisites among the earlier series of the input: those
+ * it declares (prerequisite-patch-id: or -message-id:) unless it applies
+ * without them; with no declaration (b4 dropped the cover), the fewest
+ * series just before it that it applies on when it does not apply alone.
+ */
+static void plan_series(struct prereq_plan *pl, struct rv_repo *repo,
+			const struct mp_set *set, size_t i,
+			const struct rv_apply_opts *aopts)
+{
+	const struct mp_series *s = set->series[i];
+	const struct mp_series **v = xcalloc(i + 1, sizeof(*v));
+	size_t j, n = 0, from;
+
+	for (j = 0; j < i; j++)
+		if (!set->series[j]->superseded && declares(s, set->series[j]))
+			v[n++] = set->series[j];
+	if (n && repo && !applies(repo, s, aopts, v, n) &&
+	    applies(repo, s, aopts, NULL, 0))
+		n = 0; /* already in the base */
+	else if (!n && repo && i && !applies(repo, s, aopts, NULL, 0)) {
+		bool found = false;
+
+		for (from = i; !found && from-- > 0 && n < PREREQ_MAX_SERIES;) {
+			if (set->series[from]->superseded)
+				continue;
+			memmove(v + 1, v, n * sizeof(*v));
+			v[0] = set->series[from];
+			found = applies(repo, s, aopts, v, ++n);
+		}
+		if (!found)
+			n = 0;
+	}
+	for (j = 0; j < n; j++)
+		for (from = 0; from < i; from++)
+			if (set->series[from] == v[j])
+				pl->used[from] = true;
+	pl->of[i] = v;
+	pl->nof[i] = n;
+}
+
+static void plan_prereqs(struct prereq_plan *pl, struct rv_repo *repo,
+			 const struct mp_set *set,
+			 const struct rv_apply_opts *aopts)
+{
+	size_t i;
+
+	pl->of = xcalloc(set->nseries + 1, sizeof(*pl->of));
+	pl->nof = xcalloc(set->nseries + 1, sizeof(*pl->nof));
+	pl->used = xcalloc(set->nseries + 1, sizeof(*pl->used));
+	for (i = set->nseries; i-- > 0;)
+		if (!set->series[i]->superseded && !pl->used[i])
+			plan_series(pl, repo, set, i, aopts);
+}
+
+static void prereq_plan_release(struct prereq_plan *pl, size_t n)
+{
+	size_t i;
+
+	for (i = 0; pl->of && i < n; i++)
+		free(pl->of[i]);
+	free(pl->of);
+	free(pl->nof);
+	free(pl->used);
+}
+
 static bool in_git_repo(const char *dir)
 {
 	struct rv_repo *repo = NULL;
@@ -187,6 +326,7 @@ static int cmd_review(int argc, char **argv)
 	const char *list = NULL;
 	double budget = 0;
 	struct report *rp = NULL; /* ci (issue 10): --format, --output */
+	struct prereq_plan plan = { 0 };
 	const char *output = NULL;
 	int fmt = FMT_TEXT;
 	int c, ret = EXIT_USAGE, quorum = 0, reviewed = 0;
@@ -334,13 +474,16 @@ static int cmd_review(int argc, char **argv)
 	report_set_email(rp, qconfig_get(cfg, "watch.from"),
 			 qconfig_get(cfg, "watch.domain"));
 	ret = EXIT_CLEAN;
+	plan_prereqs(&plan, repo, set, &opts.apply);
 	for (i = 0; i < set->nseries; i++) {
 		struct rv_review *r = NULL;
 		int rr;
 
-		if (set->series[i]->superseded)
+		if (set->series[i]->superseded || plan.used[i])
 			continue;
 		opts.series_key = series_key(set->series[i]);
+		opts.apply.prereqs = plan.of[i];
+		opts.apply.nprereqs = plan.nof[i];
 		rr = rv_review_series(&r, repo, set->series[i], &opts, &err);
 		if (rr < 0 && !r) {
 			error("%s", err.msg);
@@ -367,6 +510,7 @@ static int cmd_review(int argc, char **argv)
 	if (ret == EXIT_CLEAN && any_findings)
 		ret = EXIT_FINDINGS;
 out:
+	prereq_plan_release(&plan, set ? set->nseries : 0);
 	report_free(rp);
 	rv_ledger_free(ledger);
 	rv_prompts_free(prompts);

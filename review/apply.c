@@ -774,8 +774,8 @@ static int series_total(const struct mp_series *s)
 
 /* Apply mp on c->tree and make its commit on parent cur. */
 static int apply_step(struct pctx *c, const struct mp_patch *mp,
-		      const git_oid *cur, git_oid *tree_oid, git_oid *commit_oid,
-		      struct errmsg *err)
+		      const git_oid *cur, git_oid *tree_oid,
+		      git_oid *commit_oid, struct errmsg *err)
 {
 	int ret = patch_apply(c, mp, tree_oid, err);
 
@@ -792,7 +792,8 @@ static int advance(struct pctx *c, git_oid *cur, const git_oid *tree_oid,
 	git_tree_free(c->tree);
 	c->tree = NULL;
 	if (git_tree_lookup(&c->tree, c->repo->git, tree_oid) < 0)
-		return rv__git_error(err, RV_ERR_REPO, "cannot read a new tree");
+		return rv__git_error(err, RV_ERR_REPO,
+				     "cannot read a new tree");
 	return 0;
 }
 
@@ -1006,8 +1007,9 @@ static void add_prereq_note(struct sb *note, const struct rv_apply_opts *opts)
 		for (k = 0; k < ps->npatches; k++)
 			np += ps->patches[k] != NULL;
 		sb_addf(note, "%s'%.80s' (%zu patch%s)",
-			!n ? "; on top of prerequisite series " :
-			i + 1 == opts->nprereqs ? " and " : ", ",
+			!n ? "; on top of prerequisite series "
+			: i + 1 == opts->nprereqs ? " and "
+						  : ", ",
 			series_title(ps), np, np == 1 ? "" : "es");
 		n++;
 	}

@@ -291,8 +291,7 @@ static bool series_tip(struct rv_review *r, struct rv_repo *repo,
 	if (n < 2 || !a || a->failed >= 0 || !a->npatches || !repo)
 		return false;
 	if (rv_tree_diff(repo, apply_start(a),
-			 a->patches[a->npatches - 1].tree_id,
-			 text) < 0 ||
+			 a->patches[a->npatches - 1].tree_id, text) < 0 ||
 	    rv_diff_parse(&diffs[n], text->buf ? text->buf : "", text->len,
 			  &derr) < 0 ||
 	    !diffs[n]->nfiles) {
