@@ -214,10 +214,46 @@ static bool applies(struct rv_repo *repo, const struct mp_series *s,
 }
 
 /*
+ * No declaration: the fewest series just before series i that it applies
+ * on, into v; their number, 0 when none does. A series in between that
+ * it applies without (an independent one) is left out again.
+ */
+static size_t guess_prereqs(struct rv_repo *repo, const struct mp_set *set,
+			    size_t i, const struct rv_apply_opts *aopts,
+			    const struct mp_series **v)
+{
+	const struct mp_series *s = set->series[i], *drop;
+	size_t n = 0, from = i, k;
+	bool found = false;
+
+	while (!found && from-- > 0 && n < PREREQ_MAX_SERIES) {
+		if (set->series[from]->superseded)
+			continue;
+		memmove(v + 1, v, n * sizeof(*v));
+		v[0] = set->series[from];
+		found = applies(repo, s, aopts, v, ++n);
+	}
+	if (!found)
+		return 0;
+	/* v[0] is needed: without it, it did not apply. */
+	for (k = n; k-- > 1;) {
+		drop = v[k];
+		memmove(v + k, v + k + 1, (n - k - 1) * sizeof(*v));
+		if (applies(repo, s, aopts, v, n - 1)) {
+			n--;
+			continue;
+		}
+		memmove(v + k + 1, v + k, (n - k - 1) * sizeof(*v));
+		v[k] = drop;
+	}
+	return n;
+}
+
+/*
  * Series i's prerequisites among the earlier series of the input: those
  * it declares (prerequisite-patch-id: or -message-id:) unless it applies
- * without them; with no declaration (b4 dropped the cover), the fewest
- * series just before it that it applies on when it does not apply alone.
+ * without them; with no declaration (b4 dropped the cover), those just
+ * before it that it needs when it does not apply alone.
  */
 static void plan_series(struct prereq_plan *pl, struct rv_repo *repo,
 			const struct mp_set *set, size_t i,
@@ -225,7 +261,7 @@ static void plan_series(struct prereq_plan *pl, struct rv_repo *repo,
 {
 	const struct mp_series *s = set->series[i];
 	const struct mp_series **v = xcalloc(i + 1, sizeof(*v));
-	size_t j, n = 0, from;
+	size_t j, k, n = 0;
 
 	for (j = 0; j < i; j++)
 		if (!set->series[j]->superseded && declares(s, set->series[j]))
@@ -233,23 +269,12 @@ static void plan_series(struct prereq_plan *pl, struct rv_repo *repo,
 	if (n && repo && !applies(repo, s, aopts, v, n) &&
 	    applies(repo, s, aopts, NULL, 0))
 		n = 0; /* already in the base */
-	else if (!n && repo && i && !applies(repo, s, aopts, NULL, 0)) {
-		bool found = false;
-
-		for (from = i; !found && from-- > 0 && n < PREREQ_MAX_SERIES;) {
-			if (set->series[from]->superseded)
-				continue;
-			memmove(v + 1, v, n * sizeof(*v));
-			v[0] = set->series[from];
-			found = applies(repo, s, aopts, v, ++n);
-		}
-		if (!found)
-			n = 0;
-	}
-	for (j = 0; j < n; j++)
-		for (from = 0; from < i; from++)
-			if (set->series[from] == v[j])
-				pl->used[from] = true;
+	else if (!n && repo && i && !applies(repo, s, aopts, NULL, 0))
+		n = guess_prereqs(repo, set, i, aopts, v);
+	for (j = 0; j < i; j++)
+		for (k = 0; k < n; k++)
+			if (set->series[j] == v[k])
+				pl->used[j] = true;
 	pl->of[i] = v;
 	pl->nof[i] = n;
 }

@@ -150,6 +150,16 @@ if [ "$HAVE_B4" = 1 ] && b4am "$TMP/P.mbox" "$TMP/P.b4" && b4am "$TMP/S.mbox" "$
 	is "$(cut -d'|' -f4 "$TMP/shape")" "$S_PATCHES" "b4 P+S JSON: patches are S's only"
 	is "$(cut -d'|' -f5 "$TMP/shape")" "2:use-after-free" "b4 P+S JSON: the one finding is S's"
 
+	# Guessed, then trimmed: an independent series between P and S is
+	# not taken for a prerequisite, and is reviewed on its own.
+	b4am "$TMP/Aa.mbox" "$TMP/A.b4"
+	cat "$TMP/P.b4" "$TMP/A.b4" "$TMP/S.b4" >"$TMP/PAS.b4"
+	run "$QUORUM" review -C "$R" --format json "$TMP/PAS.b4"
+	reviews "$TMP/out" >"$TMP/shape"
+	is "$(cut -d'|' -f1,2 "$TMP/shape" | sed 's,/[0-9a-f]\{40\}\.[^|]*,/ID,')" \
+		"$(printf 'alpha: add alpha()|\nitem: add sum_ids()|item: add item_new()/2/ID')" \
+		"b4 P, A, S: A is reviewed, S on top of P only, P not"
+
 	# (iii) S alone from b4 (the cover and its declarations are gone).
 	(cd "$TMP" && cat "$TMP/S.b4" | "$QUORUM" review -C "$R" - >"$TMP/out" 2>"$TMP/err")
 	is "$?" 2 "b4 S alone: exit 2"
@@ -159,7 +169,7 @@ if [ "$HAVE_B4" = 1 ] && b4am "$TMP/P.mbox" "$TMP/P.b4" && b4am "$TMP/S.mbox" "$
 	like "$TMP/out" 'Not reviewed: the series does not apply' "b4 S alone: the report says why"
 else
 	i=0
-	while [ $i -lt 14 ]; do
+	while [ $i -lt 15 ]; do
 		_tap_n=$((_tap_n + 1))
 		echo "ok $_tap_n # SKIP b4 is not installed or failed"
 		i=$((i + 1))
