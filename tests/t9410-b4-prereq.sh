@@ -123,6 +123,33 @@ like "$TMP/shape" "\|[^|]*$P_NOTE[^|]*\|" "P+S threads JSON: base.note names P"
 is "$(cut -d'|' -f4 "$TMP/shape")" "$S_PATCHES" "P+S threads JSON: patches are S's only"
 is "$(cut -d'|' -f5 "$TMP/shape")" "2:use-after-free" "P+S threads JSON: the one finding is S's"
 
+# The models see S's changes only: P's lines are base, in every prompt
+# and in the combined diff of the series tip; a finding about them is
+# about code S did not touch, so it is not at quorum.
+. "$TOP/tests/lib/llm.sh"
+MALLOC=$(git -C "$A" show s:main.c | grep -n 'it = malloc' | cut -d: -f1)
+cat >"$TMP/llm.json" <<EOS
+{"models": {"m1": [{"answer": {"findings": [{"file": "main.c", "line_start": $MALLOC, "line_end": $((MALLOC + 1)), "severity": "high", "category": "null-deref", "title": "PLANTED-IN-P unchecked malloc", "quote": "it = malloc(sizeof(*it));"}]}}]}}
+EOS
+fake_start "$TMP/llm.json"
+voter m1 openai m1 >"$TMP/config"
+QUORUM_CONFIG=$TMP/config run "$QUORUM" review -C "$R" --format json "$TMP/PS.mbox"
+fake_stop
+is "$(requests m1)" 3 "LLM: S's two patches and its tip are asked about, not P's"
+for f in "$REC"/*.json; do prompt_of "$f"; done >"$TMP/prompts"
+like "$TMP/prompts" 'patches 1-2 combined' "LLM: the series tip was asked about"
+like "$TMP/prompts" '^ *[0-9]+ \+	it->id = 0;' "LLM: S's lines are in the prompts"
+unlike "$TMP/prompts" '^ *[0-9]+ \+(	it = malloc|struct item \*item_new|void item_free)' \
+	"LLM: P's lines are never shown as added (the tip starts at P's tip)"
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["reviews"][0]
+for k in ("findings", "minority"):
+    print(k, " ".join("%d:%s:%s" % (f["patch"], f["preexisting"], f["title"][:12]) for f in r[k]))
+' "$TMP/out" >"$TMP/j"
+unlike "$TMP/j" 'PLANTED' "LLM: the finding about P's code is not at quorum, nor in the minority"
+like "$TMP/j" '^findings 2:False:`it` is used$' "LLM: S's use after free is the one finding"
+
 # Declared, not guessed: with an independent series between P and S,
 # S still gets P alone, and the other one is reviewed on its own.
 cat "$TMP/P.mbox" "$TMP/Aa.mbox" "$TMP/S.mbox" >"$TMP/PAS.mbox"
