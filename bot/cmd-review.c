@@ -151,45 +151,67 @@ struct prereq_plan {
 	const struct mp_series ***of;
 	size_t *nof;
 	bool *used;
+	char ***pid; /* pid[j][k]: patch-id of patch k of series j, or "" */
 };
 
 /* Earlier series tried when nothing was declared (b4 dropped the cover). */
 #define PREREQ_MAX_SERIES 8
 
-/* Does d name q (is_patch: a patch, else a cover) as a prerequisite? */
-static bool names_prereq(const struct mp_patch *d, const struct mp_patch *q,
-			 bool is_patch)
+/* The patch-id of patch k of series j, worked out once; "" when none. */
+static const char *plan_pid(struct prereq_plan *pl, const struct mp_set *set,
+			    size_t j, size_t k)
 {
-	char pid[RV_OID_HEXSZ + 1];
+	const struct mp_patch *q = set->series[j]->patches[k];
+	char id[RV_OID_HEXSZ + 1] = "";
+
+	if (!pl->pid[j])
+		pl->pid[j] = xcalloc(set->series[j]->npatches + 1,
+				     sizeof(*pl->pid[j]));
+	if (!pl->pid[j][k]) {
+		if (!q || !q->diff || rv_patch_id(q->diff, q->diff_len, id) < 0)
+			id[0] = '\0';
+		pl->pid[j][k] = xstrdup_or_null(id);
+	}
+	return pl->pid[j][k];
+}
+
+/* Does d name q (k: a patch of series j, else its cover) as a prereq? */
+static bool names_prereq(struct prereq_plan *pl, const struct mp_set *set,
+			 const struct mp_patch *d, const struct mp_patch *q,
+			 size_t j, size_t k)
+{
+	const char *pid;
 	size_t i;
 
 	for (i = 0; q->message_id && i < d->nprereq_message_ids; i++)
 		if (!strcmp(d->prereq_message_ids[i], q->message_id))
 			return true;
-	if (!is_patch || !q->diff || !d->nprereq_patch_ids ||
-	    rv_patch_id(q->diff, q->diff_len, pid) < 0)
+	if (!k || !d->nprereq_patch_ids)
 		return false;
-	for (i = 0; i < d->nprereq_patch_ids; i++)
+	pid = plan_pid(pl, set, j, k - 1);
+	for (i = 0; *pid && i < d->nprereq_patch_ids; i++)
 		if (!strcasecmp(d->prereq_patch_ids[i], pid))
 			return true;
 	return false;
 }
 
-/* Does s declare p as a prerequisite, by patch-id or message-id? */
-static bool declares(const struct mp_series *s, const struct mp_series *p)
+/* Does series i declare series j a prerequisite, by patch-id or message-id? */
+static bool declares(struct prereq_plan *pl, const struct mp_set *set, size_t i,
+		     size_t j)
 {
-	size_t k, j;
+	const struct mp_series *s = set->series[i], *p = set->series[j];
+	size_t k, m;
 
 	for (k = 0; k <= s->npatches; k++) {
 		const struct mp_patch *d = k ? s->patches[k - 1] : s->cover;
 
 		if (!d || (!d->nprereq_patch_ids && !d->nprereq_message_ids))
 			continue;
-		for (j = 0; j <= p->npatches; j++) {
+		for (m = 0; m <= p->npatches; m++) {
 			const struct mp_patch *q =
-				j ? p->patches[j - 1] : p->cover;
+				m ? p->patches[m - 1] : p->cover;
 
-			if (q && names_prereq(d, q, j > 0))
+			if (q && names_prereq(pl, set, d, q, j, m))
 				return true;
 		}
 	}
@@ -264,7 +286,7 @@ static void plan_series(struct prereq_plan *pl, struct rv_repo *repo,
 	size_t j, k, n = 0;
 
 	for (j = 0; j < i; j++)
-		if (!set->series[j]->superseded && declares(s, set->series[j]))
+		if (!set->series[j]->superseded && declares(pl, set, i, j))
 			v[n++] = set->series[j];
 	if (n && repo && !applies(repo, s, aopts, v, n) &&
 	    applies(repo, s, aopts, NULL, 0))
@@ -288,18 +310,25 @@ static void plan_prereqs(struct prereq_plan *pl, struct rv_repo *repo,
 	pl->of = xcalloc(set->nseries + 1, sizeof(*pl->of));
 	pl->nof = xcalloc(set->nseries + 1, sizeof(*pl->nof));
 	pl->used = xcalloc(set->nseries + 1, sizeof(*pl->used));
+	pl->pid = xcalloc(set->nseries + 1, sizeof(*pl->pid));
 	for (i = set->nseries; i-- > 0;)
 		if (!set->series[i]->superseded && !pl->used[i])
 			plan_series(pl, repo, set, i, aopts);
 }
 
-static void prereq_plan_release(struct prereq_plan *pl, size_t n)
+static void prereq_plan_release(struct prereq_plan *pl,
+				const struct mp_set *set)
 {
-	size_t i;
+	size_t i, k;
 
-	for (i = 0; pl->of && i < n; i++)
+	for (i = 0; pl->of && i < set->nseries; i++) {
 		free(pl->of[i]);
+		for (k = 0; pl->pid[i] && k < set->series[i]->npatches; k++)
+			free(pl->pid[i][k]);
+		free(pl->pid[i]);
+	}
 	free(pl->of);
+	free(pl->pid);
 	free(pl->nof);
 	free(pl->used);
 }
@@ -540,7 +569,8 @@ static int cmd_review(int argc, char **argv)
 	if (ret == EXIT_CLEAN && any_findings)
 		ret = EXIT_FINDINGS;
 out:
-	prereq_plan_release(&plan, set ? set->nseries : 0);
+	if (set)
+		prereq_plan_release(&plan, set);
 	report_free(rp);
 	rv_ledger_free(ledger);
 	rv_prompts_free(prompts);
