@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "quorum.h"
@@ -29,6 +30,11 @@ const struct cmd cmd_review_def = {
 	"memory to the repository (nothing in your working tree, index or\n"
 	"branches changes), asks the voters to flag likely defects, and prints\n"
 	"the findings that enough voters agree on.\n"
+	"\n"
+	"A series that needs another series of the same input (b4 >= 0.14\n"
+	"writes the prerequisite series first; format-patch --base declares it\n"
+	"with prerequisite-patch-id:) is applied on top of it, and only the\n"
+	"series that needs it is reviewed.\n"
 	"\n"
 	"Options:\n"
 	"  -C REPO        the repository to apply to (default: the current\n"
@@ -152,6 +158,198 @@ static const char *series_key(const struct mp_series *s)
 	return NULL;
 }
 
+/*
+ * prereq: a series of the input may need earlier ones of the same input
+ * applied first (b4 >= 0.14 writes a series' prerequisite series ahead
+ * of it). of[i] lists them for series i; used[i]: series i is one, so
+ * it is applied for the series that needs it, not reviewed itself.
+ */
+struct prereq_plan {
+	const struct mp_series ***of;
+	size_t *nof;
+	bool *used;
+	char ***pid; /* pid[j][k]: patch-id of patch k of series j, or "" */
+};
+
+/* Earlier series tried when nothing was declared (b4 dropped the cover). */
+#define PREREQ_MAX_SERIES 8
+
+/* The patch-id of patch k of series j, worked out once; "" when none. */
+static const char *plan_pid(struct prereq_plan *pl, const struct mp_set *set,
+			    size_t j, size_t k)
+{
+	const struct mp_patch *q = set->series[j]->patches[k];
+	char id[RV_OID_HEXSZ + 1] = "";
+
+	if (!pl->pid[j])
+		pl->pid[j] = xcalloc(set->series[j]->npatches + 1,
+				     sizeof(*pl->pid[j]));
+	if (!pl->pid[j][k]) {
+		if (!q || !q->diff || rv_patch_id(q->diff, q->diff_len, id) < 0)
+			id[0] = '\0';
+		pl->pid[j][k] = xstrdup_or_null(id);
+	}
+	return pl->pid[j][k];
+}
+
+/* Does d name q (k: a patch of series j, else its cover) as a prereq? */
+static bool names_prereq(struct prereq_plan *pl, const struct mp_set *set,
+			 const struct mp_patch *d, const struct mp_patch *q,
+			 size_t j, size_t k)
+{
+	const char *pid;
+	size_t i;
+
+	for (i = 0; q->message_id && i < d->nprereq_message_ids; i++)
+		if (!strcmp(d->prereq_message_ids[i], q->message_id))
+			return true;
+	if (!k || !d->nprereq_patch_ids)
+		return false;
+	pid = plan_pid(pl, set, j, k - 1);
+	for (i = 0; *pid && i < d->nprereq_patch_ids; i++)
+		if (!strcasecmp(d->prereq_patch_ids[i], pid))
+			return true;
+	return false;
+}
+
+/* Does series i declare series j a prerequisite, by patch-id or message-id? */
+static bool declares(struct prereq_plan *pl, const struct mp_set *set, size_t i,
+		     size_t j)
+{
+	const struct mp_series *s = set->series[i], *p = set->series[j];
+	size_t k, m;
+
+	for (k = 0; k <= s->npatches; k++) {
+		const struct mp_patch *d = k ? s->patches[k - 1] : s->cover;
+
+		if (!d || (!d->nprereq_patch_ids && !d->nprereq_message_ids))
+			continue;
+		for (m = 0; m <= p->npatches; m++) {
+			const struct mp_patch *q =
+				m ? p->patches[m - 1] : p->cover;
+
+			if (q && names_prereq(pl, set, d, q, j, m))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Does s apply on its base with the n series of pre applied first? */
+static bool applies(struct rv_repo *repo, const struct mp_series *s,
+		    const struct rv_apply_opts *aopts,
+		    const struct mp_series *const *pre, size_t n)
+{
+	struct rv_apply_opts o = *aopts;
+	struct rv_apply_result *res = NULL;
+	int r;
+
+	o.store_refs = false;
+	o.prereqs = pre;
+	o.nprereqs = n;
+	r = rv_apply_series(&res, repo, s, &o, NULL);
+	rv_apply_result_free(res);
+	return r == 0;
+}
+
+/*
+ * No declaration: the fewest series just before series i that it applies
+ * on, into v; their number, 0 when none does. A series in between that
+ * it applies without (an independent one) is left out again.
+ */
+static size_t guess_prereqs(struct rv_repo *repo, const struct mp_set *set,
+			    size_t i, const struct rv_apply_opts *aopts,
+			    const struct mp_series **v)
+{
+	const struct mp_series *s = set->series[i], *drop;
+	size_t n = 0, from = i, k;
+	bool found = false;
+
+	while (!found && from-- > 0 && n < PREREQ_MAX_SERIES) {
+		if (set->series[from]->superseded)
+			continue;
+		memmove(v + 1, v, n * sizeof(*v));
+		v[0] = set->series[from];
+		found = applies(repo, s, aopts, v, ++n);
+	}
+	if (!found)
+		return 0;
+	/* v[0] is needed: without it, it did not apply. */
+	for (k = n; k-- > 1;) {
+		drop = v[k];
+		memmove(v + k, v + k + 1, (n - k - 1) * sizeof(*v));
+		if (applies(repo, s, aopts, v, n - 1)) {
+			n--;
+			continue;
+		}
+		memmove(v + k + 1, v + k, (n - k - 1) * sizeof(*v));
+		v[k] = drop;
+	}
+	return n;
+}
+
+/*
+ * Series i's prerequisites among the earlier series of the input: those
+ * it declares (prerequisite-patch-id: or -message-id:) unless it applies
+ * without them; with no declaration (b4 dropped the cover), those just
+ * before it that it needs when it does not apply alone.
+ */
+static void plan_series(struct prereq_plan *pl, struct rv_repo *repo,
+			const struct mp_set *set, size_t i,
+			const struct rv_apply_opts *aopts)
+{
+	const struct mp_series *s = set->series[i];
+	const struct mp_series **v = xcalloc(i + 1, sizeof(*v));
+	size_t j, k, n = 0;
+
+	for (j = 0; j < i; j++)
+		if (!set->series[j]->superseded && declares(pl, set, i, j))
+			v[n++] = set->series[j];
+	if (n && repo && !applies(repo, s, aopts, v, n) &&
+	    applies(repo, s, aopts, NULL, 0))
+		n = 0; /* already in the base */
+	else if (!n && repo && i && !applies(repo, s, aopts, NULL, 0))
+		n = guess_prereqs(repo, set, i, aopts, v);
+	for (j = 0; j < i; j++)
+		for (k = 0; k < n; k++)
+			if (set->series[j] == v[k])
+				pl->used[j] = true;
+	pl->of[i] = v;
+	pl->nof[i] = n;
+}
+
+static void plan_prereqs(struct prereq_plan *pl, struct rv_repo *repo,
+			 const struct mp_set *set,
+			 const struct rv_apply_opts *aopts)
+{
+	size_t i;
+
+	pl->of = xcalloc(set->nseries + 1, sizeof(*pl->of));
+	pl->nof = xcalloc(set->nseries + 1, sizeof(*pl->nof));
+	pl->used = xcalloc(set->nseries + 1, sizeof(*pl->used));
+	pl->pid = xcalloc(set->nseries + 1, sizeof(*pl->pid));
+	for (i = set->nseries; i-- > 0;)
+		if (!set->series[i]->superseded && !pl->used[i])
+			plan_series(pl, repo, set, i, aopts);
+}
+
+static void prereq_plan_release(struct prereq_plan *pl,
+				const struct mp_set *set)
+{
+	size_t i, k;
+
+	for (i = 0; pl->of && i < set->nseries; i++) {
+		free(pl->of[i]);
+		for (k = 0; pl->pid[i] && k < set->series[i]->npatches; k++)
+			free(pl->pid[i][k]);
+		free(pl->pid[i]);
+	}
+	free(pl->of);
+	free(pl->pid);
+	free(pl->nof);
+	free(pl->used);
+}
+
 static bool in_git_repo(const char *dir)
 {
 	struct rv_repo *repo = NULL;
@@ -206,6 +404,7 @@ static int cmd_review(int argc, char **argv)
 	char *target = NULL; /* msgid: review only the series holding it */
 	struct stat st;
 	struct report *rp = NULL; /* ci (issue 10): --format, --output */
+	struct prereq_plan plan = { 0 };
 	const char *output = NULL;
 	int fmt = FMT_TEXT;
 	int c, ret = EXIT_USAGE, quorum = 0, reviewed = 0;
@@ -363,15 +562,21 @@ static int cmd_review(int argc, char **argv)
 	report_set_email(rp, qconfig_get(cfg, "watch.from"),
 			 qconfig_get(cfg, "watch.domain"));
 	ret = EXIT_CLEAN;
+	plan_prereqs(&plan, repo, set, &opts.apply);
 	for (i = 0; i < set->nseries; i++) {
 		struct rv_review *r = NULL;
 		int rr;
 
-		/* msgid: the named series, even when superseded */
+		/*
+		 * msgid: the named series, even when superseded; else every
+		 * series but superseded ones and prerequisites of another.
+		 */
 		if (target ? !local_mail_in_series(set->series[i], target) :
-			     set->series[i]->superseded)
+			     set->series[i]->superseded || plan.used[i])
 			continue;
 		opts.series_key = series_key(set->series[i]);
+		opts.apply.prereqs = plan.of[i];
+		opts.apply.nprereqs = plan.nof[i];
 		rr = rv_review_series(&r, repo, set->series[i], &opts, &err);
 		if (rr < 0 && !r) {
 			error("%s", err.msg);
@@ -398,6 +603,8 @@ static int cmd_review(int argc, char **argv)
 	if (ret == EXIT_CLEAN && any_findings)
 		ret = EXIT_FINDINGS;
 out:
+	if (set)
+		prereq_plan_release(&plan, set);
 	report_free(rp);
 	rv_ledger_free(ledger);
 	rv_prompts_free(prompts);

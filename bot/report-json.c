@@ -243,6 +243,31 @@ static cJSON *json_cost(const struct rv_review *r)
 	return o;
 }
 
+/* prereq: the series applied before this one, not reviewed themselves. */
+static cJSON *json_prereqs(const struct rv_review *r)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i, k, n;
+
+	for (i = 0; i < r->nprereqs; i++) {
+		const struct mp_series *ps = r->prereqs[i];
+		const struct mp_patch *first = ps->cover;
+		cJSON *o = cJSON_CreateObject();
+
+		for (k = n = 0; k < ps->npatches; k++) {
+			n += ps->patches[k] != NULL;
+			if (!first)
+				first = ps->patches[k];
+		}
+		put_str(o, "title", series_title(ps));
+		cJSON_AddNumberToObject(o, "version", ps->version);
+		cJSON_AddNumberToObject(o, "patches", (double)n);
+		put_str(o, "message_id", first ? first->message_id : NULL);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
 static cJSON *json_review(const struct rv_review *r)
 {
 	const struct mp_series *s = r->series;
@@ -277,6 +302,7 @@ static cJSON *json_review(const struct rv_review *r)
 	} else {
 		cJSON_AddNullToObject(o, "base");
 	}
+	cJSON_AddItemToObject(o, "prerequisites", json_prereqs(r));
 	cJSON_AddBoolToObject(o, "applied", !a || a->failed < 0);
 	cJSON_AddItemToObject(o, "patches", json_patches(r));
 	cJSON_AddNumberToObject(o, "quorum", r->quorum);

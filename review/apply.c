@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "apply-int.h"
@@ -771,6 +772,87 @@ static int series_total(const struct mp_series *s)
 	return s->total > 0 ? s->total : (int)s->npatches;
 }
 
+/* Apply mp on c->tree and make its commit on parent cur. */
+static int apply_step(struct pctx *c, const struct mp_patch *mp,
+		      const git_oid *cur, git_oid *tree_oid,
+		      git_oid *commit_oid, struct errmsg *err)
+{
+	int ret = patch_apply(c, mp, tree_oid, err);
+
+	if (ret == 0)
+		ret = make_commit(c->repo, mp, tree_oid, cur, commit_oid, err);
+	return ret;
+}
+
+/* Move on to the commit just made: the next patch applies to its tree. */
+static int advance(struct pctx *c, git_oid *cur, const git_oid *tree_oid,
+		   const git_oid *commit_oid, struct errmsg *err)
+{
+	git_oid_cpy(cur, commit_oid);
+	git_tree_free(c->tree);
+	c->tree = NULL;
+	if (git_tree_lookup(&c->tree, c->repo->git, tree_oid) < 0)
+		return rv__git_error(err, RV_ERR_REPO,
+				     "cannot read a new tree");
+	return 0;
+}
+
+static const char *series_title(const struct mp_series *s)
+{
+	size_t k;
+
+	if (s->cover)
+		return patch_title(s->cover);
+	for (k = 0; k < s->npatches; k++)
+		if (s->patches[k])
+			return patch_title(s->patches[k]);
+	return "(empty series)";
+}
+
+/*
+ * prereq: apply the prerequisite series on c->tree / *cur, in order.
+ * On failure why gets one sentence: which series and patch did not
+ * apply, or (RV_ERR_REPO) what could not be read.
+ */
+static int apply_prereqs(struct pctx *c, const struct rv_apply_opts *opts,
+			 git_oid *cur, struct rv_apply_result *r,
+			 struct sb *why)
+{
+	git_oid tree_oid, commit_oid;
+	size_t i, k;
+	int ret;
+
+	for (i = 0; i < opts->nprereqs; i++) {
+		const struct mp_series *ps = opts->prereqs[i];
+
+		for (k = 0; ps && k < ps->npatches; k++) {
+			const struct mp_patch *mp = ps->patches[k];
+			struct errmsg perr = {{0}};
+
+			if (!mp)
+				continue;
+			ret = apply_step(c, mp, cur, &tree_oid, &commit_oid,
+					 &perr);
+			if (ret < 0) {
+				sb_addf(why,
+					"prerequisite series '%.80s' patch "
+					"%d/%d \"%.120s\" does not apply: %s",
+					series_title(ps), patch_number(ps, k),
+					series_total(ps), patch_title(mp),
+					perr.msg);
+				return ret;
+			}
+			ret = advance(c, cur, &tree_oid, &commit_oid, &perr);
+			if (ret < 0) {
+				sb_adds(why, perr.msg);
+				return ret;
+			}
+			r->nprereq_patches++;
+		}
+	}
+	return 0;
+}
+
 /* Apply every present patch on base into r (already allocated). */
 static int apply_on(struct rv_repo *repo, const git_oid *base,
 		    const struct mp_series *s, const struct rv_apply_opts *opts,
@@ -779,6 +861,7 @@ static int apply_on(struct rv_repo *repo, const git_oid *base,
 	struct pctx c = {0};
 	git_commit *commit = NULL;
 	git_oid cur_commit, tree_oid, commit_oid;
+	struct sb pwhy = SB_INIT;
 	size_t k, slot = 0;
 	int ret = 0;
 
@@ -793,6 +876,15 @@ static int apply_on(struct rv_repo *repo, const git_oid *base,
 	}
 	git_oid_cpy(&cur_commit, base);
 	r->failed = -1;
+	r->nprereq_patches = 0;
+	sb_init(&pwhy, 1024);
+	ret = apply_prereqs(&c, opts, &cur_commit, r, &pwhy);
+	if (ret == RV_ERR_REPO || ret == RV_ERR_NOMEM) {
+		errmsg_set(err, ret, "%s", sb_str(&pwhy));
+		goto out;
+	}
+	if (ret == 0)
+		git_oid_tostr(r->start_id, sizeof(r->start_id), &cur_commit);
 	for (k = 0; k < s->npatches; k++) {
 		const struct mp_patch *mp = s->patches[k];
 		struct rv_patch_result *pr;
@@ -802,12 +894,17 @@ static int apply_on(struct rv_repo *repo, const git_oid *base,
 			continue;
 		pr = &r->patches[slot++];
 		pr->index = patch_number(s, k);
-		if (ret < 0)
+		if (ret < 0) {
+			/* A prerequisite failed: the first patch says which. */
+			if (slot == 1 && pwhy.len) {
+				pr->error = xstrdup_or_null(sb_str(&pwhy));
+				r->failed = 0;
+				errmsg_set(err, ret, "%s", sb_str(&pwhy));
+			}
 			continue; /* after a failure: listed, not tried */
-		ret = patch_apply(&c, mp, &tree_oid, &perr);
-		if (ret == 0)
-			ret = make_commit(repo, mp, &tree_oid, &cur_commit,
-					  &commit_oid, &perr);
+		}
+		ret = apply_step(&c, mp, &cur_commit, &tree_oid, &commit_oid,
+				 &perr);
 		if (ret < 0) {
 			char buf[sizeof(perr.msg) + 300];
 
@@ -825,16 +922,12 @@ static int apply_on(struct rv_repo *repo, const git_oid *base,
 		git_oid_tostr(pr->tree_id, sizeof(pr->tree_id), &tree_oid);
 		git_oid_tostr(pr->commit_id, sizeof(pr->commit_id),
 			      &commit_oid);
-		git_oid_cpy(&cur_commit, &commit_oid);
-		git_tree_free(c.tree);
-		c.tree = NULL;
-		if (git_tree_lookup(&c.tree, repo->git, &tree_oid) < 0) {
-			ret = rv__git_error(err, RV_ERR_REPO,
-					    "cannot read a new tree");
+		ret = advance(&c, &cur_commit, &tree_oid, &commit_oid, err);
+		if (ret < 0)
 			goto out;
-		}
 	}
 out:
+	sb_release(&pwhy);
 	upd_clear(&c);
 	free(c.u);
 	sb_release(&c.why);
@@ -898,6 +991,53 @@ static const char *source_name(enum rv_base_source src)
 		return "HEAD";
 	}
 	return "?";
+}
+
+/* prereq: "; on top of prerequisite series 'A' (2 patches) from ..." */
+static void add_prereq_note(struct sb *note, const struct rv_apply_opts *opts)
+{
+	size_t i, n;
+
+	for (i = n = 0; i < opts->nprereqs; i++) {
+		const struct mp_series *ps = opts->prereqs[i];
+		size_t k, np = 0;
+
+		if (!ps)
+			continue;
+		for (k = 0; k < ps->npatches; k++)
+			np += ps->patches[k] != NULL;
+		sb_addf(note, "%s'%.80s' (%zu patch%s)",
+			!n ? "; on top of prerequisite series "
+			: i + 1 == opts->nprereqs ? " and "
+						  : ", ",
+			series_title(ps), np, np == 1 ? "" : "es");
+		n++;
+	}
+	if (n)
+		sb_adds(note, " from the same input");
+}
+
+/* prereq: a prerequisite-patch-id the caller's prereqs carry is not missing. */
+static void given_prereqs(const struct rv_apply_opts *opts, char *const *ids,
+			  size_t nids, bool *missing)
+{
+	char pid[RV_OID_HEXSZ + 1];
+	size_t i, k, j;
+
+	for (i = 0; i < opts->nprereqs; i++) {
+		const struct mp_series *ps = opts->prereqs[i];
+
+		for (k = 0; ps && k < ps->npatches; k++) {
+			const struct mp_patch *mp = ps->patches[k];
+
+			if (!mp || !mp->diff ||
+			    rv_patch_id(mp->diff, mp->diff_len, pid) < 0)
+				continue;
+			for (j = 0; j < nids; j++)
+				if (!strncasecmp(ids[j], pid, RV_OID_HEXSZ))
+					missing[j] = false;
+		}
+	}
 }
 
 struct cand {
@@ -1009,6 +1149,10 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 					       RV_BASE_HEAD};
 
 		bc = series_base_commit(s);
+		/* b4 drops the cover: the prerequisites' may have survived. */
+		for (i = 0; !bc && i < opts->nprereqs; i++)
+			if (opts->prereqs[i])
+				bc = series_base_commit(opts->prereqs[i]);
 		revs[0] = bc;
 		revs[1] = opts->branch;
 		revs[2] = "HEAD";
@@ -1095,6 +1239,7 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 	else
 		sb_addf(&note, "tried %s %.12s only",
 			source_name(best->base_source), best->base_id);
+	add_prereq_note(&note, opts);
 
 	/* Only a failure needs the (history-walking) prerequisite check. */
 	collect_prereqs(s, &prereqs, &nprereqs);
@@ -1109,6 +1254,7 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 				       PREREQ_WALK_LIMIT, &e3) == 0) {
 			struct sb m = SB_INIT;
 
+			given_prereqs(opts, prereqs, nprereqs, missing);
 			sb_init(&m, 2048);
 			for (k = 0; k < nprereqs; k++)
 				if (missing[k])

@@ -264,6 +264,15 @@ static double answered_weight(const struct rv_review *r)
 }
 
 /*
+ * prereq: where the series' first patch starts: after the prerequisite
+ * series of the same input, whose changes count as the base.
+ */
+static const char *apply_start(const struct rv_apply_result *a)
+{
+	return a->start_id[0] ? a->start_id : a->base_id;
+}
+
+/*
  * llm: the whole series as one more patch for the models, from the base
  * to the tip's tree, when it has more than one patch and all applied.
  * Fills slot s->npatches of diffs[] and pp[]; true when it did.
@@ -281,8 +290,8 @@ static bool series_tip(struct rv_review *r, struct rv_repo *repo,
 
 	if (n < 2 || !a || a->failed >= 0 || !a->npatches || !repo)
 		return false;
-	if (rv_tree_diff(repo, a->base_id, a->patches[a->npatches - 1].tree_id,
-			 text) < 0 ||
+	if (rv_tree_diff(repo, apply_start(a),
+			 a->patches[a->npatches - 1].tree_id, text) < 0 ||
 	    rv_diff_parse(&diffs[n], text->buf ? text->buf : "", text->len,
 			  &derr) < 0 ||
 	    !diffs[n]->nfiles) {
@@ -397,7 +406,7 @@ static void patch_trees(const struct rv_review *r, size_t k, const char **pre,
 	if (!r->apply || k >= r->apply->npatches)
 		return;
 	*post = r->apply->patches[k].tree_id;
-	*pre = k ? r->apply->patches[k - 1].tree_id : r->apply->base_id;
+	*pre = k ? r->apply->patches[k - 1].tree_id : apply_start(r->apply);
 }
 
 int rv_review_series(struct rv_review **out, struct rv_repo *repo,
@@ -428,6 +437,13 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 
 	r = xcalloc(1, sizeof(*r));
 	r->series = s;
+	if (opts->apply.nprereqs) {
+		r->prereqs = xcalloc(opts->apply.nprereqs, sizeof(*r->prereqs));
+		for (i = 0; i < opts->apply.nprereqs; i++)
+			if (opts->apply.prereqs[i])
+				r->prereqs[r->nprereqs++] =
+					opts->apply.prereqs[i];
+	}
 	if (repo) {
 		ret = rv_apply_series(&r->apply, repo, s, &opts->apply, err);
 		if (ret < 0) {
@@ -576,6 +592,7 @@ void rv_review_free(struct rv_review *r)
 	if (!r)
 		return;
 	rv_apply_result_free(r->apply);
+	free(r->prereqs);
 	for (i = 0; i < r->nvoters; i++)
 		free(r->voters[i]);
 	free(r->voters);

@@ -96,6 +96,30 @@ static const char *series_title(const struct mp_series *s)
 	return "(empty series)";
 }
 
+/* prereq: the series applied first, each on a line; not reviewed here. */
+static void add_prereqs(struct sb *out, const struct rv_review *r)
+{
+	size_t i, k, n;
+
+	for (i = 0; i < r->nprereqs; i++) {
+		const struct mp_series *ps = r->prereqs[i];
+		const struct mp_patch *first = ps->cover;
+
+		for (k = n = 0; k < ps->npatches; k++) {
+			n += ps->patches[k] != NULL;
+			if (!first)
+				first = ps->patches[k];
+		}
+		sb_addf(out, "prerequisite: %s (v%d, %zu patch%s",
+			series_title(ps), ps->version ? ps->version : 1, n,
+			n == 1 ? "" : "es");
+		if (first && first->message_id)
+			sb_addf(out, ", <%s>", first->message_id);
+		sb_addf(out, ") %s, not reviewed itself\n",
+			r->apply ? "applied first" : "in the same input");
+	}
+}
+
 static void add_apply(struct sb *out, const struct rv_review *r)
 {
 	const struct mp_series *s = r->series;
@@ -104,6 +128,7 @@ static void add_apply(struct sb *out, const struct rv_review *r)
 
 	if (!a) {
 		sb_adds(out, "base: none (no repository; the diff was reviewed alone)\n");
+		add_prereqs(out, r);
 		return;
 	}
 	sb_addf(out, "base: %.12s (%s)\n", a->base_id,
@@ -112,6 +137,7 @@ static void add_apply(struct sb *out, const struct rv_review *r)
 			"?");
 	if (a->base_note)
 		sb_addf(out, "      %s\n", a->base_note);
+	add_prereqs(out, r);
 	for (k = 0; k < s->npatches; k++) {
 		const struct rv_patch_result *pr;
 

@@ -158,10 +158,19 @@ struct rv_apply_opts {
 	const char *branch; /* the list's configured branch, or NULL */
 	bool three_way; /* fall back like git am -3 */
 	bool store_refs; /* write refs/quorum/... for each commit */
+	/*
+	 * Added by prereq: series to apply first, in order, on the chosen
+	 * base (borrowed; e.g. b4 >= 0.14 puts a prerequisite series ahead
+	 * of the one asked for in the same mbox). The series then applies
+	 * on their result, and only its own patches are in the result.
+	 */
+	const struct mp_series *const *prereqs;
+	size_t nprereqs;
 };
 
 #define RV_APPLY_OPTS_VERSION 1
-#define RV_APPLY_OPTS_INIT { RV_APPLY_OPTS_VERSION, NULL, NULL, true, false }
+#define RV_APPLY_OPTS_INIT \
+	{ RV_APPLY_OPTS_VERSION, NULL, NULL, true, false, NULL, 0 }
 
 struct rv_patch_result {
 	int index; /* n of n/m; 1 for a single patch */
@@ -179,6 +188,13 @@ struct rv_apply_result {
 	struct rv_patch_result *patches; /* one per patch present, series order */
 	size_t npatches;
 	int failed; /* index into patches[] of the first failure, or -1 */
+	/*
+	 * Added by prereq: the commit the series' first patch applies on:
+	 * base_id, or the in-memory commit of the last prerequisite patch
+	 * (their changes count as part of the base). "" when none applied.
+	 */
+	char start_id[RV_OID_HEXSZ + 1];
+	size_t nprereq_patches; /* prerequisite patches applied first */
 };
 
 /*
@@ -186,6 +202,10 @@ struct rv_apply_result {
  * Nothing in the working tree, index or branches changes. Returns 0 when
  * all applied, RV_ERR_APPLY when one did not (*out is still filled, with
  * the reason in patches[failed].error and err), or another rv_status.
+ * With opts->prereqs, those series apply first on each base tried; when
+ * one of their patches does not apply, patches[0] of s fails with a
+ * reason that names that prerequisite series and patch. When there is no
+ * base-commit: in s, the first prerequisite's is tried.
  * Caller frees *out with rv_apply_result_free().
  */
 int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
@@ -371,6 +391,12 @@ struct rv_review {
 	double day_left; /* USD left today for the list; < 0: no daily cap */
 	double day_budget; /* the list's daily cap, 0 when none */
 	char *list; /* the list whose budget day_left is, or NULL */
+	/*
+	 * Added by prereq: opts->apply.prereqs, applied before the series
+	 * and not reviewed (the array is owned, the series borrowed).
+	 */
+	const struct mp_series **prereqs;
+	size_t nprereqs;
 };
 
 /*

@@ -602,6 +602,80 @@ static void test_missing_prerequisite_is_named(void **state)
 	run_release(&r);
 }
 
+/* prereq: a series that needs another series first gets it applied first. */
+static void test_prerequisite_series_applied_first(void **state)
+{
+	static const char *const pname[] = { "pp/0001-prereq.patch" };
+	static const char *const sname[] = { "ps/0001-x.patch" };
+	static const char *const oname[] = { "po/0001-other.patch" };
+	struct mp_series *p, *s, *other;
+	const struct mp_series *pre[2];
+	struct rv_apply_opts o = RV_APPLY_OPTS_INIT;
+	struct rv_apply_result *res = NULL;
+	struct rv_repo *repo = NULL;
+	struct errmsg err;
+	char path[512], *tip, *base, *pid;
+
+	base_repo("r20");
+	sh("cd r20 && git tag start && sed -i 's/return 7;/return 77;/' main.c && git commit -qam prereq\n"
+	   "git format-patch -q -o ../pp -1 HEAD\n"
+	   "sed -i 's/return 77;/return 777;/' main.c && git commit -qam x\n"
+	   "git format-patch -q --base=start -o ../ps -1 HEAD && git tag tip\n"
+	   "sed -i 's/one/uno/' lib/util.c && git commit -qam uno && sed -i 's/uno/eins/' lib/util.c && git commit -qam other\n"
+	   "git format-patch -q -o ../po -1 HEAD && git reset -q --hard start\n");
+	tip = capture("cd r20 && git rev-parse tip^{tree}");
+	base = capture("cd r20 && git rev-parse start");
+	pid = capture("cd r20 && git show tip~1 | git patch-id --stable | cut -c1-40");
+	p = series_of(pname, 1);
+	s = series_of(sname, 1);
+	other = series_of(oname, 1);
+	snprintf(path, sizeof(path), "%s/r20", tmp);
+	assert_int_equal(rv_repo_open(&repo, path, &err), 0);
+
+	/* Alone it does not apply, and the missing patch-id is named. */
+	assert_int_equal(rv_apply_series(&res, repo, s, NULL, &err),
+			 RV_ERR_APPLY);
+	assert_non_null(strstr(err.msg, pid));
+	assert_string_equal(res->start_id, base);
+	rv_apply_result_free(res);
+
+	/* On top of its prerequisite: git's tree, only its own patch. */
+	pre[0] = p;
+	o.prereqs = pre;
+	o.nprereqs = 1;
+	assert_int_equal(rv_apply_series(&res, repo, s, &o, &err), 0);
+	assert_string_equal(res->base_id, base);
+	assert_int_equal(res->base_source, RV_BASE_SERIES);
+	assert_int_equal(res->npatches, 1);
+	assert_int_equal(res->nprereq_patches, 1);
+	assert_string_equal(res->patches[0].tree_id, tip);
+	assert_string_not_equal(res->start_id, base);
+	if (!strstr(res->base_note,
+		    "on top of prerequisite series 'prereq' (1 patch) from the same input"))
+		fail_msg("note '%s'", res->base_note);
+	rv_apply_result_free(res);
+
+	/* A prerequisite that does not apply is named, with its patch. */
+	pre[1] = other;
+	o.nprereqs = 2;
+	assert_int_equal(rv_apply_series(&res, repo, s, &o, &err),
+			 RV_ERR_APPLY);
+	assert_int_equal(res->failed, 0);
+	assert_non_null(strstr(res->patches[0].error,
+			       "prerequisite series 'other' patch 1/1 \"other\" does not apply: lib/util.c hunk 1"));
+	assert_string_equal(err.msg, res->patches[0].error);
+	assert_false(res->patches[0].applied);
+	rv_apply_result_free(res);
+
+	rv_repo_free(repo);
+	series_free(p);
+	series_free(s);
+	series_free(other);
+	free(tip);
+	free(base);
+	free(pid);
+}
+
 static void test_worktree_checkout_and_remove(void **state)
 {
 	static const char *const names[] = { "w/0001-x.patch" };
@@ -904,6 +978,7 @@ int main(void)
 		cmocka_unit_test(test_store_refs_only_when_asked),
 		cmocka_unit_test(test_patch_id_is_git_patch_id_stable),
 		cmocka_unit_test(test_missing_prerequisite_is_named),
+		cmocka_unit_test(test_prerequisite_series_applied_first),
 		cmocka_unit_test(test_worktree_checkout_and_remove),
 		cmocka_unit_test(test_new_file_where_a_rename_leaves),
 		cmocka_unit_test(test_truncated_and_mangled_patches_are_safe),
