@@ -288,29 +288,57 @@ static size_t guess_prereqs(struct rv_repo *repo, const struct mp_set *set,
 	return n;
 }
 
+/* How deep declared prerequisites are followed (p needs q needs r ...). */
+#define PREREQ_MAX_DEPTH 32
+
 /*
- * Series i's prerequisites among the earlier series of the input: those
- * it declares (prerequisite-patch-id: or -message-id:) unless it applies
- * without them; with no declaration (b4 dropped the cover), those just
- * before it that it needs when it does not apply alone.
+ * Append to v[*n] the series of the input that series i declares, each
+ * after the ones it declares itself (so they apply in that order); seen
+ * marks what is in v already, or on the way, so a loop ends.
+ */
+static void add_declared(struct prereq_plan *pl, const struct mp_set *set,
+			 size_t i, const struct mp_series **v, size_t *n,
+			 bool *seen, int depth)
+{
+	size_t j;
+
+	if (depth > PREREQ_MAX_DEPTH)
+		return;
+	for (j = 0; j < set->nseries; j++) {
+		if (seen[j] || set->series[j]->superseded ||
+		    !declares(pl, set, i, j))
+			continue;
+		seen[j] = true;
+		add_declared(pl, set, j, v, n, seen, depth + 1);
+		v[(*n)++] = set->series[j];
+	}
+}
+
+/*
+ * Series i's prerequisites in the input: those it declares
+ * (prerequisite-patch-id: or -message-id:, wherever they are in the
+ * input, and theirs in turn) unless it applies without them; with no
+ * declaration (b4 dropped the cover), those just before it that it needs
+ * when it does not apply alone.
  */
 static void plan_series(struct prereq_plan *pl, struct rv_repo *repo,
 			const struct mp_set *set, size_t i,
 			const struct rv_apply_opts *aopts)
 {
 	const struct mp_series *s = set->series[i];
-	const struct mp_series **v = xcalloc(i + 1, sizeof(*v));
+	const struct mp_series **v = xcalloc(set->nseries + 1, sizeof(*v));
+	bool *seen = xcalloc(set->nseries + 1, sizeof(*seen));
 	size_t j, k, n = 0;
 
-	for (j = 0; j < i; j++)
-		if (!set->series[j]->superseded && declares(pl, set, i, j))
-			v[n++] = set->series[j];
+	seen[i] = true;
+	add_declared(pl, set, i, v, &n, seen, 0);
+	free(seen);
 	if (n && repo && !applies(repo, s, aopts, v, n) &&
 	    applies(repo, s, aopts, NULL, 0))
 		n = 0; /* already in the base */
 	else if (!n && repo && i && !applies(repo, s, aopts, NULL, 0))
 		n = guess_prereqs(repo, set, i, aopts, v);
-	for (j = 0; j < i; j++)
+	for (j = 0; j < set->nseries; j++)
 		for (k = 0; k < n; k++)
 			if (set->series[j] == v[k])
 				pl->used[j] = true;
@@ -318,9 +346,14 @@ static void plan_series(struct prereq_plan *pl, struct rv_repo *repo,
 	pl->nof[i] = n;
 }
 
+/*
+ * The prerequisites of every series of the input, latest first (a series
+ * another needs is not planned itself); with target (a message-id), of
+ * the series holding it only.
+ */
 static void plan_prereqs(struct prereq_plan *pl, struct rv_repo *repo,
 			 const struct mp_set *set,
-			 const struct rv_apply_opts *aopts)
+			 const struct rv_apply_opts *aopts, const char *target)
 {
 	size_t i;
 
@@ -328,9 +361,17 @@ static void plan_prereqs(struct prereq_plan *pl, struct rv_repo *repo,
 	pl->nof = xcalloc(set->nseries + 1, sizeof(*pl->nof));
 	pl->used = xcalloc(set->nseries + 1, sizeof(*pl->used));
 	pl->pid = xcalloc(set->nseries + 1, sizeof(*pl->pid));
-	for (i = set->nseries; i-- > 0;)
+	for (i = set->nseries; i-- > 0;) {
+		if (target) {
+			if (local_mail_in_series(set->series[i], target)) {
+				plan_series(pl, repo, set, i, aopts);
+				break;
+			}
+			continue;
+		}
 		if (!set->series[i]->superseded && !pl->used[i])
 			plan_series(pl, repo, set, i, aopts);
+	}
 }
 
 static void prereq_plan_release(struct prereq_plan *pl,
@@ -562,7 +603,7 @@ static int cmd_review(int argc, char **argv)
 	report_set_email(rp, qconfig_get(cfg, "watch.from"),
 			 qconfig_get(cfg, "watch.domain"));
 	ret = EXIT_CLEAN;
-	plan_prereqs(&plan, repo, set, &opts.apply);
+	plan_prereqs(&plan, repo, set, &opts.apply, target);
 	for (i = 0; i < set->nseries; i++) {
 		struct rv_review *r = NULL;
 		int rr;

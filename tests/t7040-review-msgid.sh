@@ -211,6 +211,63 @@ like "$TMP/err" "warning: prerequisite <missing.prereq@example.org> is not in th
 	"a missing prerequisite is named in a warning"
 is "$(grep -c missing.prereq "$TMP/err")" 1 "... once"
 
+# A prerequisite the series needs: t changes what u adds, neither is in
+# the tree; the database has u, so t is applied on u and reviewed alone.
+git -C "$R" checkout -q -b u main
+printf 'int dep_id(void)\n{\n\treturn 1;\n}\n' >"$R/dep.c"
+git -C "$R" add dep.c && git -C "$R" commit -q -m "dep: add dep_id()"
+git -C "$R" checkout -q -b t u
+sed -i 's/return 1;/return 2;/' "$R/dep.c"
+git -C "$R" commit -q -am "dep: dep_id() returns 2"
+git -C "$R" checkout -q main
+fp --cover-letter -o "$TMP/u" main..u
+U=$(msgid "$TMP/u/0000-cover-letter.patch")
+fp --cover-letter -o "$TMP/t" u..t
+T=$(msgid "$TMP/t/0000-cover-letter.patch")
+sed -i "/^-- \$/i prerequisite-message-id: <$U>" "$TMP/t/0000-cover-letter.patch"
+put "$TMP/t" t
+review "<$T>"
+is "$rc" 2 "t without its prerequisite in the database: exit 2"
+like "$TMP/err" 'does not apply' "... it does not apply, and says so"
+like "$TMP/err" "warning: prerequisite <$U> is not in the local notmuch database" "... the missing prerequisite is named"
+put "$TMP/u" u
+snap >"$TMP/snap.s" # what the reviews from here on must not change
+review "<$T>"
+is "$rc" 0 "t with its prerequisite u in the database: applied and reviewed (exit 0)"
+is "$(nreviews)" 1 "... one review: t's"
+is "$(json_field cover_message_id)" "$T" "... of series t"
+like "$TMP/out" '"applied":[[:space:]]*true' "... t applied on top of u"
+like "$TMP/out" "on top of prerequisite series 'series u' \\(1 patch\\) from the same input" "... the base note names u"
+python3 -c '
+import json, sys
+(r,) = json.load(open(sys.argv[1]))["reviews"]
+(p,) = r["prerequisites"]
+assert p["message_id"] == sys.argv[2] and p["patches"] == 1, p
+assert [x["title"] for x in r["patches"]] == ["dep: dep_id() returns 2"]
+' "$TMP/out" "$U"
+ok $? "JSON: u listed as the prerequisite, only t's patch reviewed"
+
+# Declared in turn: w names only t, t names u; w needs both.
+git -C "$R" checkout -q -b w t
+sed -i 's/return 2;/return 3;/' "$R/dep.c"
+git -C "$R" commit -q -am "dep: dep_id() returns 3"
+git -C "$R" checkout -q main
+fp --cover-letter -o "$TMP/w" t..w
+W=$(msgid "$TMP/w/0000-cover-letter.patch")
+sed -i "/^-- \$/i prerequisite-message-id: <$T>" "$TMP/w/0000-cover-letter.patch"
+put "$TMP/w" w
+snap >"$TMP/snap.s"
+review "$W"
+is "$rc" 0 "w, which needs t, which needs u: applied and reviewed"
+python3 -c '
+import json, sys
+(r,) = json.load(open(sys.argv[1]))["reviews"]
+assert r["applied"] is True
+assert [p["message_id"] for p in r["prerequisites"]] == sys.argv[2:], r["prerequisites"]
+assert [x["title"] for x in r["patches"]] == ["dep: dep_id() returns 3"]
+' "$TMP/out" "$U" "$T"
+ok $? "JSON: u then t applied first, only w reviewed"
+
 # Not in the database: exit 2, one line, how to get it, no fetching.
 review "<nowhere.1@example.org>"
 is "$rc" 2 "an unknown message-id: exit 2"
