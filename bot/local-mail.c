@@ -23,27 +23,22 @@
 #define PREREQ_MAX_IDS 64     /* prerequisite-message-ids looked up at all */
 
 /*
- * s as it may be shown on a terminal: at most size - 4 bytes, control
- * bytes (C0, DEL, UTF-8 C1) as '?', "..." when cut. Returns buf.
+ * s as it may be shown on a terminal: at most size - 4 bytes, controls
+ * as '?' (text_clean()), "..." when cut. Returns buf.
  */
 static const char *shown(const char *s, char *buf, size_t size)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = 0, max = size - 4;
+	struct sb t = SB_INIT;
+	size_t max = size - 4;
 
-	for (; *p && n < max; p++) {
-		if (*p < 0x20 || *p == 0x7f ||
-		    (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)) {
-			buf[n++] = '?';
-			if (*p == 0xc2)
-				p++;
-		} else {
-			buf[n++] = (char)*p;
-		}
+	text_clean(&t, s);
+	if (t.len > max) {
+		memcpy(buf, t.buf, max);
+		memcpy(buf + max, "...", 4);
+	} else {
+		memcpy(buf, sb_str(&t), t.len + 1);
 	}
-	if (*p)
-		memcpy(buf + n, "...", 3), n += 3;
-	buf[n] = '\0';
+	sb_release(&t);
 	return buf;
 }
 
