@@ -118,6 +118,38 @@ static cJSON *json_trailers(const struct mp_trailer *t, size_t n)
 	return arr;
 }
 
+/* A list of strings from the mail, made valid UTF-8. */
+static cJSON *json_strings(char *const *v, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char *u = g_utf8_make_valid(v[i] ? v[i] : "", -1);
+
+		cJSON_AddItemToArray(arr, cJSON_CreateString(u));
+		g_free(u);
+	}
+	return arr;
+}
+
+/* What the mail says the series needs first (format-patch --base, b4). */
+static cJSON *json_prereqs(const struct mp_patch *p)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddItemToObject(o, "patch_ids",
+			      json_strings(p->prereq_patch_ids,
+					   p->nprereq_patch_ids));
+	cJSON_AddItemToObject(o, "message_ids",
+			      json_strings(p->prereq_message_ids,
+					   p->nprereq_message_ids));
+	cJSON_AddItemToObject(o, "change_ids",
+			      json_strings(p->prereq_change_ids,
+					   p->nprereq_change_ids));
+	return o;
+}
+
 static cJSON *json_patch(const struct mp_patch *p, int index)
 {
 	cJSON *o = cJSON_CreateObject(), *files = cJSON_CreateArray();
@@ -144,6 +176,7 @@ static cJSON *json_patch(const struct mp_patch *p, int index)
 			      json_trailers(p->followups, p->nfollowups));
 	json_str(o, "base_commit", p->base_commit);
 	json_str(o, "change_id", p->change_id);
+	cJSON_AddItemToObject(o, "prerequisites", json_prereqs(p));
 	g_free(author);
 	return o;
 }
@@ -169,6 +202,9 @@ static cJSON *json_series(const struct mp_series *s)
 		json_str(c, "message_id", s->cover->message_id);
 		json_str(c, "subject", s->cover->subject_raw);
 		json_str(c, "from", author);
+		json_str(c, "change_id", s->cover->change_id);
+		cJSON_AddItemToObject(c, "prerequisites",
+				      json_prereqs(s->cover));
 		g_free(author);
 		cJSON_AddItemToObject(o, "cover", c);
 	} else {

@@ -212,7 +212,47 @@ static bool names_prereq(struct prereq_plan *pl, const struct mp_set *set,
 	return false;
 }
 
-/* Does series i declare series j a prerequisite, by patch-id or message-id? */
+/* The change-id of series p (b4's, in the cover or a patch), or NULL. */
+static const char *series_change_id(const struct mp_series *p)
+{
+	size_t k;
+
+	if (p->cover && p->cover->change_id)
+		return p->cover->change_id;
+	for (k = 0; k < p->npatches; k++)
+		if (p->patches[k] && p->patches[k]->change_id)
+			return p->patches[k]->change_id;
+	return NULL;
+}
+
+/*
+ * Does d name series p by b4's `prerequisite-change-id: ID[:vN]`? Without
+ * a version any version of p is it; with one, only that version.
+ */
+static bool names_change_id(const struct mp_patch *d, const struct mp_series *p)
+{
+	const char *cid = series_change_id(p), *v;
+	size_t i, n;
+
+	if (!cid)
+		return false;
+	for (i = 0; i < d->nprereq_change_ids; i++) {
+		const char *want = d->prereq_change_ids[i];
+
+		v = strstr(want, ":v");
+		n = v ? (size_t)(v - want) : strlen(want);
+		if (strlen(cid) != n || strncmp(cid, want, n))
+			continue;
+		if (!v || atoi(v + 2) == (p->version > 0 ? p->version : 1))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Does series i declare series j a prerequisite, by patch-id, message-id
+ * or change-id?
+ */
 static bool declares(struct prereq_plan *pl, const struct mp_set *set, size_t i,
 		     size_t j)
 {
@@ -222,8 +262,11 @@ static bool declares(struct prereq_plan *pl, const struct mp_set *set, size_t i,
 	for (k = 0; k <= s->npatches; k++) {
 		const struct mp_patch *d = k ? s->patches[k - 1] : s->cover;
 
-		if (!d || (!d->nprereq_patch_ids && !d->nprereq_message_ids))
+		if (!d || (!d->nprereq_patch_ids && !d->nprereq_message_ids &&
+			   !d->nprereq_change_ids))
 			continue;
+		if (names_change_id(d, p))
+			return true;
 		for (m = 0; m <= p->npatches; m++) {
 			const struct mp_patch *q =
 				m ? p->patches[m - 1] : p->cover;

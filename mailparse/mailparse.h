@@ -120,6 +120,9 @@ struct mp_patch {
 	size_t nprereq_patch_ids;
 	char **prereq_message_ids; /* `prerequisite-message-id:`, without <> */
 	size_t nprereq_message_ids;
+	/* `prerequisite-change-id:` (b4 >= 0.14): "CHANGE-ID" or "CHANGE-ID:vN" */
+	char **prereq_change_ids;
+	size_t nprereq_change_ids;
 	char *commit_id; /* from a `From <sha> <date>` line or `commit <sha>` */
 	char *list_id; /* List-Id, when present */
 	bool auto_submitted; /* Auto-Submitted other than "no", or Precedence: bulk/junk/list-auto */

@@ -438,6 +438,18 @@ static void scan_meta(struct mp_patch *pt, const char *p, const char *end)
 				add_string(&pt->prereq_patch_ids,
 					   &pt->nprereq_patch_ids,
 					   mp_strdup_utf8(v, hex_run(v, e)));
+		} else if (mp_line_starts(p, e, "prerequisite-change-id:")) {
+			id = dup_trim(p + strlen("prerequisite-change-id:"), e);
+			/* b4's ids: dates, words, hex, '-', ':v2'; no more. */
+			if (id && *id && strlen(id) < 256 &&
+			    strspn(id, "abcdefghijklmnopqrstuvwxyz"
+				       "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				       "0123456789-_.:") == strlen(id) &&
+			    pt->nprereq_change_ids < MAX_PREREQS)
+				add_string(&pt->prereq_change_ids,
+					   &pt->nprereq_change_ids, id);
+			else
+				free(id);
 		} else if (mp_line_starts(p, e, "prerequisite-message-id:") &&
 			   e - p < 1024 &&
 			   pt->nprereq_message_ids < MAX_PREREQS) {
@@ -1299,6 +1311,8 @@ static int read_forwarded(struct ctx *c)
 		     &ip->prereq_patch_ids, &ip->nprereq_patch_ids);
 	swap_strings(&pt->prereq_message_ids, &pt->nprereq_message_ids,
 		     &ip->prereq_message_ids, &ip->nprereq_message_ids);
+	swap_strings(&pt->prereq_change_ids, &pt->nprereq_change_ids,
+		     &ip->prereq_change_ids, &ip->nprereq_change_ids);
 	if (ip->base_commit)
 		TAKE(pt, ip, base_commit);
 	if (ip->change_id)
@@ -1692,6 +1706,7 @@ void mp_patch_free(struct mp_patch *p)
 	free(p->change_id);
 	free_strings(p->prereq_patch_ids, p->nprereq_patch_ids);
 	free_strings(p->prereq_message_ids, p->nprereq_message_ids);
+	free_strings(p->prereq_change_ids, p->nprereq_change_ids);
 	free(p->commit_id);
 	free(p->list_id);
 	free(p);

@@ -249,4 +249,25 @@ is "$rc" 1 "P in HEAD, P+S threads: S is reviewed (finding: exit 1)"
 is "$(grep -c '^quorum review:' "$TMP/out")" 1 "P in HEAD, P+S threads: one review"
 like "$TMP/out" 'in item_free\(\), patch 2/2' "P in HEAD, P+S threads: the bug planted in S is found"
 
+# b4 >= 0.14 declares by change-id: P's cover has change-id:, S's names
+# it with prerequisite-change-id: ID:vN (and no patch-ids); S comes first
+# in the input, P after it: declared, so found wherever it is.
+CID=20261203-item-helpers-0123456789ab
+sed "/^base-commit:/i change-id: $CID" "$TMP/P.mbox" >"$TMP/Pc.mbox"
+sed -e '/^prerequisite-patch-id:/d' \
+	-e "/^base-commit:/i prerequisite-change-id: $CID:v1" "$TMP/S.mbox" >"$TMP/Sc.mbox"
+"$QUORUM" parse --json "$TMP/Sc.mbox" >"$TMP/parse.json"
+like "$TMP/parse.json" "\"change_ids\":\\[\"$CID:v1\"\\]" "parse --json shows prerequisite-change-id"
+cat "$TMP/Sc.mbox" "$TMP/Pc.mbox" >"$TMP/SPc.mbox"
+run "$QUORUM" review -C "$R" --format json "$TMP/SPc.mbox"
+is "$rc" 1 "S naming P by change-id, P after S: S reviewed on top of P (exit 1)"
+reviews "$TMP/out" >"$TMP/shape"
+is "$(lines "$TMP/shape")" 1 "change-id: one review"
+like "$TMP/shape" "^item: sums and clean-up\|item: allocation helpers/2/cover-P\.[^|]*\|.*$P_NOTE\|" \
+	"change-id: the review is S's, on top of P"
+is "$(cut -d'|' -f4 "$TMP/shape")" "$S_PATCHES" "change-id: S's patches applied"
+sed "s/prerequisite-change-id: $CID:v1/prerequisite-change-id: $CID:v2/" "$TMP/SPc.mbox" >"$TMP/SPc2.mbox"
+run "$QUORUM" review -C "$R" --format json "$TMP/SPc2.mbox"
+is "$rc" 2 "a change-id naming another version (v2) is not P: S does not apply (exit 2)"
+
 done_testing

@@ -1076,6 +1076,8 @@ static void test_b4_metadata(void **state)
 		     "base-commit: 0123456789abcdef0123456789abcdef01234567\n"
 		     "change-id: 20240101-topic-0123456789ab\n"
 		     "prerequisite-change-id: 20231201-other-abcdef\n"
+		     "prerequisite-change-id: 20231202-more-0a1b2c:v3\n"
+		     "prerequisite-change-id: bad id; rm -rf /\n"
 		     "prerequisite-patch-id: "
 		     "1111111111111111111111111111111111111111\n"
 		     "prerequisite-patch-id: "
@@ -1096,6 +1098,11 @@ static void test_b4_metadata(void **state)
 			    "2222222222222222222222222222222222222222");
 	assert_int_equal(p->nprereq_message_ids, 1);
 	assert_string_equal(p->prereq_message_ids[0], "dep-1@example.org");
+	/* b4's change-ids, with a version or not; anything else is dropped */
+	assert_int_equal(p->nprereq_change_ids, 2);
+	assert_string_equal(p->prereq_change_ids[0], "20231201-other-abcdef");
+	assert_string_equal(p->prereq_change_ids[1],
+			    "20231202-more-0a1b2c:v3");
 	mp_patch_free(p);
 }
 
