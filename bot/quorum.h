@@ -215,6 +215,21 @@ int local_mail_read(struct qconfig *cfg, const char *spec,
 bool local_mail_in_series(const struct mp_series *s, const char *id);
 
 /*
+ * watch: the threads of the prerequisites series s declares with
+ * prerequisite-message-id: lines, and of theirs in turn (5 deep, at most
+ * 16 threads of at most 2000 messages each), read from db (open, only
+ * read; nothing in it changes) into *set as one input. thread (may be
+ * NULL) is s's own thread, which is not read again. Nothing is printed:
+ * the ids that are not in the database go to *missing (caller frees
+ * each and the array). Returns the number of threads read; *set is NULL
+ * when none was (else mp_set_free()).
+ */
+struct _notmuch_database;
+int local_mail_prereqs(struct _notmuch_database *db, const struct mp_series *s,
+		       const char *thread, struct mp_set **set,
+		       char ***missing, size_t *nmissing);
+
+/*
  * prereq (bot/prereq.c): which of a set of candidate series a series
  * declares as its prerequisites, by prerequisite-patch-id: (a patch of
  * it), prerequisite-message-id: (its cover or a patch) or b4's
