@@ -4,8 +4,9 @@
 # database (the watched list or another one), and says so in the reply;
 # the prerequisite is reviewed only when it is a series on the watched
 # list itself, its mail is never tagged otherwise; a prerequisite that
-# is not in the database is named when the series does not apply; a
-# loop of declarations ends; a second run sends nothing.
+# is not in the database is named when the series does not apply (and
+# once it arrives, '#quorum rerun' applies it); a loop of declarations
+# ends; a second run sends nothing.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib/watch.sh"
 
@@ -178,6 +179,35 @@ run "$QUORUM" review -C "$R" "<$S3>"
 is "$rc" 2 "review <S> with P missing: exit 2"
 like "$TMP/err" "does not apply: .*\\(missing prerequisite <$P3>\\)" \
 	"review <S> with P missing: the error names the prerequisite"
+
+# As the reply says: P arrives (on the other list), the author asks for
+# a rerun, and S is applied on top of it.
+sed -i "s/^To: .*/To: $OTHER/" "$TMP"/pthree/*.patch
+post "$TMP/pthree"
+first=$(msgid "$RS")
+cat >"$MAIL/new/rerun-three" <<EOM
+From: A U Thor <author@example.org>
+To: $LIST
+Subject: Re: [PATCH 0/1] series sthree
+Message-ID: <rerun.three@example.org>
+In-Reply-To: <$first>
+References: <$S3> <$first>
+Date: Tue, 14 Nov 2023 22:30:00 +0000
+
+Posted it now.
+
+#quorum rerun
+EOM
+notmuch new --quiet
+watch
+is "$(reply_to "$S3" | wc -l | tr -d ' ')" 2 "P arrived, #quorum rerun: a second reply to S"
+RS2=$(reply_to "$S3" | grep -v "^$RS\$")
+flat "$RS2" >"$TMP/rs"
+like "$TMP/rs" "Applied on top of the prerequisite series 'series pthree' \\(v1, 2 patches, <$P3>\\)" \
+	"P arrived: S applied on top of it"
+like "$TMP/rs" "quorum found 1 potential issue in 1/1" "P arrived: S's finding"
+unlike "$TMP/rs" "could not apply|not in the mail" "P arrived: nothing missing"
+is "$(notmuch count "tag:quorum/seen and to:$OTHER")" 0 "P arrived: P's mail is not tagged"
 
 # 4. A loop: P names S and S names P, both on the watched list. S is
 # applied on P; P does not need S and is reviewed alone.
