@@ -4,6 +4,8 @@
  * thread, and the threads of its series' prerequisites, read from the
  * local notmuch database opened read-only. quorum never fetches mail: a
  * message that is not in the database is an error that says how to get it.
+ * `quorum watch` reads a series' prerequisite threads the same way, from
+ * the database it has open (local_mail_prereqs()).
  */
 #include <stdio.h>
 #include <stdlib.h>
