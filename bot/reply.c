@@ -278,7 +278,8 @@ static void add_prereqs(struct sb *out, const struct rv_review *r)
 	bool applied = r->apply && r->apply->failed < 0;
 	size_t i, k, n;
 
-	for (i = 0; i < r->nprereqs; i++) {
+	/* No repository: nothing was applied, the diff reviewed alone. */
+	for (i = 0; r->apply && i < r->nprereqs; i++) {
 		const struct mp_series *ps = r->prereqs[i];
 		const struct mp_patch *first = reply_parent(ps);
 		struct sb line = SB_INIT;
