@@ -158,8 +158,7 @@ static void add_declared(struct prereq_plan *pl, size_t i,
 	if (depth > PREREQ_MAX_DEPTH)
 		return;
 	for (j = 0; j < pl->n; j++) {
-		if (seen[j] || pl->series[j]->superseded ||
-		    !declares(pl, i, j))
+		if (seen[j] || pl->series[j]->superseded || !declares(pl, i, j))
 			continue;
 		seen[j] = true;
 		add_declared(pl, j, v, n, seen, depth + 1);
