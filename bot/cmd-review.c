@@ -159,142 +159,8 @@ static const char *series_key(const struct mp_series *s)
 	return NULL;
 }
 
-/*
- * prereq: a series of the input may need earlier ones of the same input
- * applied first (b4 >= 0.14 writes a series' prerequisite series ahead
- * of it). of[i] lists them for series i; used[i]: series i is one, so
- * it is applied for the series that needs it, not reviewed itself.
- */
-struct prereq_plan {
-	const struct mp_series ***of;
-	size_t *nof;
-	bool *used;
-	char ***pid; /* pid[j][k]: patch-id of patch k of series j, or "" */
-};
-
 /* Earlier series tried when nothing was declared (b4 dropped the cover). */
 #define PREREQ_MAX_SERIES 8
-
-/* The patch-id of patch k of series j, worked out once; "" when none. */
-static const char *plan_pid(struct prereq_plan *pl, const struct mp_set *set,
-			    size_t j, size_t k)
-{
-	const struct mp_patch *q = set->series[j]->patches[k];
-	char id[RV_OID_HEXSZ + 1] = "";
-
-	if (!pl->pid[j])
-		pl->pid[j] = xcalloc(set->series[j]->npatches + 1,
-				     sizeof(*pl->pid[j]));
-	if (!pl->pid[j][k]) {
-		if (!q || !q->diff || rv_patch_id(q->diff, q->diff_len, id) < 0)
-			id[0] = '\0';
-		pl->pid[j][k] = xstrdup_or_null(id);
-	}
-	return pl->pid[j][k];
-}
-
-/* Does d name q (k: a patch of series j, else its cover) as a prereq? */
-static bool names_prereq(struct prereq_plan *pl, const struct mp_set *set,
-			 const struct mp_patch *d, const struct mp_patch *q,
-			 size_t j, size_t k)
-{
-	const char *pid;
-	size_t i;
-
-	for (i = 0; q->message_id && i < d->nprereq_message_ids; i++)
-		if (!strcmp(d->prereq_message_ids[i], q->message_id))
-			return true;
-	if (!k || !d->nprereq_patch_ids)
-		return false;
-	pid = plan_pid(pl, set, j, k - 1);
-	for (i = 0; *pid && i < d->nprereq_patch_ids; i++)
-		if (!strcasecmp(d->prereq_patch_ids[i], pid))
-			return true;
-	return false;
-}
-
-/* The change-id of series p (b4's, in the cover or a patch), or NULL. */
-static const char *series_change_id(const struct mp_series *p)
-{
-	size_t k;
-
-	if (p->cover && p->cover->change_id)
-		return p->cover->change_id;
-	for (k = 0; k < p->npatches; k++)
-		if (p->patches[k] && p->patches[k]->change_id)
-			return p->patches[k]->change_id;
-	return NULL;
-}
-
-/*
- * Does d name series p by b4's `prerequisite-change-id: ID[:vN]`? Without
- * a version any version of p is it; with one, only that version.
- */
-static bool names_change_id(const struct mp_patch *d, const struct mp_series *p)
-{
-	const char *cid = series_change_id(p), *v;
-	size_t i, n;
-
-	if (!cid)
-		return false;
-	for (i = 0; i < d->nprereq_change_ids; i++) {
-		const char *want = d->prereq_change_ids[i];
-
-		v = strstr(want, ":v");
-		n = v ? (size_t)(v - want) : strlen(want);
-		if (strlen(cid) != n || strncmp(cid, want, n))
-			continue;
-		if (!v || atoi(v + 2) == (p->version > 0 ? p->version : 1))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Does series i declare series j a prerequisite, by patch-id, message-id
- * or change-id?
- */
-static bool declares(struct prereq_plan *pl, const struct mp_set *set, size_t i,
-		     size_t j)
-{
-	const struct mp_series *s = set->series[i], *p = set->series[j];
-	size_t k, m;
-
-	for (k = 0; k <= s->npatches; k++) {
-		const struct mp_patch *d = k ? s->patches[k - 1] : s->cover;
-
-		if (!d || (!d->nprereq_patch_ids && !d->nprereq_message_ids &&
-			   !d->nprereq_change_ids))
-			continue;
-		if (names_change_id(d, p))
-			return true;
-		for (m = 0; m <= p->npatches; m++) {
-			const struct mp_patch *q =
-				m ? p->patches[m - 1] : p->cover;
-
-			if (q && names_prereq(pl, set, d, q, j, m))
-				return true;
-		}
-	}
-	return false;
-}
-
-/* Does s apply on its base with the n series of pre applied first? */
-static bool applies(struct rv_repo *repo, const struct mp_series *s,
-		    const struct rv_apply_opts *aopts,
-		    const struct mp_series *const *pre, size_t n)
-{
-	struct rv_apply_opts o = *aopts;
-	struct rv_apply_result *res = NULL;
-	int r;
-
-	o.store_refs = false;
-	o.prereqs = pre;
-	o.nprereqs = n;
-	r = rv_apply_series(&res, repo, s, &o, NULL);
-	rv_apply_result_free(res);
-	return r == 0;
-}
 
 /*
  * No declaration: the fewest series just before series i that it applies
@@ -314,7 +180,7 @@ static size_t guess_prereqs(struct rv_repo *repo, const struct mp_set *set,
 			continue;
 		memmove(v + 1, v, n * sizeof(*v));
 		v[0] = set->series[from];
-		found = applies(repo, s, aopts, v, ++n);
+		found = prereq_applies(repo, s, aopts, v, ++n);
 	}
 	if (!found)
 		return 0;
@@ -322,7 +188,7 @@ static size_t guess_prereqs(struct rv_repo *repo, const struct mp_set *set,
 	for (k = n; k-- > 1;) {
 		drop = v[k];
 		memmove(v + k, v + k + 1, (n - k - 1) * sizeof(*v));
-		if (applies(repo, s, aopts, v, n - 1)) {
+		if (prereq_applies(repo, s, aopts, v, n - 1)) {
 			n--;
 			continue;
 		}
@@ -330,32 +196,6 @@ static size_t guess_prereqs(struct rv_repo *repo, const struct mp_set *set,
 		v[k] = drop;
 	}
 	return n;
-}
-
-/* How deep declared prerequisites are followed (p needs q needs r ...). */
-#define PREREQ_MAX_DEPTH 32
-
-/*
- * Append to v[*n] the series of the input that series i declares, each
- * after the ones it declares itself (so they apply in that order); seen
- * marks what is in v already, or on the way, so a loop ends.
- */
-static void add_declared(struct prereq_plan *pl, const struct mp_set *set,
-			 size_t i, const struct mp_series **v, size_t *n,
-			 bool *seen, int depth)
-{
-	size_t j;
-
-	if (depth > PREREQ_MAX_DEPTH)
-		return;
-	for (j = 0; j < set->nseries; j++) {
-		if (seen[j] || set->series[j]->superseded ||
-		    !declares(pl, set, i, j))
-			continue;
-		seen[j] = true;
-		add_declared(pl, set, j, v, n, seen, depth + 1);
-		v[(*n)++] = set->series[j];
-	}
 }
 
 /*
@@ -371,23 +211,15 @@ static void plan_series(struct prereq_plan *pl, struct rv_repo *repo,
 {
 	const struct mp_series *s = set->series[i];
 	const struct mp_series **v = xcalloc(set->nseries + 1, sizeof(*v));
-	bool *seen = xcalloc(set->nseries + 1, sizeof(*seen));
-	size_t j, k, n = 0;
+	size_t n;
 
-	seen[i] = true;
-	add_declared(pl, set, i, v, &n, seen, 0);
-	free(seen);
-	if (n && repo && !applies(repo, s, aopts, v, n) &&
-	    applies(repo, s, aopts, NULL, 0))
+	n = prereq_declared(pl, i, v);
+	if (n && repo && !prereq_applies(repo, s, aopts, v, n) &&
+	    prereq_applies(repo, s, aopts, NULL, 0))
 		n = 0; /* already in the base */
-	else if (!n && repo && i && !applies(repo, s, aopts, NULL, 0))
+	else if (!n && repo && i && !prereq_applies(repo, s, aopts, NULL, 0))
 		n = guess_prereqs(repo, set, i, aopts, v);
-	for (j = 0; j < set->nseries; j++)
-		for (k = 0; k < n; k++)
-			if (set->series[j] == v[k])
-				pl->used[j] = true;
-	pl->of[i] = v;
-	pl->nof[i] = n;
+	prereq_plan_set(pl, i, v, n);
 }
 
 /*
@@ -401,10 +233,8 @@ static void plan_prereqs(struct prereq_plan *pl, struct rv_repo *repo,
 {
 	size_t i;
 
-	pl->of = xcalloc(set->nseries + 1, sizeof(*pl->of));
-	pl->nof = xcalloc(set->nseries + 1, sizeof(*pl->nof));
-	pl->used = xcalloc(set->nseries + 1, sizeof(*pl->used));
-	pl->pid = xcalloc(set->nseries + 1, sizeof(*pl->pid));
+	prereq_plan_init(pl, (const struct mp_series *const *)set->series,
+			 set->nseries);
 	for (i = set->nseries; i-- > 0;) {
 		if (target) {
 			if (local_mail_in_series(set->series[i], target)) {
@@ -416,23 +246,6 @@ static void plan_prereqs(struct prereq_plan *pl, struct rv_repo *repo,
 		if (!set->series[i]->superseded && !pl->used[i])
 			plan_series(pl, repo, set, i, aopts);
 	}
-}
-
-static void prereq_plan_release(struct prereq_plan *pl,
-				const struct mp_set *set)
-{
-	size_t i, k;
-
-	for (i = 0; pl->of && i < set->nseries; i++) {
-		free(pl->of[i]);
-		for (k = 0; pl->pid[i] && k < set->series[i]->npatches; k++)
-			free(pl->pid[i][k]);
-		free(pl->pid[i]);
-	}
-	free(pl->of);
-	free(pl->pid);
-	free(pl->nof);
-	free(pl->used);
 }
 
 static bool in_git_repo(const char *dir)
@@ -688,8 +501,7 @@ static int cmd_review(int argc, char **argv)
 	if (ret == EXIT_CLEAN && any_findings)
 		ret = EXIT_FINDINGS;
 out:
-	if (set)
-		prereq_plan_release(&plan, set);
+	prereq_plan_release(&plan);
 	report_free(rp);
 	rv_ledger_free(ledger);
 	rv_prompts_free(prompts);

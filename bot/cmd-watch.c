@@ -51,6 +51,10 @@ const struct cmd cmd_watch_def = {
 	"after list.NAME.wait with no new patch) are reviewed with the list's\n"
 	"repo and branch, and the review is written as a reply in the series'\n"
 	"thread, exactly once. Lists without a section are never reviewed.\n"
+	"A series that names prerequisite series (prerequisite-message-id:,\n"
+	"-patch-id:, -change-id:) is applied on top of those found in the\n"
+	"notmuch database, which are only read, and the reply says so; when it\n"
+	"does not apply, the reply names a prerequisite that is not there.\n"
 	"\n"
 	"Options:\n"
 	"  --once          process what is there and exit\n"
@@ -369,6 +373,7 @@ struct thread_ctx {
 	bool retry; /* a state or repo error: leave the mail untagged */
 	int explain; /* set while answering #quorum explain N */
 	const char *explain_id; /* ... the command's Message-ID */
+	const struct mp_set *set; /* the thread's series */
 };
 
 static struct tmsg *tmsg_find(struct thread_ctx *t, const char *msgid)
@@ -644,6 +649,71 @@ static bool over_rate_limit(struct thread_ctx *t, const struct mp_patch *parent)
 	return false;
 }
 
+/* prereq: what a series is applied on, and what it declares in vain. */
+struct watch_prereqs {
+	struct mp_set *set; /* the prerequisite threads read */
+	const struct mp_series **v; /* applied first, in order */
+	size_t n;
+	char **missing; /* prerequisite-message-ids not in the database */
+	size_t nmissing;
+};
+
+/*
+ * The series s declares as its prerequisites (bot/prereq.c), found in its
+ * own thread or in the threads its prerequisite-message-id: lines name,
+ * which are read from notmuch and never tagged: they are not reviewed
+ * here. None when s applies without them (they are in the tree already).
+ */
+static void plan_prereqs(struct thread_ctx *t, const struct mp_series *s,
+			 struct rv_repo *repo,
+			 const struct rv_apply_opts *aopts,
+			 struct watch_prereqs *pq)
+{
+	const struct mp_series **cand;
+	struct prereq_plan pl;
+	size_t nc = 0, i, self = 0, n;
+	bool found = false;
+
+	memset(pq, 0, sizeof(*pq));
+	if (!t->set || !prereq_declares_any(s))
+		return;
+	local_mail_prereqs(t->w->db, s, t->thread, &pq->set, &pq->missing,
+			   &pq->nmissing);
+	cand = xcalloc(t->set->nseries + (pq->set ? pq->set->nseries : 0) + 1,
+		       sizeof(*cand));
+	for (i = 0; i < t->set->nseries; i++) {
+		if (t->set->series[i] == s) {
+			self = nc;
+			found = true;
+		}
+		cand[nc++] = t->set->series[i];
+	}
+	for (i = 0; pq->set && i < pq->set->nseries; i++)
+		cand[nc++] = pq->set->series[i];
+	if (found) {
+		prereq_plan_init(&pl, cand, nc);
+		pq->v = xcalloc(nc + 1, sizeof(*pq->v));
+		n = prereq_declared(&pl, self, pq->v);
+		if (n && repo && !prereq_applies(repo, s, aopts, pq->v, n) &&
+		    prereq_applies(repo, s, aopts, NULL, 0))
+			n = 0; /* already in the tree */
+		pq->n = n;
+		prereq_plan_release(&pl);
+	}
+	free(cand);
+}
+
+static void watch_prereqs_release(struct watch_prereqs *pq)
+{
+	size_t i;
+
+	for (i = 0; i < pq->nmissing; i++)
+		free(pq->missing[i]);
+	free(pq->missing);
+	free(pq->v);
+	mp_set_free(pq->set);
+}
+
 static void review_one(struct thread_ctx *t, const struct mp_series *s)
 {
 	struct watch *w = t->w;
@@ -657,6 +727,7 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 	struct rv_review *r = NULL;
 	struct reply_opts ro = { 0 };
 	struct errmsg err = { "" };
+	struct watch_prereqs pq = { 0 };
 	const struct mp_patch *parent = reply_parent(s);
 	char earlier[256];
 	int64_t last;
@@ -769,6 +840,9 @@ review:
 			opts.backoff = w->backoff;
 			opts.retries = w->retries;
 		}
+		plan_prereqs(t, s, l->rv, &opts.apply, &pq);
+		opts.apply.prereqs = pq.v;
+		opts.apply.nprereqs = pq.n;
 		rr = rv_review_series(&r, l->rv, s, &opts, &err);
 		l->rv_uses++;
 		if (rr < 0 && !r) {
@@ -806,6 +880,8 @@ review:
 	ro.prompt_hash = w->prompt_hash;
 	ro.explain = t->explain;
 	ro.now = w->now;
+	ro.missing_prereqs = (const char *const *)pq.missing;
+	ro.nmissing_prereqs = pq.nmissing;
 	if (reply_compose(&raw, s, r, &ro, &err) < 0) {
 		error("list %s: %s", l->name, err.msg);
 		state_series_set(w->st, key.buf, l->name, t->thread,
@@ -849,6 +925,7 @@ review:
 	w->reviewed++;
 out:
 	rv_review_free(r);
+	watch_prereqs_release(&pq);
 	rv_ledger_free(ledger);
 	/*
 	 * The repo handle keeps every object a review wrote in memory:
@@ -1010,7 +1087,7 @@ out:
 static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 {
 	struct thread_ctx t = { w, l, thread, NULL, 0, 0, NULL, 0, 0,
-				false, 0, NULL };
+				false, 0, NULL, NULL };
 	struct mp_collector *c = mp_collector_new();
 	struct mp_set *set = NULL;
 	notmuch_query_t *q;
@@ -1078,6 +1155,7 @@ static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 	}
 	set = mp_collector_finish(c);
 	c = NULL;
+	t.set = set;
 	for (i = 0; i < t.ncmds; i++)
 		run_command(&t, set, t.cmds[i]);
 	for (i = 0; i < set->nseries && !stop_requested; i++)

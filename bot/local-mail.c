@@ -4,6 +4,8 @@
  * thread, and the threads of its series' prerequisites, read from the
  * local notmuch database opened read-only. quorum never fetches mail: a
  * message that is not in the database is an error that says how to get it.
+ * `quorum watch` reads a series' prerequisite threads the same way, from
+ * the database it has open (local_mail_prereqs()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +267,10 @@ struct lookup {
 	char **ids; /* prerequisite-message-ids queued, never twice */
 	int *depth;
 	size_t nids, ids_alloc;
+	bool borrowed; /* db is the caller's (watch): not closed here */
+	bool quiet; /* watch: no notes or warnings; missing ids collected */
+	char **missing; /* quiet: prerequisite-message-ids not in the db */
+	size_t nmissing, missing_alloc;
 };
 
 static int open_db(struct lookup *lk, struct qconfig *cfg, struct errmsg *err)
@@ -349,9 +355,11 @@ static size_t collect_thread(struct lookup *lk, const char *tid,
 		struct stat st;
 
 		if (n == LOCAL_MAX_THREAD) {
-			warning("thread %s holds more than %d messages; "
-				"reading the oldest %d",
-				tid, LOCAL_MAX_THREAD, LOCAL_MAX_THREAD);
+			if (!lk->quiet)
+				warning("thread %s holds more than %d "
+					"messages; reading the oldest %d",
+					tid, LOCAL_MAX_THREAD,
+					LOCAL_MAX_THREAD);
 			break;
 		}
 		n++;
@@ -456,25 +464,29 @@ static void follow_prereqs(struct lookup *lk)
 		int r;
 
 		if (!msgid_valid(id)) {
-			warning("prerequisite-message-id '%s' is not a "
-				"message-id; ignored",
-				shown(id, b, sizeof(b)));
+			if (!lk->quiet)
+				warning("prerequisite-message-id '%s' is not "
+					"a message-id; ignored",
+					shown(id, b, sizeof(b)));
 			continue;
 		}
 		r = find_thread(lk, id, &tid, &e);
-		if (r < 0) {
+		if (r < 0 && !lk->quiet)
 			warning("%s; reviewing without that prerequisite",
 				e.msg);
-			continue;
-		}
-		if (!r) {
+		if (!r && lk->quiet) {
+			ALLOC_GROW(lk->missing, lk->nmissing + 1,
+				   lk->missing_alloc);
+			lk->missing[lk->nmissing++] = xstrdup_or_null(id);
+		} else if (!r) {
 			warning("prerequisite <%s> is not in the local notmuch "
 				"database (%s); reviewing without it",
 				shown(id, b, sizeof(b)), lk->db_path);
-			continue;
 		}
+		if (r <= 0)
+			continue;
 		if (thread_seen(lk, tid) || lk->nthreads >= LOCAL_MAX_THREADS) {
-			if (!thread_seen(lk, tid))
+			if (!thread_seen(lk, tid) && !lk->quiet)
 				warning("prerequisite <%s>: more than %d "
 					"threads; "
 					"reviewing without it",
@@ -487,7 +499,8 @@ static void follow_prereqs(struct lookup *lk)
 		lk->threads[lk->nthreads++] = tid;
 		set = read_thread(lk, tid, &n);
 		s = series_of(set, id);
-		if (s && first_mail(s))
+		/* watch says in its reply what it applied. */
+		if (!lk->quiet && s && first_mail(s))
 			fprintf(stderr,
 				"quorum: prerequisite <%s> is in the local "
 				"database: \"%s\" v%d (a thread of %zu "
@@ -498,7 +511,7 @@ static void follow_prereqs(struct lookup *lk)
 					      : "",
 				      t, sizeof(t)),
 				s->version, n, n == 1 ? "" : "s");
-		else
+		else if (!lk->quiet)
 			warning("prerequisite <%s> is in the local database "
 				"but is no patch; its thread joins the input",
 				shown(id, b, sizeof(b)));
@@ -520,7 +533,10 @@ static void lookup_release(struct lookup *lk)
 	free(lk->ids);
 	free(lk->depth);
 	free(lk->db_path);
-	if (lk->db)
+	for (i = 0; i < lk->nmissing; i++)
+		free(lk->missing[i]);
+	free(lk->missing);
+	if (lk->db && !lk->borrowed)
 		notmuch_database_destroy(lk->db);
 }
 
@@ -632,4 +648,42 @@ out:
 	lookup_release(&lk);
 	free(id);
 	return ret;
+}
+
+int local_mail_prereqs(struct _notmuch_database *db, const struct mp_series *s,
+		       const char *thread, struct mp_set **out,
+		       char ***missing, size_t *nmissing)
+{
+	struct lookup lk = {0};
+	struct mp_collector *c;
+	size_t i;
+	int n;
+
+	*out = NULL;
+	*missing = NULL;
+	*nmissing = 0;
+	lk.db = db;
+	lk.borrowed = true;
+	lk.quiet = true;
+	lk.db_path = xstrdup_or_null(notmuch_database_get_path(db));
+	/* s's own thread counts as read: its series are the caller's. */
+	if (thread) {
+		ALLOC_GROW(lk.threads, 1, lk.threads_alloc);
+		lk.threads[lk.nthreads++] = xstrdup_or_null(thread);
+	}
+	queue_prereqs(&lk, s, 1);
+	follow_prereqs(&lk);
+	n = (int)(lk.nthreads - (thread ? 1 : 0));
+	if (n > 0) {
+		c = mp_collector_new();
+		for (i = thread ? 1 : 0; i < lk.nthreads; i++)
+			collect_thread(&lk, lk.threads[i], c);
+		*out = mp_collector_finish(c);
+	}
+	*missing = lk.missing;
+	*nmissing = lk.nmissing;
+	lk.missing = NULL;
+	lk.nmissing = 0;
+	lookup_release(&lk);
+	return n;
 }

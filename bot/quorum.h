@@ -214,4 +214,55 @@ int local_mail_read(struct qconfig *cfg, const char *spec,
 /* Is the message id the cover or one of the patches of s? */
 bool local_mail_in_series(const struct mp_series *s, const char *id);
 
+/*
+ * watch: the threads of the prerequisites series s declares with
+ * prerequisite-message-id: lines, and of theirs in turn (5 deep, at most
+ * 16 threads of at most 2000 messages each), read from db (open, only
+ * read; nothing in it changes) into *set as one input. thread (may be
+ * NULL) is s's own thread, which is not read again. Nothing is printed:
+ * the ids that are not in the database go to *missing (caller frees
+ * each and the array). Returns the number of threads read; *set is NULL
+ * when none was (else mp_set_free()).
+ */
+struct _notmuch_database;
+int local_mail_prereqs(struct _notmuch_database *db, const struct mp_series *s,
+		       const char *thread, struct mp_set **set,
+		       char ***missing, size_t *nmissing);
+
+/*
+ * prereq (bot/prereq.c): which of a set of candidate series a series
+ * declares as its prerequisites, by prerequisite-patch-id: (a patch of
+ * it), prerequisite-message-id: (its cover or a patch) or b4's
+ * prerequisite-change-id: ID[:vN]; shared by review and watch.
+ */
+struct prereq_plan {
+	const struct mp_series **series; /* candidates (array owned) */
+	size_t n;
+	const struct mp_series ***of; /* of[i]: applied first for series i */
+	size_t *nof;
+	bool *used; /* used[j]: series j is applied for another one */
+	char ***pid; /* pid[j][k]: patch-id of patch k of series j, or "" */
+};
+
+/* Plan over the n series (borrowed); release with prereq_plan_release(). */
+void prereq_plan_init(struct prereq_plan *pl,
+		      const struct mp_series *const *series, size_t n);
+/* Does s declare any prerequisite at all (in its cover or a patch)? */
+bool prereq_declares_any(const struct mp_series *s);
+/*
+ * Into v (room for pl->n): the candidates series i declares, and theirs
+ * in turn, each after its own (the order they apply in); superseded
+ * ones are left out and a loop ends. Returns how many.
+ */
+size_t prereq_declared(struct prereq_plan *pl, size_t i,
+		       const struct mp_series **v);
+/* Series i applies on v[0..n) (v is the plan's now): marks them used. */
+void prereq_plan_set(struct prereq_plan *pl, size_t i,
+		     const struct mp_series **v, size_t n);
+/* Does s apply on its base with the n series of pre applied first? */
+bool prereq_applies(struct rv_repo *repo, const struct mp_series *s,
+		    const struct rv_apply_opts *aopts,
+		    const struct mp_series *const *pre, size_t n);
+void prereq_plan_release(struct prereq_plan *pl);
+
 #endif

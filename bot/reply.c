@@ -269,6 +269,77 @@ static void add_explanation(struct sb *out, const struct mp_series *s,
 	sb_release(&line);
 }
 
+/*
+ * prereq: one line per prerequisite series the series was applied (or,
+ * when it did not apply, tried) on top of; they are not reviewed here.
+ */
+static void add_prereqs(struct sb *out, const struct rv_review *r)
+{
+	bool applied = r->apply && r->apply->failed < 0;
+	size_t i, k, n;
+
+	/* No repository: nothing was applied, the diff reviewed alone. */
+	for (i = 0; r->apply && i < r->nprereqs; i++) {
+		const struct mp_series *ps = r->prereqs[i];
+		const struct mp_patch *first = reply_parent(ps);
+		struct sb line = SB_INIT;
+		char *title;
+
+		if (!first)
+			continue;
+		for (k = n = 0; k < ps->npatches; k++)
+			n += ps->patches[k] != NULL;
+		title = one_line(first->subject.title ? first->subject.title :
+				 first->subject_raw, 80);
+		sb_addf(&line, "%s on top of the prerequisite series '%s' "
+			       "(v%d, %zu patch%s",
+			applied ? "Applied" : "Tried", title ? title : "",
+			ps->version > 0 ? ps->version : 1, n,
+			n == 1 ? "" : "es");
+		if (msgid_is_safe(first->message_id))
+			sb_addf(&line, ", <%s>", first->message_id);
+		sb_adds(&line, "), not reviewed here.");
+		add_wrapped(out, sb_str(&line), "");
+		free(title);
+		sb_release(&line);
+	}
+}
+
+/*
+ * prereq: a series that did not apply and declares prerequisites quorum
+ * has no mail of: say which, and what would help.
+ */
+static void add_missing_prereqs(struct sb *out, const struct rv_review *r,
+				const struct reply_opts *o)
+{
+	struct sb line = SB_INIT;
+	size_t i, n = 0;
+
+	if (!r->apply || r->apply->failed < 0)
+		return;
+	for (i = 0; i < o->nmissing_prereqs; i++) {
+		if (!msgid_is_safe(o->missing_prereqs[i]))
+			continue;
+		sb_addf(&line, "%s<%s>", n++ ? ", " : "",
+			o->missing_prereqs[i]);
+	}
+	if (n) {
+		struct sb msg = SB_INIT;
+
+		sb_addf(&msg, "The series declares the prerequisite%s %s, "
+			      "which %s not in the mail quorum reads, so the "
+			      "series was tried without %s; once %s there (or "
+			      "in the branch), a reply with '#quorum rerun' "
+			      "reviews it again.",
+			n == 1 ? "" : "s", sb_str(&line),
+			n == 1 ? "is" : "are", n == 1 ? "it" : "them",
+			n == 1 ? "it is" : "they are");
+		add_wrapped(out, sb_str(&msg), "");
+		sb_release(&msg);
+	}
+	sb_release(&line);
+}
+
 static void add_body(struct sb *out, const struct mp_series *s,
 		     const struct rv_review *r, const struct reply_opts *o)
 {
@@ -309,6 +380,8 @@ static void add_body(struct sb *out, const struct mp_series *s,
 			r->quorum, r->nvoters);
 	}
 	add_wrapped(out, sb_str(&line), "");
+	add_prereqs(out, r);
+	add_missing_prereqs(out, r, o);
 	if (!s->complete && s->nmissing) {
 		sb_reset(&line);
 		sb_adds(&line, "The series is incomplete: patch");

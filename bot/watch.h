@@ -25,6 +25,9 @@ struct reply_opts {
 					reply, or NULL for a review */
 	int explain; /* > 0: explain finding N (1-based) in detail */
 	int64_t now;
+	/* prereq: declared prerequisite-message-ids not in the database */
+	const char *const *missing_prereqs;
+	size_t nmissing_prereqs;
 };
 
 /*

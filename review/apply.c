@@ -1040,6 +1040,59 @@ static void given_prereqs(const struct rv_apply_opts *opts, char *const *ids,
 	}
 }
 
+/* prereq: does a series of the caller's prereqs hold the message id? */
+static bool given_msgid(const struct rv_apply_opts *opts, const char *id)
+{
+	size_t i, k;
+
+	for (i = 0; i < opts->nprereqs; i++) {
+		const struct mp_series *ps = opts->prereqs[i];
+
+		if (!ps)
+			continue;
+		if (ps->cover && ps->cover->message_id &&
+		    !strcmp(ps->cover->message_id, id))
+			return true;
+		for (k = 0; k < ps->npatches; k++)
+			if (ps->patches[k] && ps->patches[k]->message_id &&
+			    !strcmp(ps->patches[k]->message_id, id))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * prereq: "<a@b>, <c@d>": the prerequisite-message-ids of s that were not
+ * applied first (no series of opts->prereqs holds them), each once; ids
+ * that are no printable ASCII are left out.
+ */
+static void missing_msgids(const struct mp_series *s,
+			   const struct rv_apply_opts *opts, struct sb *out)
+{
+	size_t k, i;
+
+	for (k = 0; k <= s->npatches; k++) {
+		const struct mp_patch *p = k ? s->patches[k - 1] : s->cover;
+
+		for (i = 0; p && i < p->nprereq_message_ids; i++) {
+			const char *id = p->prereq_message_ids[i];
+			const char *c;
+			char *shown = NULL;
+
+			for (c = id; *c > ' ' && *c < 0x7f; c++)
+				;
+			if (*c || !*id || strlen(id) > 250 ||
+			    given_msgid(opts, id) ||
+			    asprintf(&shown, "<%s>", id) < 0)
+				continue;
+			if (!strstr(sb_str(out), shown))
+				sb_addf(out, "%s%s", out->len ? ", " : "",
+					shown);
+			free(shown);
+		}
+	}
+}
+
 struct cand {
 	enum rv_base_source src;
 	const char *rev;
@@ -1286,6 +1339,29 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 			sb_release(&m);
 		}
 		free(missing);
+	}
+	/* The same for prerequisite-message-id: lines. */
+	if (best->failed >= 0) {
+		struct sb m = SB_INIT;
+
+		sb_init(&m, 4096);
+		missing_msgids(s, opts, &m);
+		if (m.len) {
+			struct rv_patch_result *pr =
+				&best->patches[best->failed];
+			char *e = NULL;
+
+			sb_addf(&note, "; prerequisite %s not applied first",
+				sb_str(&m));
+			if (asprintf(&e, "%s (missing prerequisite %s)",
+				     pr->error ? pr->error : "",
+				     sb_str(&m)) >= 0) {
+				free(pr->error);
+				pr->error = e;
+				errmsg_set(&first_err, first_ret, "%s", e);
+			}
+		}
+		sb_release(&m);
 	}
 	best->base_note = xstrdup_or_null(sb_str(&note));
 	if (ret < 0) {
