@@ -247,18 +247,6 @@ static struct mp_series *series_of(const struct mp_set *set, const char *id)
 	return NULL;
 }
 
-static const struct mp_patch *first_mail(const struct mp_series *s)
-{
-	size_t k;
-
-	if (s->cover)
-		return s->cover;
-	for (k = 0; k < s->npatches; k++)
-		if (s->patches[k])
-			return s->patches[k];
-	return NULL;
-}
-
 struct lookup {
 	notmuch_database_t *db;
 	char *db_path; /* for messages */
@@ -500,14 +488,14 @@ static void follow_prereqs(struct lookup *lk)
 		set = read_thread(lk, tid, &n);
 		s = series_of(set, id);
 		/* watch says in its reply what it applied. */
-		if (!lk->quiet && s && first_mail(s))
+		if (!lk->quiet && s && mp_series_first(s))
 			fprintf(stderr,
 				"quorum: prerequisite <%s> is in the local "
 				"database: \"%s\" v%d (a thread of %zu "
 				"message%s) joins the input\n",
 				shown(id, b, sizeof(b)),
-				shown(first_mail(s)->subject.title
-					      ? first_mail(s)->subject.title
+				shown(mp_series_first(s)->subject.title
+					      ? mp_series_first(s)->subject.title
 					      : "",
 				      t, sizeof(t)),
 				s->version, n, n == 1 ? "" : "s");
@@ -599,7 +587,7 @@ int local_mail_read(struct qconfig *cfg, const char *spec, struct mp_set **out,
 		goto out;
 	}
 	s = series_of(set, id);
-	if (!s || !first_mail(s)) {
+	if (!s || !mp_series_first(s)) {
 		ret = errmsg_set(
 			err, LOCAL_MAIL_NO_SERIES,
 			"<%s> is neither a patch, a cover letter nor a "
@@ -608,7 +596,7 @@ int local_mail_read(struct qconfig *cfg, const char *spec, struct mp_set **out,
 			shown(id, b, sizeof(b)), set->nseries);
 		goto out;
 	}
-	*target = xstrdup_or_null(first_mail(s)->message_id);
+	*target = xstrdup_or_null(mp_series_first(s)->message_id);
 	r = newer_version(set, s);
 	if (r)
 		fprintf(stderr,

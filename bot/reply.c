@@ -41,14 +41,7 @@ static bool addr_is_safe(const char *a)
 
 const struct mp_patch *reply_parent(const struct mp_series *s)
 {
-	size_t k;
-
-	if (s->cover)
-		return s->cover;
-	for (k = 0; k < s->npatches; k++)
-		if (s->patches[k])
-			return s->patches[k];
-	return NULL;
+	return mp_series_first(s);
 }
 
 /* Copy s with control characters (CR, LF, ...) made spaces. */

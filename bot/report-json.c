@@ -81,27 +81,6 @@ static cJSON *str_item(const char *s)
 	return it;
 }
 
-static const char *title_of(const struct mp_patch *p)
-{
-	if (p && p->subject.title && *p->subject.title)
-		return p->subject.title;
-	if (p && p->subject_raw)
-		return p->subject_raw;
-	return NULL;
-}
-
-static const char *series_title(const struct mp_series *s)
-{
-	size_t k;
-
-	if (s->cover)
-		return title_of(s->cover);
-	for (k = 0; k < s->npatches; k++)
-		if (s->patches[k])
-			return title_of(s->patches[k]);
-	return NULL;
-}
-
 /* The patch's n of n/m (1-based). */
 static int patch_number(const struct mp_series *s, size_t k)
 {
@@ -146,7 +125,7 @@ static cJSON *json_patches(const struct rv_review *r)
 				status = "skipped";
 		}
 		cJSON_AddStringToObject(o, "status", status);
-		put_str(o, "title", title_of(p));
+		put_str(o, "title", mp_patch_title(p));
 		put_str(o, "message_id", p ? p->message_id : NULL);
 		put_str(o, "commit", pr && *pr->commit_id ? pr->commit_id : NULL);
 		put_str(o, "tree", pr && *pr->tree_id ? pr->tree_id : NULL);
@@ -259,7 +238,7 @@ static cJSON *json_prereqs(const struct rv_review *r)
 			if (!first)
 				first = ps->patches[k];
 		}
-		put_str(o, "title", series_title(ps));
+		put_str(o, "title", mp_series_title(ps));
 		cJSON_AddNumberToObject(o, "version", ps->version);
 		cJSON_AddNumberToObject(o, "patches", (double)n);
 		put_str(o, "message_id", first ? first->message_id : NULL);
@@ -277,7 +256,7 @@ static cJSON *json_review(const struct rv_review *r)
 	cJSON *abst = cJSON_CreateArray(), *drop = cJSON_CreateObject();
 	size_t i;
 
-	put_str(ser, "title", series_title(s));
+	put_str(ser, "title", mp_series_title(s));
 	cJSON_AddNumberToObject(ser, "version", s->version);
 	cJSON_AddNumberToObject(ser, "total", s->total);
 	cJSON_AddBoolToObject(ser, "complete", s->complete);
@@ -443,7 +422,7 @@ static void sarif_add(struct report *rp, const struct rv_review *r,
 			f->patch >= 0 ? patch_number(r->series,
 						     (size_t)f->patch) :
 					0);
-		put_str(props, "series", series_title(r->series));
+		put_str(props, "series", mp_series_title(r->series));
 		if (f->patch >= 0 && (size_t)f->patch < n)
 			cJSON_AddStringToObject(props, "commit", ids[f->patch]);
 		cJSON_AddItemToObject(res, "properties", props);

@@ -235,6 +235,13 @@ struct mp_set *mp_collector_finish(struct mp_collector *c);
 
 void mp_set_free(struct mp_set *set);
 
+/* The cover letter, else the first patch present; NULL when none. */
+const struct mp_patch *mp_series_first(const struct mp_series *s);
+/* The clean title, else the subject as written; NULL when none. */
+const char *mp_patch_title(const struct mp_patch *p);
+/* The title of mp_series_first(s); NULL when none. */
+const char *mp_series_title(const struct mp_series *s);
+
 /*
  * Convenience: read every message of path (mbox, single message, maildir
  * or "-") and assemble series. Unreadable or over-cap messages are listed

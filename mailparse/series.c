@@ -500,6 +500,32 @@ static void series_free(struct mp_series *s)
 	free(s);
 }
 
+const struct mp_patch *mp_series_first(const struct mp_series *s)
+{
+	size_t k;
+
+	if (!s)
+		return NULL;
+	if (s->cover)
+		return s->cover;
+	for (k = 0; k < s->npatches; k++)
+		if (s->patches[k])
+			return s->patches[k];
+	return NULL;
+}
+
+const char *mp_patch_title(const struct mp_patch *p)
+{
+	if (p && p->subject.title && *p->subject.title)
+		return p->subject.title;
+	return p ? p->subject_raw : NULL;
+}
+
+const char *mp_series_title(const struct mp_series *s)
+{
+	return mp_patch_title(mp_series_first(s));
+}
+
 void mp_set_free(struct mp_set *set)
 {
 	size_t i;

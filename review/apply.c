@@ -647,11 +647,9 @@ out:
 
 static const char *patch_title(const struct mp_patch *p)
 {
-	if (p->subject.title && *p->subject.title)
-		return p->subject.title;
-	if (p->subject_raw)
-		return p->subject_raw;
-	return "(no subject)";
+	const char *t = mp_patch_title(p);
+
+	return t ? t : "(no subject)";
 }
 
 static int patch_apply(struct pctx *c, const struct mp_patch *mp,
@@ -799,14 +797,9 @@ static int advance(struct pctx *c, git_oid *cur, const git_oid *tree_oid,
 
 static const char *series_title(const struct mp_series *s)
 {
-	size_t k;
+	const struct mp_patch *p = mp_series_first(s);
 
-	if (s->cover)
-		return patch_title(s->cover);
-	for (k = 0; k < s->npatches; k++)
-		if (s->patches[k])
-			return patch_title(s->patches[k]);
-	return "(empty series)";
+	return p ? patch_title(p) : "(empty series)";
 }
 
 /*

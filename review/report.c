@@ -66,11 +66,9 @@ void rv_wrap(struct sb *out, const char *text, const char *indent,
 
 static const char *patch_title(const struct mp_patch *p)
 {
-	if (p && p->subject.title && *p->subject.title)
-		return p->subject.title;
-	if (p && p->subject_raw)
-		return p->subject_raw;
-	return "(no subject)";
+	const char *t = mp_patch_title(p);
+
+	return t ? t : "(no subject)";
 }
 
 /* "2/3" for patch k of the series. */
@@ -86,14 +84,9 @@ static void add_patch_number(struct sb *out, const struct mp_series *s,
 
 static const char *series_title(const struct mp_series *s)
 {
-	size_t k;
+	const struct mp_patch *p = mp_series_first(s);
 
-	if (s->cover)
-		return patch_title(s->cover);
-	for (k = 0; k < s->npatches; k++)
-		if (s->patches[k])
-			return patch_title(s->patches[k]);
-	return "(empty series)";
+	return p ? patch_title(p) : "(empty series)";
 }
 
 /* prereq: the series applied first, each on a line; not reviewed here. */

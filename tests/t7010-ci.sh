@@ -10,18 +10,7 @@ make_repo "$TMP/repo"
 R=$TMP/repo
 git -C "$R" tag base
 # A clean commit, a side branch merged in, then a defective commit.
-cat >>"$R/main.c" <<'EOC'
-
-int sum_ids(struct item *items, int n)
-{
-	int i, s = 0;
-
-	for (i = 0; i < n; i++)
-		s += items[i].id;
-	return s;
-}
-EOC
-git -C "$R" commit -q -am "main: add sum_ids()"
+commit_sum_ids "$R"
 git -C "$R" tag clean
 git -C "$R" checkout -q -b side base
 echo "notes" >"$R/NOTES"
