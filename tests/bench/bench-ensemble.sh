@@ -51,13 +51,17 @@ for i in 1 2 3; do
 	e=$(now)
 	local_t="$local_t $(echo "$e - $s" | bc -l)"
 	s=$(now)
-	QUORUM_CONFIG=$TMP/config "$QUORUM" review -C "$R" --base HEAD~1 "$TMP"/p/*.patch >"$TMP/out" 2>&1
+	# --no-cache: each run asks the models (the cache would answer runs 2, 3).
+	QUORUM_CONFIG=$TMP/config "$QUORUM" review -C "$R" --base HEAD~1 --no-cache "$TMP"/p/*.patch >"$TMP/out" 2>&1
 	e=$(now)
 	wall_t="$wall_t $(echo "$e - $s" | bc -l)"
 done
 grep -q 'models: 4 asked, 4 answered' "$TMP/out" || { echo "ensemble: not all voters answered"; cat "$TMP/out"; exit 1; }
 L=$(best $local_t)
 W=$(best $wall_t)
+# Faster than one model's delay: the answers did not come from the models.
+echo "$W >= $DELAY" | bc -l | grep -q 1 ||
+	{ echo "ensemble: review took $W s, under the models' $DELAY s: not measured"; exit 1; }
 RATIO=$(echo "$W / ($DELAY + $L)" | bc -l)
 SEQ=$(echo "4 * $DELAY + $L" | bc -l)
 printf 'ensemble: 4 voters x %ss each: review %.3f s, local work %.3f s\n' "$DELAY" "$W" "$L"
