@@ -34,6 +34,10 @@ const struct cmd cmd_apply_def = {
 	"A hunk that does not apply falls back to a 3-way merge like `git am "
 	"-3`\n"
 	"when the blobs named on its index line are in the repository.\n"
+	"A series that needs another series of the same input (as `quorum\n"
+	"review` decides: prerequisite-patch-id:, -message-id:, -change-id:,\n"
+	"else the series just before it) is applied on top of it, and the\n"
+	"note says so; the prerequisite is not listed on its own.\n"
 	"\n"
 	"Options:\n"
 	"  -C REPO          the repository (default: the current directory)\n"
@@ -199,6 +203,7 @@ static int cmd_apply(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct rv_apply_opts opts = RV_APPLY_OPTS_INIT;
+	struct prereq_plan plan = { 0 };
 	const char *repo_path = ".", *path, *worktree = NULL;
 	struct rv_repo *repo = NULL;
 	struct mp_set *set = NULL;
@@ -285,14 +290,18 @@ static int cmd_apply(int argc, char **argv)
 	if (json)
 		jout = cJSON_CreateArray();
 	ret = EXIT_CLEAN;
+	/* A series another one of the input needs is applied under it. */
+	prereq_plan_input(&plan, repo, set, &opts, NULL, false);
 	for (i = 0; i < set->nseries; i++) {
 		const struct mp_series *s = set->series[i];
 		struct rv_apply_result *r = NULL;
 		const char *wt = NULL;
 		int rv;
 
-		if (s->superseded)
+		if (s->superseded || plan.used[i])
 			continue;
+		opts.prereqs = plan.of[i];
+		opts.nprereqs = plan.nof[i];
 		if (!s->complete && s->nmissing)
 			warning("the series lacks %zu of its %d patches; "
 				"applying the rest",
@@ -332,6 +341,7 @@ static int cmd_apply(int argc, char **argv)
 		free(text);
 	}
 out:
+	prereq_plan_release(&plan);
 	cJSON_Delete(jout);
 	mp_set_free(set);
 	rv_repo_free(repo);

@@ -159,95 +159,6 @@ static const char *series_key(const struct mp_series *s)
 	return NULL;
 }
 
-/* Earlier series tried when nothing was declared (b4 dropped the cover). */
-#define PREREQ_MAX_SERIES 8
-
-/*
- * No declaration: the fewest series just before series i that it applies
- * on, into v; their number, 0 when none does. A series in between that
- * it applies without (an independent one) is left out again.
- */
-static size_t guess_prereqs(struct rv_repo *repo, const struct mp_set *set,
-			    size_t i, const struct rv_apply_opts *aopts,
-			    const struct mp_series **v)
-{
-	const struct mp_series *s = set->series[i], *drop;
-	size_t n = 0, from = i, k;
-	bool found = false;
-
-	while (!found && from-- > 0 && n < PREREQ_MAX_SERIES) {
-		if (set->series[from]->superseded)
-			continue;
-		memmove(v + 1, v, n * sizeof(*v));
-		v[0] = set->series[from];
-		found = prereq_applies(repo, s, aopts, v, ++n);
-	}
-	if (!found)
-		return 0;
-	/* v[0] is needed: without it, it did not apply. */
-	for (k = n; k-- > 1;) {
-		drop = v[k];
-		memmove(v + k, v + k + 1, (n - k - 1) * sizeof(*v));
-		if (prereq_applies(repo, s, aopts, v, n - 1)) {
-			n--;
-			continue;
-		}
-		memmove(v + k + 1, v + k, (n - k - 1) * sizeof(*v));
-		v[k] = drop;
-	}
-	return n;
-}
-
-/*
- * Series i's prerequisites in the input: those it declares
- * (prerequisite-patch-id: or -message-id:, wherever they are in the
- * input, and theirs in turn) unless it applies without them; with no
- * declaration (b4 dropped the cover), those just before it that it needs
- * when it does not apply alone.
- */
-static void plan_series(struct prereq_plan *pl, struct rv_repo *repo,
-			const struct mp_set *set, size_t i,
-			const struct rv_apply_opts *aopts)
-{
-	const struct mp_series *s = set->series[i];
-	const struct mp_series **v = xcalloc(set->nseries + 1, sizeof(*v));
-	size_t n;
-
-	n = prereq_declared(pl, i, v);
-	if (n && repo && !prereq_applies(repo, s, aopts, v, n) &&
-	    prereq_applies(repo, s, aopts, NULL, 0))
-		n = 0; /* already in the base */
-	else if (!n && repo && i && !prereq_applies(repo, s, aopts, NULL, 0))
-		n = guess_prereqs(repo, set, i, aopts, v);
-	prereq_plan_set(pl, i, v, n);
-}
-
-/*
- * The prerequisites of every series of the input, latest first (a series
- * another needs is not planned itself); with target (a message-id), of
- * the series holding it only.
- */
-static void plan_prereqs(struct prereq_plan *pl, struct rv_repo *repo,
-			 const struct mp_set *set,
-			 const struct rv_apply_opts *aopts, const char *target)
-{
-	size_t i;
-
-	prereq_plan_init(pl, (const struct mp_series *const *)set->series,
-			 set->nseries);
-	for (i = set->nseries; i-- > 0;) {
-		if (target) {
-			if (local_mail_in_series(set->series[i], target)) {
-				plan_series(pl, repo, set, i, aopts);
-				break;
-			}
-			continue;
-		}
-		if (!set->series[i]->superseded && !pl->used[i])
-			plan_series(pl, repo, set, i, aopts);
-	}
-}
-
 static bool in_git_repo(const char *dir)
 {
 	struct rv_repo *repo = NULL;
@@ -303,6 +214,7 @@ static int cmd_review(int argc, char **argv)
 	struct stat st;
 	struct report *rp = NULL; /* ci (issue 10): --format, --output */
 	struct prereq_plan plan = { 0 };
+	const struct mp_series *only = NULL; /* msgid: the named series */
 	const char *output = NULL;
 	int fmt = FMT_TEXT;
 	int c, ret = EXIT_USAGE, quorum = 0, reviewed = 0;
@@ -460,7 +372,14 @@ static int cmd_review(int argc, char **argv)
 	report_set_email(rp, qconfig_get(cfg, "watch.from"),
 			 qconfig_get(cfg, "watch.domain"));
 	ret = EXIT_CLEAN;
-	plan_prereqs(&plan, repo, set, &opts.apply, target);
+	if (target) {
+		for (i = 0; i < set->nseries; i++)
+			if (local_mail_in_series(set->series[i], target))
+				break;
+		only = i < set->nseries ? set->series[i] : NULL;
+	}
+	prereq_plan_input(&plan, repo, set, &opts.apply, target ? only : NULL,
+			  target != NULL);
 	for (i = 0; i < set->nseries; i++) {
 		struct rv_review *r = NULL;
 		int rr;

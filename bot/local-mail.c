@@ -17,188 +17,20 @@
 
 #include "quorum.h"
 
-#define MSGID_MAX 998 /* RFC 5322 line limit: no id or URL is longer */
 #define LOCAL_MAX_MESSAGE ((size_t)16 << 20) /* bytes of one file, as watch */
 #define LOCAL_MAX_THREAD 2000 /* messages read from one thread, as watch */
 #define LOCAL_MAX_THREADS 16  /* the named thread plus prerequisite threads */
 #define PREREQ_MAX_DEPTH 5    /* prerequisites of prerequisites of ... */
 #define PREREQ_MAX_IDS 64     /* prerequisite-message-ids looked up at all */
 
-/*
- * s as it may be shown on a terminal: at most size - 4 bytes, controls
- * as '?' (text_clean()), "..." when cut. Returns buf.
- */
-static const char *shown(const char *s, char *buf, size_t size)
-{
-	struct sb t = SB_INIT;
-	size_t max = size - 4;
-
-	text_clean(&t, s);
-	if (t.len > max) {
-		memcpy(buf, t.buf, max);
-		memcpy(buf + max, "...", 4);
-	} else {
-		memcpy(buf, sb_str(&t), t.len + 1);
-	}
-	sb_release(&t);
-	return buf;
-}
-
-static bool has_prefix_ci(const char *s, const char *prefix)
-{
-	return !strncasecmp(s, prefix, strlen(prefix));
-}
-
-static bool has_control(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	for (; *p; p++)
-		if (*p <= ' ' || *p == 0x7f)
-			return true;
-	return false;
-}
-
 bool local_mail_is_spec(const char *arg)
 {
-	return arg[0] == '<' || has_prefix_ci(arg, "http://") ||
-	       has_prefix_ci(arg, "https://") || strchr(arg, '@') ||
-	       strlen(arg) > MSGID_MAX || has_control(arg);
-}
-
-/* A message-id we are willing to look up: printable ASCII, no <>. */
-static bool msgid_valid(const char *id)
-{
-	const unsigned char *p = (const unsigned char *)id;
-
-	if (!*p || strlen(id) > MSGID_MAX)
-		return false;
-	for (; *p; p++)
-		if (*p <= ' ' || *p >= 0x7f || *p == '<' || *p == '>')
-			return false;
-	return true;
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* Percent-decode s[0..len) into out. -1 on a malformed %XX or a NUL. */
-static int percent_decode(struct sb *out, const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		int c = (unsigned char)s[i];
-
-		if (c == '%') {
-			int hi = i + 2 < len ? hexval(s[i + 1]) : -1;
-			int lo = hi >= 0 ? hexval(s[i + 2]) : -1;
-
-			if (hi < 0 || lo < 0 || (hi | lo) == 0)
-				return -1;
-			c = hi << 4 | lo;
-			i += 2;
-		}
-		if (sb_addch(out, c) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * The message-id in a public-inbox style URL: the first path segment
- * that holds an '@' once percent-decoded (lore.kernel.org/LIST/ID/...,
- * lore.kernel.org/r/ID, patch.msgid.link/ID, lkml.kernel.org/r/ID).
- */
-static int url_msgid(const char *url, struct sb *id, struct errmsg *err)
-{
-	const char *p = strstr(url, "://") + 3, *end;
-	char b[64];
-
-	p = strchr(p, '/');
-	end = p ? p + strcspn(p, "?#") : NULL;
-	while (p && p < end) {
-		const char *seg = p + 1;
-		size_t len = (size_t)(end - seg), slash;
-
-		slash = strcspn(seg, "/");
-		if (slash < len)
-			len = slash;
-		sb_reset(id);
-		if (percent_decode(id, seg, len) < 0)
-			return errmsg_set(
-				err, LOCAL_MAIL_SPEC,
-				"%s: a malformed %%-escape in the URL",
-				shown(url, b, sizeof(b)));
-		if (strchr(sb_str(id), '@'))
-			return 0;
-		p = seg + len < end ? seg + len : NULL;
-	}
-	return errmsg_set(err, LOCAL_MAIL_SPEC,
-			  "%s: no message-id in the URL (expected one like "
-			  "https://lore.kernel.org/LIST/MESSAGE-ID/)",
-			  shown(url, b, sizeof(b)));
+	return mp_msgid_is_spec(arg);
 }
 
 int local_mail_parse_spec(const char *spec, char **out, struct errmsg *err)
 {
-	size_t len = strlen(spec);
-	struct sb id = SB_INIT;
-	char b[64];
-	int ret = LOCAL_MAIL_SPEC;
-
-	*out = NULL;
-	if (len > MSGID_MAX)
-		return errmsg_set(err, LOCAL_MAIL_SPEC,
-				  "%s is not a file, and at %zu bytes it is no "
-				  "message-id or URL either (at most %d)",
-				  shown(spec, b, sizeof(b)), len, MSGID_MAX);
-	if (has_control(spec))
-		return errmsg_set(err, LOCAL_MAIL_SPEC,
-				  "'%s' is not a file, and a message-id or URL "
-				  "holds no whitespace or control characters",
-				  shown(spec, b, sizeof(b)));
-	sb_init(&id, MSGID_MAX + 1);
-	if (has_prefix_ci(spec, "http://") || has_prefix_ci(spec, "https://")) {
-		if (url_msgid(spec, &id, err) < 0)
-			goto out;
-	} else if (spec[0] == '<') {
-		sb_adds(&id, spec);
-	} else if (strchr(spec, '/')) {
-		errmsg_set(
-			err, LOCAL_MAIL_SPEC,
-			"%s is not a file, nor a message-id (no '/' in a bare "
-			"one: write <ID> or the lore URL)",
-			shown(spec, b, sizeof(b)));
-		goto out;
-	} else {
-		sb_adds(&id, spec);
-	}
-	/* <id> once, as written or percent-encoded in a URL (%3C...%3E). */
-	if (id.len >= 2 && id.buf[0] == '<' && id.buf[id.len - 1] == '>') {
-		memmove(id.buf, id.buf + 1, id.len - 2);
-		sb_setlen(&id, id.len - 2);
-	}
-	if (!msgid_valid(sb_str(&id))) {
-		char b2[64];
-
-		errmsg_set(err, LOCAL_MAIL_SPEC,
-			   "%s is not a file, and '%s' is not a message-id "
-			   "(printable ASCII, no spaces or <>)",
-			   shown(spec, b, sizeof(b)),
-			   shown(sb_str(&id), b2, sizeof(b2)));
-		goto out;
-	}
-	*out = sb_detach(&id, NULL);
-	ret = 0;
-out:
-	sb_release(&id);
-	return ret;
+	return mp_msgid_from_spec(spec, out, err) < 0 ? LOCAL_MAIL_SPEC : 0;
 }
 
 bool local_mail_in_series(const struct mp_series *s, const char *id)
@@ -387,7 +219,7 @@ static int find_thread(struct lookup *lk, const char *id, char **tid,
 	st = notmuch_database_find_message(lk->db, id, &m);
 	if (st)
 		return errmsg_set(err, -1, "notmuch cannot look up <%s>: %s",
-				  shown(id, b, sizeof(b)),
+				  mp_shown(id, b, sizeof(b)),
 				  notmuch_status_to_string(st));
 	if (!m)
 		return 0;
@@ -451,11 +283,11 @@ static void follow_prereqs(struct lookup *lk)
 		size_t n;
 		int r;
 
-		if (!msgid_valid(id)) {
+		if (!mp_msgid_valid(id)) {
 			if (!lk->quiet)
 				warning("prerequisite-message-id '%s' is not "
 					"a message-id; ignored",
-					shown(id, b, sizeof(b)));
+					mp_shown(id, b, sizeof(b)));
 			continue;
 		}
 		r = find_thread(lk, id, &tid, &e);
@@ -469,7 +301,7 @@ static void follow_prereqs(struct lookup *lk)
 		} else if (!r) {
 			warning("prerequisite <%s> is not in the local notmuch "
 				"database (%s); reviewing without it",
-				shown(id, b, sizeof(b)), lk->db_path);
+				mp_shown(id, b, sizeof(b)), lk->db_path);
 		}
 		if (r <= 0)
 			continue;
@@ -478,7 +310,7 @@ static void follow_prereqs(struct lookup *lk)
 				warning("prerequisite <%s>: more than %d "
 					"threads; "
 					"reviewing without it",
-					shown(id, b, sizeof(b)),
+					mp_shown(id, b, sizeof(b)),
 					LOCAL_MAX_THREADS);
 			free(tid);
 			continue;
@@ -493,8 +325,8 @@ static void follow_prereqs(struct lookup *lk)
 				"quorum: prerequisite <%s> is in the local "
 				"database: \"%s\" v%d (a thread of %zu "
 				"message%s) joins the input\n",
-				shown(id, b, sizeof(b)),
-				shown(mp_series_first(s)->subject.title
+				mp_shown(id, b, sizeof(b)),
+				mp_shown(mp_series_first(s)->subject.title
 					      ? mp_series_first(s)->subject.title
 					      : "",
 				      t, sizeof(t)),
@@ -502,7 +334,7 @@ static void follow_prereqs(struct lookup *lk)
 		else if (!lk->quiet)
 			warning("prerequisite <%s> is in the local database "
 				"but is no patch; its thread joins the input",
-				shown(id, b, sizeof(b)));
+				mp_shown(id, b, sizeof(b)));
 		if (s && lk->depth[i] < PREREQ_MAX_DEPTH)
 			queue_prereqs(lk, s, lk->depth[i] + 1);
 		mp_set_free(set);
@@ -569,7 +401,7 @@ int local_mail_read(struct qconfig *cfg, const char *spec, struct mp_set **out,
 				"(%s); quorum never fetches mail: run `b4 am "
 				"-o - %s | quorum review -`, or fetch the "
 				"thread and `notmuch new`",
-				shown(id, b, sizeof(b)), lk.db_path, id);
+				mp_shown(id, b, sizeof(b)), lk.db_path, id);
 		ret = r == 0 ? LOCAL_MAIL_NOT_FOUND : LOCAL_MAIL_DB;
 		goto out;
 	}
@@ -583,7 +415,7 @@ int local_mail_read(struct qconfig *cfg, const char *spec, struct mp_set **out,
 				 "the thread of <%s> (%zu message%s) holds "
 				 "mail but no patch (no diff found); nothing "
 				 "to review",
-				 shown(id, b, sizeof(b)), n, n == 1 ? "" : "s");
+				 mp_shown(id, b, sizeof(b)), n, n == 1 ? "" : "s");
 		goto out;
 	}
 	s = series_of(set, id);
@@ -593,7 +425,7 @@ int local_mail_read(struct qconfig *cfg, const char *spec, struct mp_set **out,
 			"<%s> is neither a patch, a cover letter nor a "
 			"reply to one; name one of the %zu series in "
 			"its thread (`quorum parse` shows them)",
-			shown(id, b, sizeof(b)), set->nseries);
+			mp_shown(id, b, sizeof(b)), set->nseries);
 		goto out;
 	}
 	*target = xstrdup_or_null(mp_series_first(s)->message_id);
@@ -621,7 +453,7 @@ int local_mail_read(struct qconfig *cfg, const char *spec, struct mp_set **out,
 		ret = errmsg_set(err, LOCAL_MAIL_NO_SERIES,
 				 "the series of <%s> changed while it was read "
 				 "(notmuch new running?); try again",
-				 shown(id, b, sizeof(b)));
+				 mp_shown(id, b, sizeof(b)));
 		goto out;
 	}
 	*out = set;

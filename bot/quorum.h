@@ -264,5 +264,17 @@ bool prereq_applies(struct rv_repo *repo, const struct mp_series *s,
 		    const struct rv_apply_opts *aopts,
 		    const struct mp_series *const *pre, size_t n);
 void prereq_plan_release(struct prereq_plan *pl);
+/*
+ * Plan every series of an input (review, apply), latest first; a series
+ * another needs is not planned itself and is marked used. A series
+ * applies on the ones it declares, unless it applies without them; with
+ * no declaration (b4 dropped the cover letter) and not applying alone,
+ * on the fewest series just before it in the input that it applies on
+ * (up to 8). With only_set, only the series only (may be NULL: none).
+ */
+void prereq_plan_input(struct prereq_plan *pl, struct rv_repo *repo,
+		       const struct mp_set *set,
+		       const struct rv_apply_opts *aopts,
+		       const struct mp_series *only, bool only_set);
 
 #endif

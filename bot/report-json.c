@@ -671,41 +671,10 @@ static void put_coloured(const char *text, FILE *f)
 	}
 }
 
-/*
- * Mail text is hostile: a subject or quoted line may carry terminal
- * escapes (C0 controls, DEL, or C1 controls such as U+009B CSI). Text
- * output shows each as '?', keeping newlines and tabs.
- */
-static void defang_controls(char *t)
-{
-	unsigned char *p = (unsigned char *)t, *w = p;
-
-	while (*p) {
-		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) {
-			*w++ = '?';
-			p++;
-		} else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-			*w++ = '?';
-			p += 2;
-		} else {
-			*w++ = *p++;
-		}
-	}
-	*w = '\0';
-}
-
 const char *text_clean(struct sb *buf, const char *s)
 {
-	size_t i;
-
 	sb_reset(buf);
-	sb_adds(buf, s ? s : "");
-	defang_controls(buf->buf);
-	sb_setlen(buf, strlen(buf->buf));
-	/* One line: a newline from the mail would forge a line of output. */
-	for (i = 0; i < buf->len; i++)
-		if (buf->buf[i] == '\n')
-			buf->buf[i] = '?';
+	sb_add_clean(buf, s, false);
 	return sb_str(buf);
 }
 
@@ -745,9 +714,12 @@ int report_write(struct report *rp, const char *path, struct errmsg *err)
 		}
 	}
 	if (rp->fmt == FMT_TEXT) {
+		struct sb clean = SB_INIT;
+
+		sb_init(&clean, 0);
+		sb_add_clean(&clean, text, true);
 		free(doc);
-		doc = xstrdup_or_null(text);
-		defang_controls(doc);
+		doc = sb_detach(&clean, NULL);
 		text = doc;
 	}
 	if (rp->fmt == FMT_TEXT && want_colour(f))

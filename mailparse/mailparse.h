@@ -235,6 +235,28 @@ struct mp_set *mp_collector_finish(struct mp_collector *c);
 
 void mp_set_free(struct mp_set *set);
 
+/*
+ * Messages named on the command line (mailparse/msgid.c). An argument
+ * that is not an existing file is meant as a message when it is <ID>,
+ * has an '@', is an http(s):// URL, or is too long or odd (control
+ * characters) to be a path a user typed (mp_msgid_is_spec()), so that
+ * mp_msgid_from_spec() refuses it in one line.
+ */
+#define MP_MSGID_MAX 998 /* RFC 5322 line limit: no id or URL is longer */
+bool mp_msgid_is_spec(const char *arg);
+/*
+ * The message-id (without <>) that spec names: <ID>, ID (an '@', no
+ * '/'), or a public-inbox URL (https://lore.kernel.org/LIST/ID/...,
+ * .../r/ID, https://patch.msgid.link/ID), percent-decoded; at most
+ * MP_MSGID_MAX bytes of printable ASCII. 0 with *id (caller frees), or
+ * -1 with err.
+ */
+int mp_msgid_from_spec(const char *spec, char **id, struct errmsg *err);
+/* Printable ASCII, no space or <>, 1 to MP_MSGID_MAX bytes. */
+bool mp_msgid_valid(const char *id);
+/* s for a one-line message: controls as '?', cut with "..." to fit size. */
+const char *mp_shown(const char *s, char *buf, size_t size);
+
 /* The cover letter, else the first patch present; NULL when none. */
 const struct mp_patch *mp_series_first(const struct mp_series *s);
 /* The clean title, else the subject as written; NULL when none. */

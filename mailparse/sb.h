@@ -11,6 +11,7 @@
 #define QUORUM_SB_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Default cap of a struct sb whose cap is 0: 256 MiB. */
@@ -62,6 +63,14 @@ char *sb_detach(struct sb *sb, size_t *len);
 
 /* Remove trailing whitespace. */
 void sb_rtrim(struct sb *sb);
+
+/*
+ * Append s (NULL: nothing) for a terminal: mail text is hostile, and a
+ * subject or quoted line may carry escapes. C0 controls (tab kept, and
+ * newline when keep_newlines), DEL and C1 controls (UTF-8 U+0080..
+ * U+009F, e.g. the CSI U+009B) are each shown as '?'.
+ */
+int sb_add_clean(struct sb *sb, const char *s, bool keep_newlines);
 
 /*
  * A one-sentence error a person can act on, filled by library code and

@@ -270,4 +270,13 @@ sed "s/prerequisite-change-id: $CID:v1/prerequisite-change-id: $CID:v2/" "$TMP/S
 run "$QUORUM" review -C "$R" --format json "$TMP/SPc2.mbox"
 is "$rc" 2 "a change-id naming another version (v2) is not P: S does not apply (exit 2)"
 
+# quorum apply takes the same input the same way: S on top of P.
+run "$QUORUM" apply -C "$R" "$TMP/PS.mbox"
+is "$rc" 0 "apply P+S threads: S applies on top of P"
+like "$TMP/out" "^note: .*$P_NOTE" "apply: the note names the prerequisite series"
+is "$(grep -c '^patch [0-9]/2 applied' "$TMP/out")" 2 "apply: S's two patches, P's not listed on their own"
+run "$QUORUM" apply -C "$R" "$TMP/S.mbox"
+is "$rc" 2 "apply S alone: does not apply (exit 2)"
+like "$TMP/err" "missing prerequisite patch-id $PID1" "apply S alone: the missing prerequisite is named"
+
 done_testing

@@ -82,6 +82,15 @@ Signed-off-by: A U Thor <a@example.org>"
 		sed '1,/^$/d' "$m" | base64
 	} >"$seeds/message/base64.eml"
 ) >/dev/null 2>&1 || { echo "fuzz: could not build the seed repository"; exit 1; }
+mkdir -p "$seeds/msgid"
+i=0
+for s in '<20240101.123-1-author@example.org>' 'x@example.org' \
+	'https://lore.kernel.org/netdev/20240101.1-a@example.org/T/#u' \
+	'https://lore.kernel.org/r/a%40b' 'https://patch.msgid.link/%3Ca@b%3E' \
+	'http://lkml.kernel.org/r/a@b?q=1' 'series.mbox' '../../x@y'; do
+	i=$((i + 1))
+	printf '%s' "$s" >"$seeds/msgid/$i"
+done
 cp "$seeds"/mbox/* "$seeds/message/"
 # The diff parser and rules voter start from the same patch mail.
 mkdir -p "$seeds/diff" && cp "$seeds"/message/* "$seeds/diff/"
@@ -95,7 +104,8 @@ extra=
 [ -d "$shared/seeds" ] && extra="$extra $shared/seeds"
 
 status=0
-for t in message mbox diff; do
+# FUZZ_TARGETS: which targets to run (default: all of them).
+for t in ${FUZZ_TARGETS:-message mbox diff msgid}; do
 	mkdir -p "$out/corpus-$t"
 	echo "fuzz: fuzz-$t for $secs s"
 	# shellcheck disable=SC2086
@@ -106,7 +116,8 @@ for t in message mbox diff; do
 		-ignore_ooms=1 -max_total_time="$secs" -max_len=65536 \
 		-timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$out/artifacts/fuzz-$t-" \
-		"$out/corpus-$t" "$seeds/$t" $extra >"$out/fuzz-$t.log" 2>&1
+		"$out/corpus-$t" "$seeds/$t" $([ "$t" = msgid ] || echo "$extra") \
+		>"$out/fuzz-$t.log" 2>&1
 	rc=$?
 	grep -E '^#[0-9]+: cov: .* exec/s' "$out/fuzz-$t.log" | tail -1 |
 		sed "s/^/fuzz-$t: /"
