@@ -37,6 +37,8 @@
 #define REOPEN_AFTER 500 /* messages tagged between notmuch reopens */
 #define REPO_REOPEN_AFTER 20 /* reviews between repository reopens */
 #define DIGEST_PERIOD 86400 /* mode = digest: one mail a day */
+#define FINDINGS_KEPT_DAYS 180 /* norepeat: fingerprints are forgotten */
+#define FINDINGS_KEPT_MAX 100000 /* ... after that, or beyond this per list */
 
 static int cmd_watch(int argc, char **argv);
 
@@ -586,10 +588,125 @@ static struct rv_repo *list_repo(struct watch *w, struct wlist *l)
 	return l->rv;
 }
 
+/*
+ * norepeat: what a finding is across versions of a series: the list, the
+ * author, the file, the function, the category and the quoted code with
+ * whitespace runs collapsed (the title when nothing is quoted); not the
+ * line numbers or the patch, which move when other hunks change.
+ */
+static void finding_fingerprint(const char *list, const char *author,
+				const struct rv_finding *f,
+				char out[GIT_OID_HEXSZ + 1])
+{
+	const char *code = f->quote && *f->quote ? f->quote : f->title;
+	struct sb in = SB_INIT;
+	git_oid oid;
+	bool blank = false;
+
+	sb_addf(&in, "%s\n", list);
+	for (; author && *author; author++)
+		sb_addch(&in, (char)tolower((unsigned char)*author));
+	sb_addf(&in, "\n%s\n%s\n%s\n", f->file ? f->file : "",
+		f->function ? f->function : "",
+		f->category ? f->category : "");
+	for (; code && *code; code++) {
+		if (isspace((unsigned char)*code)) {
+			blank = true;
+			continue;
+		}
+		if (blank && in.len && in.buf[in.len - 1] != '\n')
+			sb_addch(&in, ' ');
+		blank = false;
+		sb_addch(&in, *code);
+	}
+	git_odb_hash(&oid, in.buf, in.len, GIT_OBJECT_BLOB);
+	git_oid_tostr(out, GIT_OID_HEXSZ + 1, &oid);
+	sb_release(&in);
+}
+
+/* norepeat: r's findings, and which of them an earlier reply mailed. */
+struct mailed_findings {
+	char (*fp)[GIT_OID_HEXSZ + 1];
+	struct fingerprint_row *rows;
+	struct reply_earlier *earlier; /* for reply_opts.earlier */
+	size_t n, repeated;
+	int version; /* of the series reviewed */
+	const char *title;
+};
+
+/* Look r's findings up in the state db. 0 or -1 (a db error). */
+static int mailed_findings_get(struct thread_ctx *t, const char *key,
+			       const struct mp_series *s,
+			       const struct rv_review *r,
+			       struct mailed_findings *mf)
+{
+	const struct mp_patch *parent = reply_parent(s);
+	size_t i;
+
+	memset(mf, 0, sizeof(*mf));
+	mf->version = s->version > 0 ? s->version : 1;
+	mf->title = mp_series_title(s);
+	if (!r || !r->findings.n)
+		return 0;
+	mf->n = r->findings.n;
+	mf->fp = xcalloc(mf->n, sizeof(*mf->fp));
+	mf->rows = xcalloc(mf->n, sizeof(*mf->rows));
+	mf->earlier = xcalloc(mf->n, sizeof(*mf->earlier));
+	for (i = 0; i < mf->n; i++) {
+		int rc;
+
+		finding_fingerprint(t->l->name, parent->author_email,
+				    &r->findings.items[i], mf->fp[i]);
+		rc = state_fingerprint_get(t->w->st, mf->fp[i], key,
+					   &mf->rows[i]);
+		if (rc < 0)
+			return -1;
+		if (!rc || !msgid_is_safe(mf->rows[i].reply_msgid))
+			continue;
+		mf->earlier[i].msgid = mf->rows[i].reply_msgid;
+		mf->earlier[i].version = mf->rows[i].version;
+		mf->earlier[i].title = mf->rows[i].title;
+		mf->repeated++;
+	}
+	return 0;
+}
+
+static void mailed_findings_release(struct mailed_findings *mf)
+{
+	free(mf->fp);
+	free(mf->rows);
+	free(mf->earlier);
+}
+
+/*
+ * The findings a reply mails in full, in its transaction: a crash leaves
+ * both the reply and its fingerprints recorded, or neither.
+ */
+static int mailed_findings_add(struct thread_ctx *t, const char *key,
+			       const char *msgid,
+			       const struct mailed_findings *mf)
+{
+	struct watch *w = t->w;
+	size_t i;
+
+	for (i = 0; i < mf->n; i++)
+		if (!mf->earlier[i].msgid &&
+		    state_fingerprint_add(w->st, mf->fp[i], t->l->name, key,
+					  msgid, mf->version, mf->title,
+					  w->now) < 0)
+			return -1;
+	if (!mf->n)
+		return 0;
+	return state_fingerprints_prune(w->st, t->l->name,
+					w->now - FINDINGS_KEPT_DAYS * 86400LL,
+					FINDINGS_KEPT_MAX);
+}
+
 /* Record the reply and the series in one transaction, then deliver. */
 static int record_and_send(struct thread_ctx *t, const char *key,
 			   const char *pids, const char *msgid,
 			   const char *author, const char *digest_line,
+			   const struct mailed_findings *mf,
 			   const struct sb *raw)
 {
 	struct watch *w = t->w;
@@ -607,7 +724,8 @@ static int record_and_send(struct thread_ctx *t, const char *key,
 			    raw->buf, raw->len, w->now) < 0 ||
 	    (pids && state_series_set(w->st, key, t->l->name, t->thread,
 				      SERIES_REVIEWED, pids, msgid,
-				      w->now) < 0)) {
+				      w->now) < 0) ||
+	    (mf && mailed_findings_add(t, key, msgid, mf) < 0)) {
 		state_rollback(w->st);
 		goto fail;
 	}
@@ -728,6 +846,7 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 	struct reply_opts ro = { 0 };
 	struct errmsg err = { "" };
 	struct watch_prereqs pq = { 0 };
+	struct mailed_findings mf = { 0 };
 	const struct mp_patch *parent = reply_parent(s);
 	char earlier[256];
 	int64_t last;
@@ -882,6 +1001,15 @@ review:
 	ro.now = w->now;
 	ro.missing_prereqs = (const char *const *)pq.missing;
 	ro.nmissing_prereqs = pq.nmissing;
+	/* An explanation shows its finding whatever was mailed before. */
+	if (!t->explain && !ro.unchanged_since) {
+		if (mailed_findings_get(t, key.buf, s, r, &mf) < 0) {
+			error("state db: %s", state_error(w->st));
+			t->retry = true;
+			goto out;
+		}
+		ro.earlier = mf.earlier;
+	}
 	if (reply_compose(&raw, s, r, &ro, &err) < 0) {
 		error("list %s: %s", l->name, err.msg);
 		state_series_set(w->st, key.buf, l->name, t->thread,
@@ -904,7 +1032,8 @@ review:
 		sb_addf(&dline, " (%zu at quorum)", r->findings.n);
 	if (record_and_send(t, key.buf, t->explain ? NULL : pids.buf,
 			    msgid.buf, parent->author_email,
-			    t->explain ? NULL : dline.buf, &raw) < 0) {
+			    t->explain ? NULL : dline.buf,
+			    t->explain ? NULL : &mf, &raw) < 0) {
 		t->retry = true;
 		goto out;
 	}
@@ -915,15 +1044,21 @@ review:
 		       msgid.buf, list_method(w, l));
 		goto out;
 	}
-	printf("%s: reviewed \"%s\": %s, reply <%s> (%s)\n", l->name,
+	sb_reset(&dline);
+	if (mf.repeated)
+		sb_addf(&dline, " (%zu of them still open from earlier "
+				"reviews)",
+			mf.repeated);
+	printf("%s: reviewed \"%s\": %s%s, reply <%s> (%s)\n", l->name,
 	       parent->subject_raw ? parent->subject_raw : "",
 	       ro.unchanged_since ? "unchanged since an earlier review" :
 	       r->findings.n	  ? "findings"
 				  : "no findings",
-	       msgid.buf, list_method(w, l));
+	       sb_str(&dline), msgid.buf, list_method(w, l));
 	tag_series(t, s, "quorum/reviewed");
 	w->reviewed++;
 out:
+	mailed_findings_release(&mf);
 	rv_review_free(r);
 	watch_prereqs_release(&pq);
 	rv_ledger_free(ledger);

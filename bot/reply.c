@@ -333,12 +333,65 @@ static void add_missing_prereqs(struct sb *out, const struct rv_review *r,
 	sb_release(&line);
 }
 
+/*
+ * norepeat: the findings an earlier reply mailed in full, one line each
+ * under the reply that did, in the order of the review.
+ */
+static void add_still_open(struct sb *out, const struct rv_review *r,
+			   const struct reply_earlier *e)
+{
+	struct sb line = SB_INIT;
+	size_t i, j, k;
+
+	for (i = 0; i < r->findings.n; i++) {
+		if (!e[i].msgid)
+			continue;
+		for (j = 0; j < i; j++)
+			if (e[j].msgid && !strcmp(e[j].msgid, e[i].msgid))
+				break;
+		if (j < i)
+			continue; /* listed under that reply already */
+		sb_reset(&line);
+		sb_addf(&line, "Still open from the review of v%d",
+			e[i].version > 0 ? e[i].version : 1);
+		if (e[i].title && *e[i].title) {
+			char *t = one_line(e[i].title, 80);
+
+			sb_addf(&line, " of '%s'", t);
+			free(t);
+		}
+		sb_addf(&line, " (<%s>), not repeated here:", e[i].msgid);
+		add_wrapped(out, sb_str(&line), "");
+		for (k = i; k < r->findings.n; k++) {
+			const struct rv_finding *f = &r->findings.items[k];
+			char *t;
+
+			if (!e[k].msgid || strcmp(e[k].msgid, e[i].msgid))
+				continue;
+			t = one_line(f->title ? f->title : "(untitled)", 200);
+			sb_reset(&line);
+			sb_addf(&line, "[%zu] %s %s", k + 1,
+				rv_severity_name(f->severity),
+				f->file ? f->file : "?");
+			if (f->function)
+				sb_addf(&line, " %s()", f->function);
+			sb_addf(&line, ": %s", t);
+			free(t);
+			add_wrapped(out, sb_str(&line), "    ");
+		}
+		sb_addch(out, '\n');
+	}
+	sb_release(&line);
+}
+
 static void add_body(struct sb *out, const struct mp_series *s,
 		     const struct rv_review *r, const struct reply_opts *o)
 {
 	struct sb line = SB_INIT;
-	size_t i;
+	size_t i, nrepeated = 0;
 
+	for (i = 0; r && o->earlier && i < r->findings.n; i++)
+		nrepeated += o->earlier[i].msgid != NULL;
 	if (o->unchanged_since) {
 		sb_addf(&line,
 			"quorum: this series is unchanged since it was "
@@ -358,14 +411,31 @@ static void add_body(struct sb *out, const struct mp_series *s,
 		sb_addf(&line, "quorum could not apply patch %d/%d on %.12s: %s",
 			pr->index, series_total(s), r->apply->base_id,
 			pr->error ? pr->error : "it does not apply");
+	} else if (r->findings.n && nrepeated == r->findings.n) {
+		sb_addf(&line,
+			"quorum found no new issue in this version: the %zu "
+			"finding%s at quorum %s reported before and %s still "
+			"there (listed below, not repeated).",
+			r->findings.n, r->findings.n == 1 ? "" : "s",
+			r->findings.n == 1 ? "was" : "were",
+			r->findings.n == 1 ? "is" : "are");
 	} else if (r->findings.n) {
 		const struct rv_finding *f = &r->findings.items[0];
 
+		for (i = 0; o->earlier && o->earlier[i].msgid; i++)
+			;
+		f = &r->findings.items[i];
 		sb_addf(&line, "quorum found %zu potential issue%s in ",
 			r->findings.n, r->findings.n == 1 ? "" : "s");
 		add_patches_with_findings(&line, s, &r->findings);
-		sb_addf(&line, "; %zu of %zu voters agree on the first.",
-			f->nvoters, r->nvoters);
+		sb_addf(&line, "; %zu of %zu voters agree on the first%s.",
+			f->nvoters, r->nvoters, nrepeated ? " new one" : "");
+		if (nrepeated)
+			sb_addf(&line,
+				" %zu of them %s reported before and %s still "
+				"there: listed by title only.",
+				nrepeated, nrepeated == 1 ? "was" : "were",
+				nrepeated == 1 ? "is" : "are");
 	} else {
 		sb_addf(&line,
 			"quorum found no issue that enough of its voters agree "
@@ -388,8 +458,12 @@ static void add_body(struct sb *out, const struct mp_series *s,
 		add_wrapped(out, sb_str(&line), "");
 	}
 	sb_addch(out, '\n');
+	if (nrepeated)
+		add_still_open(out, r, o->earlier);
+	/* Numbered as in the review, so '#quorum explain N' finds them. */
 	for (i = 0; i < r->findings.n; i++)
-		add_finding(out, r, &r->findings.items[i], i + 1);
+		if (!o->earlier || !o->earlier[i].msgid)
+			add_finding(out, r, &r->findings.items[i], i + 1);
 	if (r->minority.n)
 		sb_addf(out, "%zu more finding%s did not reach quorum.\n\n",
 			r->minority.n, r->minority.n == 1 ? "" : "s");

@@ -43,7 +43,12 @@ static const char schema[] =
 	"  msgid TEXT PRIMARY KEY, series_key TEXT, list TEXT, method TEXT,"
 	"  state INTEGER, attempts INTEGER DEFAULT 0, last_error TEXT,"
 	"  next_try INTEGER DEFAULT 0, created INTEGER, sent INTEGER,"
-	"  raw BLOB, author TEXT);";
+	"  raw BLOB, author TEXT);"
+	/* norepeat: the findings each reply mailed in full (fingerprints). */
+	"CREATE TABLE IF NOT EXISTS fingerprints ("
+	"  fp TEXT PRIMARY KEY, list TEXT, series_key TEXT, reply_msgid TEXT,"
+	"  version INTEGER, title TEXT, at INTEGER);"
+	"CREATE INDEX IF NOT EXISTS fingerprints_age ON fingerprints(list, at);";
 
 /* mkdir -p of the directory part of path. */
 static int make_parents(const char *path)
@@ -410,6 +415,59 @@ long state_count_replies(struct state *st, int state)
 		n = (long)sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	return n;
+}
+
+int state_fingerprint_add(struct state *st, const char *fp, const char *list,
+			  const char *key, const char *reply_msgid, int version,
+			  const char *title, int64_t now)
+{
+	return run(prep(st,
+			"INSERT OR IGNORE INTO fingerprints (fp, list,"
+			" series_key, reply_msgid, version, title, at)"
+			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+			"ssssisi", fp, list, key, reply_msgid, (int64_t)version,
+			title, now));
+}
+
+int state_fingerprint_get(struct state *st, const char *fp, const char *key,
+			  struct fingerprint_row *row)
+{
+	/* A reply given up on (held) was never read: it does not count. */
+	sqlite3_stmt *s = prep(st,
+			       "SELECT f.reply_msgid, f.version, f.title FROM"
+			       " fingerprints f JOIN replies r ON r.msgid ="
+			       " f.reply_msgid WHERE f.fp = ?1 AND"
+			       " f.series_key != ?2 AND r.state != ?3",
+			       "ssi", fp, key, (int64_t)REPLY_HELD);
+	int rc;
+
+	memset(row, 0, sizeof(*row));
+	if (!s)
+		return -1;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		copy_col(s, 0, row->reply_msgid, sizeof(row->reply_msgid));
+		row->version = sqlite3_column_int(s, 1);
+		copy_col(s, 2, row->title, sizeof(row->title));
+	}
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW)
+		return 1;
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int state_fingerprints_prune(struct state *st, const char *list,
+			     int64_t before, long max)
+{
+	if (run(prep(st,
+		     "DELETE FROM fingerprints WHERE list = ?1 AND at < ?2",
+		     "si", list, before)) < 0)
+		return -1;
+	return run(prep(st,
+			"DELETE FROM fingerprints WHERE rowid IN (SELECT rowid"
+			" FROM fingerprints WHERE list = ?1 ORDER BY at DESC,"
+			" rowid DESC LIMIT -1 OFFSET ?2)",
+			"si", list, (int64_t)max));
 }
 
 int state_series_rerun(struct state *st, const char *key, int64_t now)

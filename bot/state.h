@@ -120,6 +120,38 @@ int state_replies_pending(struct state *st, int64_t now,
 			  int (*fn)(void *arg, const struct reply_row *r),
 			  void *arg);
 
+/*
+ * norepeat: a finding's fingerprint (list, author, file, function,
+ * category, quoted code; bot/cmd-watch.c) is recorded for the reply that
+ * mailed it in full, in the transaction that records that reply.
+ */
+struct fingerprint_row {
+	char reply_msgid[256];
+	int version; /* of the series that reply answered */
+	char title[256]; /* ... and its title */
+};
+
+/*
+ * Record fp as mailed in full in reply_msgid, for series key (version,
+ * title) of list; the first reply to mail it is kept. 0 or -1.
+ */
+int state_fingerprint_add(struct state *st, const char *fp, const char *list,
+			  const char *key, const char *reply_msgid, int version,
+			  const char *title, int64_t now);
+/*
+ * The reply that mailed fp in full for a series other than key (a rerun
+ * of key itself shows its findings again), not counting replies held
+ * undelivered. 1 with row filled, 0 when none, -1 on error.
+ */
+int state_fingerprint_get(struct state *st, const char *fp, const char *key,
+			  struct fingerprint_row *row);
+/*
+ * Forget list's fingerprints recorded before before, and all but the
+ * newest max. 0 or -1.
+ */
+int state_fingerprints_prune(struct state *st, const char *list,
+			     int64_t before, long max);
+
 /* Count rows: replies in state s (-1: all), or series in status. */
 long state_count_replies(struct state *st, int s);
 

@@ -12,6 +12,13 @@
 
 /* ---- reply composition (bot/reply.c) ---------------------------------- */
 
+/* norepeat: the earlier reply that mailed a finding in full. */
+struct reply_earlier {
+	const char *msgid; /* its Message-ID; NULL: the finding is new */
+	int version; /* of the series it answered */
+	const char *title; /* ... and that series' title */
+};
+
 struct reply_opts {
 	const char *from; /* "quorum <quorum@DOMAIN>" */
 	const char *domain; /* of quorum's Message-IDs */
@@ -28,6 +35,12 @@ struct reply_opts {
 	/* prereq: declared prerequisite-message-ids not in the database */
 	const char *const *missing_prereqs;
 	size_t nmissing_prereqs;
+	/*
+	 * norepeat: per finding of the review (r->findings.n entries), the
+	 * earlier reply that mailed it in full; such findings are listed in
+	 * one line each, not repeated. NULL: every finding in full.
+	 */
+	const struct reply_earlier *earlier;
 };
 
 /*
