@@ -1354,6 +1354,13 @@ static int process_list(struct watch *w, struct wlist *l)
 
 	sb_addf(&qs, "(%s) and not tag:quorum/seen", l->query);
 	q = notmuch_query_create(w->db, qs.buf);
+	/*
+	 * Oldest first: when v1 and v2 of a series arrive in one pass (in
+	 * two threads), v1's reply has the findings in full, v2's the
+	 * "still open" lines.
+	 */
+	if (q)
+		notmuch_query_set_sort(q, NOTMUCH_SORT_OLDEST_FIRST);
 	if (!q || notmuch_query_search_messages(q, &msgs)) {
 		ret = error("list %s: notmuch cannot run the query '%s'",
 			    l->name, l->query);

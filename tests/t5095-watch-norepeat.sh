@@ -156,16 +156,36 @@ like "$RO" '^\[1\] medium: malloc\(\) result `it` is dereferenced' \
 	"the same code from another author is shown in full"
 unlike "$RO" 'Still open' "... and nothing is listed as still open"
 
-# 6. Exactly one reply per series; a second run sends nothing.
-for s in v1 v2 v3 o1; do
+# 6. v1 and v2 (a day later) arrive in one pass, in two threads: v1 is
+# answered first, with the finding in full, and v2 names that reply.
+export GIT_AUTHOR_NAME="Third Person" GIT_AUTHOR_EMAIL=third@example.org
+export GIT_COMMITTER_NAME="Third Person" GIT_COMMITTER_EMAIL=third@example.org
+series t1 1 '' '/* t1 */'
+GIT_AUTHOR_DATE="1700086400 +0000" GIT_COMMITTER_DATE="1700086400 +0000" \
+	series t2 2 '#include <stdio.h>' '/* t2 */'
+export GIT_AUTHOR_NAME="A U Thor" GIT_AUTHOR_EMAIL=author@example.org
+export GIT_COMMITTER_NAME="A U Thor" GIT_COMMITTER_EMAIL=author@example.org
+post "$TMP/t2"
+post "$TMP/t1"
+watch
+is "$(outbox_count)" 7 "v1 and v2 posted together get one reply each"
+RT1=$(reply_to t1)
+RT2=$(reply_to t2)
+like "$RT1" '^\[1\] medium: malloc\(\) result `it` is dereferenced' \
+	"the older version has the finding in full"
+like "$RT2" "^\\(<$(msgid_of "$RT1")>\\), not repeated here:\$" \
+	"the newer one names the older one's reply"
+
+# 7. Exactly one reply per series; a second run sends nothing.
+for s in v1 v2 v3 o1 t1 t2; do
 	is "$(reply_to "$s" | wc -l | tr -d ' ')" 1 "series $s has exactly one reply"
 done
 watch
-is "$(outbox_count)" 5 "a second run sends nothing"
+is "$(outbox_count)" 7 "a second run sends nothing"
 is "$(sqlite3 "$DB" 'select count(*) from fingerprints f left join replies r on r.msgid = f.reply_msgid where r.msgid is null')" 0 \
 	"every fingerprint belongs to a recorded reply"
 
-# 7. Killed at random points while answering copies of v1, v2 and o1 in
+# 8. Killed at random points while answering copies of v1, v2 and o1 in
 # one pass (a fresh state db and outbox each trial): each series gets
 # exactly one reply, no fingerprint is left without its reply, and of v1
 # and v2 exactly one mails item_new()'s finding in full, the other names
