@@ -81,6 +81,7 @@ is "$(sqlite3 "$DB" "select count(*) from fingerprints where reply_msgid = '$id1
 series v2 2 '#include <stdio.h>' "$ITEM_DUP"
 post "$TMP/v2"
 watch
+is "$rc" 0 "watch exits 0 on v2"
 is "$(outbox_count)" 2 "v2 gets one reply"
 R2=$(reply_to v2)
 [ -n "${KEEP:-}" ] && cp "$R2" "$KEEP"
@@ -120,10 +121,33 @@ Date: Tue, 14 Nov 2023 22:30:00 +0000
 EOM
 notmuch new --quiet
 watch
+is "$rc" 0 "watch exits 0 on the command"
 is "$(outbox_count)" 3 "#quorum explain 1 gets a reply"
 E=$(grep -l 'finding 1 in detail' "$OUTBOX"/new/*)
 like "$E" 'malloc\(\) returns NULL when the allocation fails' \
 	"the explanation shows the still-open finding in full"
+
+# 3b. #quorum rerun of v2: its own finding is shown in full again, v1's
+# is still listed in one line.
+cat >"$MAIL/new/rerun" <<EOM
+From: A U Thor <author@example.org>
+To: $LIST
+Subject: Re: [PATCH v2 0/2] main: item helpers
+Message-ID: <rerun-1@example.org>
+In-Reply-To: <$id2>
+References: <$(cover_of v2)> <$id2>
+Date: Tue, 14 Nov 2023 22:40:00 +0000
+
+#quorum rerun
+EOM
+notmuch new --quiet
+watch
+is "$rc" 0 "watch exits 0 on the rerun"
+is "$(outbox_count)" 4 "#quorum rerun of v2 gets a reply"
+RR=$(reply_to v2 | grep -v "$R2")
+like "$RR" '^\[2\] medium: malloc\(\) result `copy` is dereferenced' \
+	"the rerun shows v2's own finding in full again"
+like "$RR" "^\\(<$id1>\\), not repeated here:\$" "... and still names v1's reply"
 
 # 4. v3, unchanged code: everything was reported before; the reply still
 # goes out, with only the still-open lines and the footer.
@@ -131,7 +155,8 @@ series v3 3 '#include <stdio.h>' "$ITEM_DUP
 /* v3 */"
 post "$TMP/v3"
 watch
-is "$(outbox_count)" 4 "v3 gets one reply"
+is "$rc" 0 "watch exits 0 on v3"
+is "$(outbox_count)" 5 "v3 gets one reply"
 R3=$(reply_to v3)
 [ -n "${KEEP3:-}" ] && cp "$R3" "$KEEP3"
 like "$R3" '^quorum found no new issue in this version: the 2 findings at quorum' \
@@ -149,7 +174,7 @@ GIT_COMMITTER_NAME="Other Person" GIT_COMMITTER_EMAIL=other@example.org \
 	series o1 1 '' '/* o1 */'
 post "$TMP/o1"
 watch
-is "$(outbox_count)" 5 "the other author's series gets one reply"
+is "$(outbox_count)" 6 "the other author's series gets one reply"
 RO=$(reply_to o1)
 like "$RO" '^To: Other Person <other@example.org>$' "it answers the other author"
 like "$RO" '^\[1\] medium: malloc\(\) result `it` is dereferenced' \
@@ -168,7 +193,7 @@ export GIT_COMMITTER_NAME="A U Thor" GIT_COMMITTER_EMAIL=author@example.org
 post "$TMP/t2"
 post "$TMP/t1"
 watch
-is "$(outbox_count)" 7 "v1 and v2 posted together get one reply each"
+is "$(outbox_count)" 8 "v1 and v2 posted together get one reply each"
 RT1=$(reply_to t1)
 RT2=$(reply_to t2)
 like "$RT1" '^\[1\] medium: malloc\(\) result `it` is dereferenced' \
@@ -177,11 +202,12 @@ like "$RT2" "^\\(<$(msgid_of "$RT1")>\\), not repeated here:\$" \
 	"the newer one names the older one's reply"
 
 # 7. Exactly one reply per series; a second run sends nothing.
-for s in v1 v2 v3 o1 t1 t2; do
+is "$(reply_to v2 | wc -l | tr -d ' ')" 2 "series v2 has its reply and the rerun's"
+for s in v1 v3 o1 t1 t2; do
 	is "$(reply_to "$s" | wc -l | tr -d ' ')" 1 "series $s has exactly one reply"
 done
 watch
-is "$(outbox_count)" 7 "a second run sends nothing"
+is "$(outbox_count)" 8 "a second run sends nothing"
 is "$(sqlite3 "$DB" 'select count(*) from fingerprints f left join replies r on r.msgid = f.reply_msgid where r.msgid is null')" 0 \
 	"every fingerprint belongs to a recorded reply"
 
