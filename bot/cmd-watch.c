@@ -661,6 +661,7 @@ static int mailed_findings_get(struct thread_ctx *t, const char *key,
 		finding_fingerprint(t->l->name, parent->author_email,
 				    &r->findings.items[i], mf->fp[i]);
 		rc = state_fingerprint_get(t->w->st, mf->fp[i], key,
+					   t->w->now - FINDINGS_KEPT_DAYS * 86400LL,
 					   &mf->rows[i]);
 		if (rc < 0)
 			return -1;

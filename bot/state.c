@@ -430,15 +430,16 @@ int state_fingerprint_add(struct state *st, const char *fp, const char *list,
 }
 
 int state_fingerprint_get(struct state *st, const char *fp, const char *key,
-			  struct fingerprint_row *row)
+			  int64_t since, struct fingerprint_row *row)
 {
 	/* A reply given up on (held) was never read: it does not count. */
 	sqlite3_stmt *s = prep(st,
 			       "SELECT f.reply_msgid, f.version, f.title FROM"
 			       " fingerprints f JOIN replies r ON r.msgid ="
 			       " f.reply_msgid WHERE f.fp = ?1 AND"
-			       " f.series_key != ?2 AND r.state != ?3",
-			       "ssi", fp, key, (int64_t)REPLY_HELD);
+			       " f.series_key != ?2 AND r.state != ?3 AND"
+			       " f.at >= ?4",
+			       "ssii", fp, key, (int64_t)REPLY_HELD, since);
 	int rc;
 
 	memset(row, 0, sizeof(*row));

@@ -140,11 +140,12 @@ int state_fingerprint_add(struct state *st, const char *fp, const char *list,
 			  const char *title, int64_t now);
 /*
  * The reply that mailed fp in full for a series other than key (a rerun
- * of key itself shows its findings again), not counting replies held
- * undelivered. 1 with row filled, 0 when none, -1 on error.
+ * of key itself shows its findings again) at since or later, not
+ * counting replies held undelivered. 1 with row filled, 0 when none, -1
+ * on error.
  */
 int state_fingerprint_get(struct state *st, const char *fp, const char *key,
-			  struct fingerprint_row *row);
+			  int64_t since, struct fingerprint_row *row);
 /*
  * Forget list's fingerprints recorded before before, and all but the
  * newest max. 0 or -1.

@@ -211,6 +211,19 @@ is "$(outbox_count)" 8 "a second run sends nothing"
 is "$(sqlite3 "$DB" 'select count(*) from fingerprints f left join replies r on r.msgid = f.reply_msgid where r.msgid is null')" 0 \
 	"every fingerprint belongs to a recorded reply"
 
+# 7b. 181 days later the fingerprints are forgotten: v4 of the series,
+# the bug still there, gets the finding in full again.
+series v4 4 '#include <stdio.h>' '/* v4 */'
+post "$TMP/v4"
+QUORUM_NOW=$(($(date +%s) + 181 * 86400)) watch
+is "$rc" 0 "watch exits 0 half a year later"
+R4=$(reply_to v4)
+like "$R4" '^\[1\] medium: malloc\(\) result `it` is dereferenced' \
+	"a finding mailed more than 180 days ago is shown in full again"
+unlike "$R4" 'Still open' "... and nothing is listed as still open"
+is "$(sqlite3 "$DB" "select count(*) from fingerprints where at < $(date +%s) + 86400")" 0 \
+	"the old fingerprints are pruned"
+
 # 8. Killed at random points while answering copies of v1, v2 and o1 in
 # one pass (a fresh state db and outbox each trial): each series gets
 # exactly one reply, no fingerprint is left without its reply, and of v1
