@@ -780,11 +780,42 @@ struct watch_prereqs {
 	size_t nmissing;
 };
 
+/* Threads of the list's series looked up by prerequisite-patch-id:. */
+#define PREREQ_PATCH_THREADS 8
+
+/*
+ * The threads of other series of the list that hold a patch s names in
+ * a prerequisite-patch-id: line (git format-patch --base), from the state
+ * db's patch-ids of the series watch has seen (so a prerequisite posted
+ * in its own thread, and reviewed first, is found). Caller frees.
+ */
+static void prereq_patch_threads(struct thread_ctx *t,
+				 const struct mp_series *s, char ***threads,
+				 size_t *n)
+{
+	size_t k, j;
+
+	*threads = NULL;
+	*n = 0;
+	for (k = 0; k <= s->npatches; k++) {
+		const struct mp_patch *p = k ? s->patches[k - 1] : s->cover;
+
+		for (j = 0; p && j < p->nprereq_patch_ids; j++)
+			if (state_threads_with_patch(t->w->st, t->l->name,
+						     p->prereq_patch_ids[j],
+						     t->thread, threads, n,
+						     PREREQ_PATCH_THREADS) < 0)
+				warning("state db: %s", state_error(t->w->st));
+	}
+}
+
 /*
  * The series s declares as its prerequisites (bot/prereq.c), found in its
- * own thread or in the threads its prerequisite-message-id: lines name,
- * which are read from notmuch and never tagged: they are not reviewed
- * here. None when s applies without them (they are in the tree already).
+ * own thread, in the threads its prerequisite-message-id: lines name, or
+ * in those of the list's series with a patch its prerequisite-patch-id:
+ * lines name; they are read from notmuch and never tagged: they are not
+ * reviewed here. None when s applies without them (they are in the tree
+ * already).
  */
 static void plan_prereqs(struct thread_ctx *t, const struct mp_series *s,
 			 struct rv_repo *repo,
@@ -796,11 +827,18 @@ static void plan_prereqs(struct thread_ctx *t, const struct mp_series *s,
 	size_t nc = 0, i, self = 0, n;
 	bool found = false;
 
+	char **extra;
+	size_t nextra;
+
 	memset(pq, 0, sizeof(*pq));
 	if (!t->set || !prereq_declares_any(s))
 		return;
-	local_mail_prereqs(t->w->db, s, t->thread, &pq->set, &pq->missing,
-			   &pq->nmissing);
+	prereq_patch_threads(t, s, &extra, &nextra);
+	local_mail_prereqs(t->w->db, s, t->thread, extra, nextra, &pq->set,
+			   &pq->missing, &pq->nmissing);
+	for (i = 0; i < nextra; i++)
+		free(extra[i]);
+	free(extra);
 	cand = xcalloc(t->set->nseries + (pq->set ? pq->set->nseries : 0) + 1,
 		       sizeof(*cand));
 	for (i = 0; i < t->set->nseries; i++) {

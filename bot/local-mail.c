@@ -471,8 +471,8 @@ out:
 }
 
 int local_mail_prereqs(struct _notmuch_database *db, const struct mp_series *s,
-		       const char *thread, struct mp_set **out,
-		       char ***missing, size_t *nmissing)
+		       const char *thread, char *const *extra, size_t nextra,
+		       struct mp_set **out, char ***missing, size_t *nmissing)
 {
 	struct lookup lk = {0};
 	struct mp_collector *c;
@@ -493,6 +493,13 @@ int local_mail_prereqs(struct _notmuch_database *db, const struct mp_series *s,
 	}
 	queue_prereqs(&lk, s, 1);
 	follow_prereqs(&lk);
+	/* The caller's threads too (watch: found by prerequisite-patch-id). */
+	for (i = 0; i < nextra && lk.nthreads < LOCAL_MAX_THREADS; i++)
+		if (extra[i] && !thread_seen(&lk, extra[i])) {
+			ALLOC_GROW(lk.threads, lk.nthreads + 1,
+				   lk.threads_alloc);
+			lk.threads[lk.nthreads++] = xstrdup_or_null(extra[i]);
+		}
 	n = (int)(lk.nthreads - (thread ? 1 : 0));
 	if (n > 0) {
 		c = mp_collector_new();

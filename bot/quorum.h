@@ -217,17 +217,18 @@ bool local_mail_in_series(const struct mp_series *s, const char *id);
 /*
  * watch: the threads of the prerequisites series s declares with
  * prerequisite-message-id: lines, and of theirs in turn (5 deep, at most
- * 16 threads of at most 2000 messages each), read from db (open, only
- * read; nothing in it changes) into *set as one input. thread (may be
- * NULL) is s's own thread, which is not read again. Nothing is printed:
+ * 16 threads of at most 2000 messages each), plus the nextra threads of
+ * extra (ids; the caller found them by prerequisite-patch-id:), read from
+ * db (open, only read; nothing in it changes) into *set as one input.
+ * thread (may be NULL) is s's own thread, which is not read again. Nothing is printed:
  * the ids that are not in the database go to *missing (caller frees
  * each and the array). Returns the number of threads read; *set is NULL
  * when none was (else mp_set_free()).
  */
 struct _notmuch_database;
 int local_mail_prereqs(struct _notmuch_database *db, const struct mp_series *s,
-		       const char *thread, struct mp_set **set,
-		       char ***missing, size_t *nmissing);
+		       const char *thread, char *const *extra, size_t nextra,
+		       struct mp_set **set, char ***missing, size_t *nmissing);
 
 /*
  * prereq (bot/prereq.c): which of a set of candidate series a series

@@ -4,6 +4,7 @@
  * whether a reply goes out happens in a transaction, so a kill -9 leaves
  * either the reply recorded (and re-delivered on restart) or nothing.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "state.h"
+#include "review/review.h"
 
 struct state {
 	sqlite3 *db;
@@ -271,6 +273,46 @@ int state_series_same_patches(struct state *st, const char *key,
 	if (rc == SQLITE_ROW)
 		return 1;
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int state_threads_with_patch(struct state *st, const char *list,
+			     const char *patch_id, const char *not_thread,
+			     char ***threads, size_t *n, size_t max)
+{
+	char want[RV_OID_HEXSZ + 2];
+	sqlite3_stmt *s;
+	size_t len = strlen(patch_id), i;
+	int rc;
+
+	/* A whole id of the comma-separated list, in patch_id()'s case. */
+	if (len != RV_OID_HEXSZ ||
+	    strspn(patch_id, "0123456789abcdefABCDEF") != len)
+		return 0;
+	for (i = 0; i < len; i++)
+		want[i] = (char)tolower((unsigned char)patch_id[i]);
+	want[len] = '\0';
+	s = prep(st,
+		 "SELECT DISTINCT thread FROM series WHERE list = ?1"
+		 " AND thread IS NOT NULL AND thread != ?2"
+		 " AND (patch_ids LIKE ?3 || ',%'"
+		 " OR patch_ids LIKE '%,' || ?3 || ',%')"
+		 " ORDER BY first_seen LIMIT 16",
+		 "sss", list, not_thread ? not_thread : "", want);
+	if (!s)
+		return -1;
+	while (*n < max && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(s, 0);
+
+		for (i = 0; t && i < *n; i++)
+			if (!strcmp((*threads)[i], t))
+				break;
+		if (!t || i < *n)
+			continue;
+		*threads = xrealloc(*threads, (*n + 1) * sizeof(**threads));
+		(*threads)[(*n)++] = xstrdup_or_null(t);
+	}
+	sqlite3_finalize(s);
+	return 0;
 }
 
 int state_series_unchanged_noted(struct state *st, const char *patch_ids)

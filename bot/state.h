@@ -61,6 +61,15 @@ int state_series_set(struct state *st, const char *key, const char *list,
  */
 int state_series_same_patches(struct state *st, const char *key,
 			      const char *patch_ids, char *out, size_t outsz);
+/*
+ * prereq: the threads of other series of list whose patches include
+ * patch_id (a prerequisite-patch-id: of a series), appended to
+ * *threads (caller frees each and the array) while *n < max, never one
+ * twice nor not_thread. 0, or -1 on a state error.
+ */
+int state_threads_with_patch(struct state *st, const char *list,
+			     const char *patch_id, const char *not_thread,
+			     char ***threads, size_t *n, size_t max);
 /* A rerun: the series is new again, in its next generation. 0 or -1. */
 int state_series_rerun(struct state *st, const char *key, int64_t now);
 

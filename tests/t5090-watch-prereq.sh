@@ -233,4 +233,34 @@ unlike "$TMP/rp" "prerequisite|could not apply" "loop: P applies alone, no prere
 watch
 is "$(outbox_count)" $((n + 2)) "loop: a second run sends nothing"
 
+# 5. Declared by patch-id only (git format-patch --base=main puts one
+# prerequisite-patch-id: line per commit of P in S's cover): P, posted
+# in its own thread and reviewed, is found by the patch-ids watch keeps
+# of the series it saw; S is applied on top of it.
+pair five
+git -C "$R" format-patch -q --cover-letter --thread=shallow --base=main \
+	--to="$LIST" -o "$TMP/sfive-base" "p-five..s-five"
+grep -q '^prerequisite-patch-id: ' "$TMP"/sfive-base/0000-cover-letter.patch
+ok $? "patch-id: S's cover names P's patches by patch-id"
+unlike "$TMP"/sfive-base/0000-cover-letter.patch 'prerequisite-message-id' \
+	"patch-id: and not by message-id"
+P5=$(posted_id "$TMP"/pfive/0000-cover-letter.patch pfive)
+S5=$(posted_id "$TMP"/sfive-base/0000-cover-letter.patch sfive-base)
+post "$TMP/pfive"
+n=$(outbox_count)
+watch
+is "$(reply_to "$P5" | wc -l | tr -d ' ')" 1 "patch-id: P is reviewed on its own first"
+post "$TMP/sfive-base"
+watch
+is "$rc" 0 "patch-id: watch exits 0"
+is "$(outbox_count)" $((n + 2)) "patch-id: one reply for S"
+is "$(reply_to "$S5" | wc -l | tr -d ' ')" 1 "patch-id: S gets exactly one reply"
+flat "$(reply_to "$S5")" >"$TMP/rs"
+like "$TMP/rs" "Applied on top of the prerequisite series 'series pfive' \\(v1, 2 patches, <$P5>\\), not reviewed here\\." \
+	"patch-id: S applied on top of P, found by its patch-ids"
+like "$TMP/rs" "quorum found 1 potential issue in 1/1" "patch-id: S's finding"
+unlike "$TMP/rs" "does not apply|could not apply|missing prerequisite" "patch-id: nothing missing"
+watch
+is "$(outbox_count)" $((n + 2)) "patch-id: a second run sends nothing"
+
 done_testing
