@@ -697,7 +697,8 @@ static int mailed_findings_add(struct thread_ctx *t, const char *key,
 		if (!mf->earlier[i].msgid &&
 		    state_fingerprint_add(w->st, mf->fp[i], t->l->name, key,
 					  msgid, mf->version, mf->title,
-					  w->now) < 0)
+					  w->now,
+					  w->now - FINDINGS_KEPT_DAYS * 86400LL) < 0)
 			return -1;
 	if (!mf->n)
 		return 0;

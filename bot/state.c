@@ -461,14 +461,28 @@ long state_count_replies(struct state *st, int state)
 
 int state_fingerprint_add(struct state *st, const char *fp, const char *list,
 			  const char *key, const char *reply_msgid, int version,
-			  const char *title, int64_t now)
+			  const char *title, int64_t now, int64_t since)
 {
+	/*
+	 * A finding is mailed in full again when the earlier mailing no
+	 * longer counts (expired, or its reply held): the new one replaces
+	 * it, else the expired row would be pruned with the new mailing
+	 * unrecorded. A rerun of the same series keeps the first.
+	 */
 	return run(prep(st,
-			"INSERT OR IGNORE INTO fingerprints (fp, list,"
+			"INSERT INTO fingerprints (fp, list,"
 			" series_key, reply_msgid, version, title, at)"
-			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-			"ssssisi", fp, list, key, reply_msgid, (int64_t)version,
-			title, now));
+			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+			" ON CONFLICT(fp) DO UPDATE SET list = excluded.list,"
+			" series_key = excluded.series_key,"
+			" reply_msgid = excluded.reply_msgid,"
+			" version = excluded.version, title = excluded.title,"
+			" at = excluded.at WHERE fingerprints.at < ?8 OR"
+			" fingerprints.reply_msgid IN (SELECT msgid FROM replies"
+			" WHERE state = ?9)",
+			"ssssisiii", fp, list, key, reply_msgid,
+			(int64_t)version, title, now, since,
+			(int64_t)REPLY_HELD));
 }
 
 int state_fingerprint_get(struct state *st, const char *fp, const char *key,

@@ -142,11 +142,13 @@ struct fingerprint_row {
 
 /*
  * Record fp as mailed in full in reply_msgid, for series key (version,
- * title) of list; the first reply to mail it is kept. 0 or -1.
+ * title) of list. The first reply to mail it is kept while it counts;
+ * one recorded before since (expired) or whose reply was held is
+ * replaced. 0 or -1.
  */
 int state_fingerprint_add(struct state *st, const char *fp, const char *list,
 			  const char *key, const char *reply_msgid, int version,
-			  const char *title, int64_t now);
+			  const char *title, int64_t now, int64_t since);
 /*
  * The reply that mailed fp in full for a series other than key (a rerun
  * of key itself shows its findings again) at since or later, not

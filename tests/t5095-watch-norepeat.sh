@@ -224,6 +224,34 @@ unlike "$R4" 'Still open' "... and nothing is listed as still open"
 is "$(sqlite3 "$DB" "select count(*) from fingerprints where at < $(date +%s) + 86400")" 0 \
 	"the old fingerprints are pruned"
 
+# 7c. At most 100,000 fingerprints per list: with 100,000 more in the
+# list, v5's review (its finding still open from v4) prunes the oldest.
+NOW5=$(($(date +%s) + 181 * 86400 + 3600))
+python3 - "$DB" "$NOW5" <<'EOP'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+now = int(sys.argv[2])
+db.executemany("INSERT INTO fingerprints (fp, list, series_key, reply_msgid,"
+               " version, title, at) VALUES (?, 'devel', 'k', 'r@x', 1, 't', ?)",
+               (("%040x" % i, now - 100000 + i) for i in range(100000)))
+db.commit()
+EOP
+is "$(sqlite3 "$DB" "select count(*) from fingerprints where list = 'devel'")" 100001 \
+	"the list holds 100,001 fingerprints (v4's and 100,000 filler)"
+series v5 5 '#include <errno.h>' '/* v5 */'
+post "$TMP/v5"
+QUORUM_NOW=$((NOW5 + 60)) watch
+is "$rc" 0 "watch exits 0 with the list's fingerprints full"
+is "$(sqlite3 "$DB" "select count(*) from fingerprints where list = 'devel'")" 100000 \
+	"at most 100,000 fingerprints are kept for the list"
+is "$(sqlite3 "$DB" "select count(*) from fingerprints where fp = '$(printf '%040x' 0)'")" 0 \
+	"the oldest one is the one dropped"
+is "$(sqlite3 "$DB" "select count(*) from fingerprints where reply_msgid = '$(msgid_of "$R4")'")" 1 \
+	"v4's fingerprint, newer than the dropped ones, is kept"
+like "$(reply_to v5)" "^Still open from the review of v4" \
+	"... and v5's reply names v4's as still open"
+sqlite3 "$DB" "delete from fingerprints where reply_msgid = 'r@x'"
+
 # 8. Killed at random points while answering copies of v1, v2 and o1 in
 # one pass (a fresh state db and outbox each trial): each series gets
 # exactly one reply, no fingerprint is left without its reply, and of v1
