@@ -374,7 +374,7 @@ static int cmd_review(int argc, char **argv)
 	ret = EXIT_CLEAN;
 	if (target) {
 		for (i = 0; i < set->nseries; i++)
-			if (local_mail_in_series(set->series[i], target))
+			if (mp_series_has_msgid(set->series[i], target))
 				break;
 		only = i < set->nseries ? set->series[i] : NULL;
 	}
@@ -388,7 +388,7 @@ static int cmd_review(int argc, char **argv)
 		 * msgid: the named series, even when superseded; else every
 		 * series but superseded ones and prerequisites of another.
 		 */
-		if (target ? !local_mail_in_series(set->series[i], target) :
+		if (target ? !mp_series_has_msgid(set->series[i], target) :
 			     set->series[i]->superseded || plan.used[i])
 			continue;
 		opts.series_key = series_key(set->series[i]);

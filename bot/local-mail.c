@@ -33,27 +33,13 @@ int local_mail_parse_spec(const char *spec, char **out, struct errmsg *err)
 	return mp_msgid_from_spec(spec, out, err) < 0 ? LOCAL_MAIL_SPEC : 0;
 }
 
-bool local_mail_in_series(const struct mp_series *s, const char *id)
-{
-	size_t k;
-
-	if (s->cover && s->cover->message_id &&
-	    !strcmp(s->cover->message_id, id))
-		return true;
-	for (k = 0; k < s->npatches; k++)
-		if (s->patches[k] && s->patches[k]->message_id &&
-		    !strcmp(s->patches[k]->message_id, id))
-			return true;
-	return false;
-}
-
 static struct mp_series *series_holding(const struct mp_set *set,
 					const char *id)
 {
 	size_t i;
 
 	for (i = 0; id && i < set->nseries; i++)
-		if (local_mail_in_series(set->series[i], id))
+		if (mp_series_has_msgid(set->series[i], id))
 			return set->series[i];
 	return NULL;
 }

@@ -202,7 +202,7 @@ int local_mail_parse_spec(const char *spec, char **id, struct errmsg *err);
  * the threads of prerequisites that are in the database; a missing one
  * is named in a warning. *target (caller frees) is the message-id of the
  * cover or first patch of the series the named message belongs to or
- * answers: review that series only (local_mail_in_series()). Prints a
+ * answers: review that series only (mp_series_has_msgid()). Prints a
  * note when the thread holds a newer version of it. Config:
  * notmuch.database, else notmuch's own config (NOTMUCH_CONFIG).
  * 0 with *set (mp_set_free()), or a negative enum local_mail_status
@@ -211,8 +211,6 @@ int local_mail_parse_spec(const char *spec, char **id, struct errmsg *err);
 int local_mail_read(struct qconfig *cfg, const char *spec,
 		    struct mp_set **set, char **target, struct errmsg *err);
 
-/* Is the message id the cover or one of the patches of s? */
-bool local_mail_in_series(const struct mp_series *s, const char *id);
 
 /*
  * watch: the threads of the prerequisites series s declares with

@@ -261,6 +261,8 @@ const char *mp_shown(const char *s, char *buf, size_t size);
 const struct mp_patch *mp_series_first(const struct mp_series *s);
 /* The clean title, else the subject as written; NULL when none. */
 const char *mp_patch_title(const struct mp_patch *p);
+/* Is id (without <>) the message-id of s's cover or one of its patches? */
+bool mp_series_has_msgid(const struct mp_series *s, const char *id);
 /* The title of mp_series_first(s); NULL when none. */
 const char *mp_series_title(const struct mp_series *s);
 

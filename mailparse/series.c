@@ -521,6 +521,22 @@ const char *mp_patch_title(const struct mp_patch *p)
 	return p ? p->subject_raw : NULL;
 }
 
+bool mp_series_has_msgid(const struct mp_series *s, const char *id)
+{
+	size_t k;
+
+	if (!s || !id)
+		return false;
+	if (s->cover && s->cover->message_id &&
+	    !strcmp(s->cover->message_id, id))
+		return true;
+	for (k = 0; k < s->npatches; k++)
+		if (s->patches[k] && s->patches[k]->message_id &&
+		    !strcmp(s->patches[k]->message_id, id))
+			return true;
+	return false;
+}
+
 const char *mp_series_title(const struct mp_series *s)
 {
 	return mp_patch_title(mp_series_first(s));

@@ -1036,21 +1036,11 @@ static void given_prereqs(const struct rv_apply_opts *opts, char *const *ids,
 /* prereq: does a series of the caller's prereqs hold the message id? */
 static bool given_msgid(const struct rv_apply_opts *opts, const char *id)
 {
-	size_t i, k;
+	size_t i;
 
-	for (i = 0; i < opts->nprereqs; i++) {
-		const struct mp_series *ps = opts->prereqs[i];
-
-		if (!ps)
-			continue;
-		if (ps->cover && ps->cover->message_id &&
-		    !strcmp(ps->cover->message_id, id))
+	for (i = 0; i < opts->nprereqs; i++)
+		if (mp_series_has_msgid(opts->prereqs[i], id))
 			return true;
-		for (k = 0; k < ps->npatches; k++)
-			if (ps->patches[k] && ps->patches[k]->message_id &&
-			    !strcmp(ps->patches[k]->message_id, id))
-				return true;
-	}
 	return false;
 }
 
