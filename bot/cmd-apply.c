@@ -203,7 +203,7 @@ static int cmd_apply(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct rv_apply_opts opts = RV_APPLY_OPTS_INIT;
-	struct prereq_plan plan = { 0 };
+	struct rv_prereq_plan plan = {0};
 	const char *repo_path = ".", *path, *worktree = NULL;
 	struct rv_repo *repo = NULL;
 	struct mp_set *set = NULL;
@@ -291,7 +291,7 @@ static int cmd_apply(int argc, char **argv)
 		jout = cJSON_CreateArray();
 	ret = EXIT_CLEAN;
 	/* A series another one of the input needs is applied under it. */
-	prereq_plan_input(&plan, repo, set, &opts, NULL, false);
+	rv_prereq_plan_input(&plan, repo, set, &opts, NULL, false);
 	for (i = 0; i < set->nseries; i++) {
 		const struct mp_series *s = set->series[i];
 		struct rv_apply_result *r = NULL;
@@ -341,7 +341,7 @@ static int cmd_apply(int argc, char **argv)
 		free(text);
 	}
 out:
-	prereq_plan_release(&plan);
+	rv_prereq_plan_release(&plan);
 	cJSON_Delete(jout);
 	mp_set_free(set);
 	rv_repo_free(repo);

@@ -20,7 +20,8 @@ const struct cmd cmd_ci_def = {
 	"quorum ci [-C REPO] --range A..B [--budget USD] [--fail-on SEVERITY] "
 	"[--max-commits N] [--format text|json|sarif] [--output FILE]",
 	"review each commit of a range, for CI",
-	"Reviews each non-merge commit of the range A..B (reachable from B, not\n"
+	"Reviews each non-merge commit of the range A..B (reachable from B, "
+	"not\n"
 	"from A), oldest first, as the patch `git format-patch` would make of\n"
 	"it, applied in memory. Merges and root commits are skipped and\n"
 	"counted. Nothing in the repository changes.\n"
@@ -38,13 +39,17 @@ const struct cmd cmd_ci_def = {
 	"  --range A..B       the commits to review (required)\n"
 	"  --budget USD       spend at most USD on LLM requests in this run;\n"
 	"                     0 reviews with the offline voters only\n"
-	"  --fail-on SEV      exit 1 on a finding at quorum of severity SEV or\n"
+	"  --fail-on SEV      exit 1 on a finding at quorum of severity SEV "
+	"or\n"
 	"                     above: low, medium (default), high, critical\n"
-	"  --max-commits N    review at most N commits (default: ci.max-commits\n"
-	"                     from the config, else 500): the riskiest, by the\n"
+	"  --max-commits N    review at most N commits (default: "
+	"ci.max-commits\n"
+	"                     from the config, else 500): the riskiest, by "
+	"the\n"
 	"                     history index's risk score (else by lines\n"
 	"                     changed); the rest are listed as skipped\n"
-	"  --format FMT       text (default), json (contrib/review-json.md) or\n"
+	"  --format FMT       text (default), json (contrib/review-json.md) "
+	"or\n"
 	"                     sarif (SARIF 2.1.0, for code-scanning UIs)\n"
 	"  --output FILE      write the report to FILE, not standard output\n"
 	"  -h, --help         this text\n"
@@ -106,8 +111,9 @@ static double commit_risk(struct rv_repo *repo, struct rv_history *h,
 	for (f = 0; f < d->nfiles; f++)
 		for (k = 0; k < d->files[f].nhunks; k++)
 			for (l = 0; l < d->files[f].hunks[k].nlines; l++)
-				*lines += d->files[f].hunks[k].lines[l].origin !=
-					  ' ';
+				*lines +=
+					d->files[f].hunks[k].lines[l].origin !=
+					' ';
 	if (h)
 		rv_history_set_horizon(h, id);
 	if (h && rv_history_risk(h, d, p->commit_message, p->author_email,
@@ -175,7 +181,7 @@ static int pick_riskiest(struct rv_repo *repo, struct rv_history *h,
 
 /* What the models of the whole run did with the budget. */
 struct ci_money {
-	size_t asked; /* calls sent or answered from the cache */
+	size_t asked;	/* calls sent or answered from the cache */
 	size_t refused; /* calls not sent: a cap would have been passed */
 };
 
@@ -192,7 +198,8 @@ struct ci_run {
 	struct mp_patch *patches[CI_RUN_MAX];
 	char ids[CI_RUN_MAX][RV_OID_HEXSZ + 1];
 	char base[RV_OID_HEXSZ + 1]; /* the first commit's parent */
-	char last[RV_OID_HEXSZ + 1]; /* the newest commit seen, empty ones too */
+	char last[RV_OID_HEXSZ +
+		  1]; /* the newest commit seen, empty ones too */
 };
 
 static void run_clear(struct ci_run *run)
@@ -211,7 +218,7 @@ static int review_run(struct rv_repo *repo, struct ci_run *run,
 		      struct report *rp, int fail_on, bool *failed,
 		      struct ci_money *money)
 {
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	struct rv_review *r = NULL;
 	size_t i, n = run->s.npatches;
 	int ret = 0, rr;
@@ -238,7 +245,8 @@ static int review_run(struct rv_repo *repo, struct ci_run *run,
 		ret = rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
 		goto out;
 	}
-	report_add_commits(rp, r, (const char(*)[RV_OID_HEXSZ + 1])run->ids, n);
+	report_add_commits(rp, r, (const char(*)[RV_OID_HEXSZ + 1]) run->ids,
+			   n);
 	if (rr == RV_ERR_APPLY) {
 		error("commit %.12s..%.12s: %s", run->ids[0], run->ids[n - 1],
 		      err.msg);
@@ -269,7 +277,7 @@ static int run_add(struct rv_repo *repo, struct ci_run *run, const char *id,
 		   struct report *rp, int fail_on, bool *failed,
 		   struct ci_money *money)
 {
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	struct sb mail = SB_INIT;
 	struct mp_patch *p = NULL;
 	char parent[RV_OID_HEXSZ + 1];
@@ -285,8 +293,8 @@ static int run_add(struct rv_repo *repo, struct ci_run *run, const char *id,
 		ret = EXIT_USAGE;
 		goto out;
 	}
-	if (*run->last && (strcmp(parent, run->last) ||
-			   run->s.npatches == CI_RUN_MAX)) {
+	if (*run->last &&
+	    (strcmp(parent, run->last) || run->s.npatches == CI_RUN_MAX)) {
 		ret = review_run(repo, run, opts, history, rp, fail_on, failed,
 				 money);
 		if (ret)
@@ -310,25 +318,25 @@ out:
 static int cmd_ci(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "range", required_argument, NULL, 'r' },
-		{ "budget", required_argument, NULL, 'B' },
-		{ "fail-on", required_argument, NULL, 'F' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "max-commits", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"range", required_argument, NULL, 'r'},
+		{"budget", required_argument, NULL, 'B'},
+		{"fail-on", required_argument, NULL, 'F'},
+		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"max-commits", required_argument, NULL, 'm'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct rv_review_opts opts = RV_REVIEW_OPTS_INIT;
 	const char *repo_path = ".", *range = NULL, *output = NULL;
 	struct qconfig *cfg = NULL;
 	struct rv_repo *repo = NULL;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	struct rv_history *history = NULL;
-	struct llm_voters llm = { 0 };
+	struct llm_voters llm = {0};
 	struct rv_prompts *prompts = NULL;
 	struct rv_ledger *ledger = NULL;
-	struct rv_range commits = { 0 };
+	struct rv_range commits = {0};
 	struct report *rp = NULL;
 	char *workdir = NULL, *end;
 	double budget = -1;
@@ -339,7 +347,7 @@ static int cmd_ci(int argc, char **argv)
 	struct ci_run *run = NULL;
 	bool failed = false;
 	size_t i, nreviewed = 0, nskipped = 0;
-	struct ci_money money = { 0, 0 };
+	struct ci_money money = {0, 0};
 
 	opterr = 0;
 	optind = 1;
@@ -353,23 +361,28 @@ static int cmd_ci(int argc, char **argv)
 			break;
 		case 'B':
 			budget = strtod(optarg, &end);
-			if (end == optarg || *end || !(budget >= 0 && budget < 1e9))
+			if (end == optarg || *end ||
+			    !(budget >= 0 && budget < 1e9))
 				return usage_error(&cmd_ci_def,
-						   "--budget wants an amount in USD, not '%s'",
+						   "--budget wants an amount "
+						   "in USD, not '%s'",
 						   optarg);
 			break;
 		case 'F':
 			fail_on = rv_severity_parse(optarg);
 			if (fail_on < 0)
-				return usage_error(&cmd_ci_def,
-						   "--fail-on wants low, medium, high or critical, not '%s'",
-						   optarg);
+				return usage_error(
+					&cmd_ci_def,
+					"--fail-on wants low, medium, high or "
+					"critical, not '%s'",
+					optarg);
 			break;
 		case 'f':
 			fmt = report_format_parse(optarg);
 			if (fmt < 0 || fmt == FMT_EMAIL)
 				return usage_error(&cmd_ci_def,
-						   "--format wants text, json or sarif, not '%s'",
+						   "--format wants text, json "
+						   "or sarif, not '%s'",
 						   optarg);
 			break;
 		case 'o':
@@ -378,9 +391,11 @@ static int cmd_ci(int argc, char **argv)
 		case 'm':
 			max_commits = (int)strtol(optarg, &end, 10);
 			if (*end || max_commits < 1 || max_commits > 100000)
-				return usage_error(&cmd_ci_def,
-						   "--max-commits wants a number from 1 to 100000, not '%s'",
-						   optarg);
+				return usage_error(
+					&cmd_ci_def,
+					"--max-commits wants a number from 1 "
+					"to 100000, not '%s'",
+					optarg);
 			break;
 		case 'h':
 			return cmd_print_help(&cmd_ci_def);
@@ -411,9 +426,9 @@ static int cmd_ci(int argc, char **argv)
 	    (qconfig_get_int(cfg, "ci.max-commits", CI_MAX_COMMITS,
 			     &max_commits, &err) < 0 ||
 	     max_commits < 1)) {
-		error("%s", max_commits < 1 && !*err.msg ?
-				    "config ci.max-commits must be 1 or more" :
-				    err.msg);
+		error("%s", max_commits < 1 && !*err.msg
+				    ? "config ci.max-commits must be 1 or more"
+				    : err.msg);
 		ret = EXIT_USAGE;
 		goto out;
 	}

@@ -26,12 +26,16 @@ const struct cmd cmd_parse_def = {
 	"mail or `git show` output; a maildir with cur/ and new/; or - for\n"
 	"standard input), groups the patches into series by thread (then by\n"
 	"sender, version and total where threading is broken) and prints, for\n"
-	"each series: version, total, complete or the missing numbers, the cover\n"
-	"letter's subject and message-id, and for each patch its number, title,\n"
+	"each series: version, total, complete or the missing numbers, the "
+	"cover\n"
+	"letter's subject and message-id, and for each patch its number, "
+	"title,\n"
 	"message-id, author, files touched, trailers, follow-up trailers sent\n"
-	"as replies, and base-commit. An older version that a newer one in the\n"
+	"as replies, and base-commit. An older version that a newer one in "
+	"the\n"
 	"same input replaces is marked superseded. Replies, pull requests and\n"
-	"mail without a diff are counted (--json lists them as \"others\"); mail\n"
+	"mail without a diff are counted (--json lists them as \"others\"); "
+	"mail\n"
 	"that could not be read, or is over a size cap, is listed as an error\n"
 	"and does not stop the run.\n"
 	"\n"
@@ -39,7 +43,8 @@ const struct cmd cmd_parse_def = {
 	"  --json         print JSON instead (schema: contrib/parse-json.md)\n"
 	"  -h, --help     this text\n"
 	"\n"
-	"Exit status: 0 when at least one series was found; 2 on a usage error,\n"
+	"Exit status: 0 when at least one series was found; 2 on a usage "
+	"error,\n"
 	"a FILE that cannot be read or is empty, or mail with no patch at all\n"
 	"(--json still prints what was found).",
 };
@@ -138,15 +143,15 @@ static cJSON *json_prereqs(const struct mp_patch *p)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	cJSON_AddItemToObject(o, "patch_ids",
-			      json_strings(p->prereq_patch_ids,
-					   p->nprereq_patch_ids));
-	cJSON_AddItemToObject(o, "message_ids",
-			      json_strings(p->prereq_message_ids,
-					   p->nprereq_message_ids));
-	cJSON_AddItemToObject(o, "change_ids",
-			      json_strings(p->prereq_change_ids,
-					   p->nprereq_change_ids));
+	cJSON_AddItemToObject(
+		o, "patch_ids",
+		json_strings(p->prereq_patch_ids, p->nprereq_patch_ids));
+	cJSON_AddItemToObject(
+		o, "message_ids",
+		json_strings(p->prereq_message_ids, p->nprereq_message_ids));
+	cJSON_AddItemToObject(
+		o, "change_ids",
+		json_strings(p->prereq_change_ids, p->nprereq_change_ids));
 	return o;
 }
 
@@ -321,8 +326,8 @@ static void print_text(const struct mp_set *set)
 			fputs("\n         <", stdout);
 			put_clean(s->cover->message_id);
 			fputs(">\n", stdout);
-			print_trailers(s->followups, s->nfollowups,
-				       "         ", "+ ");
+			print_trailers(s->followups, s->nfollowups, "         ",
+				       "+ ");
 		} else {
 			fputs("  cover: none\n", stdout);
 		}
@@ -358,8 +363,8 @@ static void print_text(const struct mp_set *set)
 			}
 			print_trailers(p->trailers, p->ntrailers, "        ",
 				       "");
-			print_trailers(p->followups, p->nfollowups,
-				       "        ", "+ ");
+			print_trailers(p->followups, p->nfollowups, "        ",
+				       "+ ");
 		}
 	}
 	if (set->nothers)
@@ -379,9 +384,9 @@ static void print_text(const struct mp_set *set)
 static int cmd_parse(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct mp_collector *c = NULL;
 	struct mp_set *set = NULL;
@@ -410,7 +415,7 @@ static int cmd_parse(int argc, char **argv)
 	/* metadata only: memory stays flat whatever the mbox size */
 	mp_collector_set_keep_bodies(c, false);
 	for (i = optind; i < argc; i++) {
-		struct errmsg err = { "" };
+		struct errmsg err = {""};
 
 		if (mp_collect_path(c, argv[i], NULL, &err) < 0) {
 			error("%s", err.msg);
@@ -437,8 +442,8 @@ static int cmd_parse(int argc, char **argv)
 			error("no patch found: no message could be read "
 			      "(first problem: %s: %s)",
 			      set->nerrors ? set->errors[0].where : "input",
-			      set->nerrors ? set->errors[0].message :
-					     "unknown");
+			      set->nerrors ? set->errors[0].message
+					   : "unknown");
 		ret = EXIT_USAGE;
 	}
 out:

@@ -24,29 +24,37 @@ const struct cmd cmd_review_def = {
 	"[--output FILE] "
 	"[FILE|-|MESSAGE-ID|URL]",
 	"review a patch series from an mbox file, standard input or local mail",
-	"Reads a patch series (an mbox from git format-patch or b4 am, a single\n"
-	"patch mail, or `git show` output) from FILE or standard input, or the\n"
+	"Reads a patch series (an mbox from git format-patch or b4 am, a "
+	"single\n"
+	"patch mail, or `git show` output) from FILE or standard input, or "
+	"the\n"
 	"series of a message in the local notmuch database, applies it in\n"
 	"memory to the repository (nothing in your working tree, index or\n"
-	"branches changes), asks the voters to flag likely defects, and prints\n"
+	"branches changes), asks the voters to flag likely defects, and "
+	"prints\n"
 	"the findings that enough voters agree on.\n"
 	"\n"
 	"A series that needs another series of the same input (b4 >= 0.14\n"
-	"writes the prerequisite series first; format-patch --base declares it\n"
+	"writes the prerequisite series first; format-patch --base declares "
+	"it\n"
 	"with prerequisite-patch-id:, b4 with prerequisite-change-id: or\n"
 	"-message-id:) is applied on top of it, and only the series that\n"
 	"needs it is reviewed.\n"
 	"\n"
 	"Options:\n"
 	"  -C REPO        the repository to apply to (default: the current\n"
-	"                 directory; outside a repository the diff is reviewed\n"
+	"                 directory; outside a repository the diff is "
+	"reviewed\n"
 	"                 alone)\n"
-	"  --base REV     apply on REV (default: the series' base-commit when the\n"
+	"  --base REV     apply on REV (default: the series' base-commit when "
+	"the\n"
 	"                 repository has it, else HEAD)\n"
-	"  --quorum N     distinct voters a finding needs (default: review.quorum\n"
+	"  --quorum N     distinct voters a finding needs (default: "
+	"review.quorum\n"
 	"                 from the config, else a majority of the voters)\n"
 	"  --list NAME    the series came from list NAME: its\n"
-	"                 list.NAME.budget-per-day applies and the ledger says so\n"
+	"                 list.NAME.budget-per-day applies and the ledger says "
+	"so\n"
 	"  --budget USD   spend at most USD on LLM requests in this run\n"
 	"  --no-cache     ask the models even about patches they have seen\n"
 	"  --format FMT   text (default), json (contrib/review-json.md) or\n"
@@ -70,25 +78,34 @@ const struct cmd cmd_review_def = {
 	"mail: for a message that is not there, run\n"
 	"`b4 am -o - ID | quorum review -`, or fetch it and `notmuch new`.\n"
 	"\n"
-	"LLM voters: each [voter \"NAME\"] section of the config with provider\n"
+	"LLM voters: each [voter \"NAME\"] section of the config with "
+	"provider\n"
 	"openai or anthropic (url, model, key-env or a 0600 key-file, weight,\n"
-	"price-in, price-out, price-cached, max-tokens, timeout, context-tokens,\n"
+	"price-in, price-out, price-cached, max-tokens, timeout, "
+	"context-tokens,\n"
 	"max-parallel)\n"
 	"reviews every patch and the series tip, all at once;\n"
-	"review.deadline, review.retries and review.backoff bound the requests.\n"
+	"review.deadline, review.retries and review.backoff bound the "
+	"requests.\n"
 	"A model that fails abstains and the report says why;\n"
-	"a finding then needs a majority (by weight) of the models that answered;\n"
-	"the offline voters add their votes. Cost: see `quorum help cost`; when\n"
-	"the budget is short the review steps down (fewer voters, less context,\n"
+	"a finding then needs a majority (by weight) of the models that "
+	"answered;\n"
+	"the offline voters add their votes. Cost: see `quorum help cost`; "
+	"when\n"
+	"the budget is short the review steps down (fewer voters, less "
+	"context,\n"
 	"the riskiest patches, offline only) and says so. A patch reviewed\n"
-	"before (same patch-id, voter and prompts) reuses the answer for free.\n"
+	"before (same patch-id, voter and prompts) reuses the answer for "
+	"free.\n"
 	"Findings outside the patch, quoting\n"
-	"code that is not there, or fixed by a later patch are dropped. Prompts\n"
+	"code that is not there, or fixed by a later patch are dropped. "
+	"Prompts\n"
 	"are read from $QUORUM_PROMPTS, else the prompts/ next to the binary,\n"
 	"else the installed PREFIX/share/quorum/prompts.\n"
 	"\n"
 	"Voters: with no LLM configured, the offline voters vote alone: rules\n"
-	"(C heuristics over the added lines), history and risk (with a history\n"
+	"(C heuristics over the added lines), history and risk (with a "
+	"history\n"
 	"index: run `quorum index`), checkpatch (when the tree has\n"
 	"scripts/checkpatch.pl or devtools/checkpatches.sh). They look at\n"
 	"different things, so each is its own quorum unless --quorum says\n"
@@ -109,8 +126,8 @@ int llm_review_opts(struct qconfig *cfg, const struct llm_voters *llm,
 		    struct rv_review_opts *opts, struct rv_prompts **prompts,
 		    struct errmsg *err)
 {
-	static const char *const keys[] = { "review.deadline", "review.backoff" };
-	double vals[2] = { 0, 0 };
+	static const char *const keys[] = {"review.deadline", "review.backoff"};
+	double vals[2] = {0, 0};
 	char *dir;
 	size_t i;
 	int n;
@@ -125,9 +142,10 @@ int llm_review_opts(struct qconfig *cfg, const struct llm_voters *llm,
 			continue;
 		vals[i] = strtod(v, &end);
 		if (end == v || *end || !(vals[i] > 0 && vals[i] <= 86400))
-			return errmsg_set(err, -1,
-					  "config %s = '%s' is not a number of seconds",
-					  keys[i], v);
+			return errmsg_set(
+				err, -1,
+				"config %s = '%s' is not a number of seconds",
+				keys[i], v);
 	}
 	if (qconfig_get_int(cfg, "review.retries", 2, &n, err) < 0)
 		return -1;
@@ -174,10 +192,12 @@ static int explain_no_series(const char *path, const struct mp_set *set)
 	const char *name = strcmp(path, "-") ? path : "standard input";
 
 	if (set->nerrors)
-		error("%s: %s", set->errors[0].where ? set->errors[0].where : name,
+		error("%s: %s",
+		      set->errors[0].where ? set->errors[0].where : name,
 		      set->errors[0].message);
 	else if (set->nothers)
-		error("%s holds mail but no patch (no diff found); nothing to review",
+		error("%s holds mail but no patch (no diff found); nothing to "
+		      "review",
 		      name);
 	else
 		error("%s is empty; expected an mbox or a patch mail", name);
@@ -187,24 +207,24 @@ static int explain_no_series(const char *path, const struct mp_set *set)
 static int cmd_review(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "base", required_argument, NULL, 'b' },
-		{ "quorum", required_argument, NULL, 'q' },
-		{ "list", required_argument, NULL, 'l' },
-		{ "budget", required_argument, NULL, 'B' },
-		{ "no-cache", no_argument, NULL, 'N' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"base", required_argument, NULL, 'b'},
+		{"quorum", required_argument, NULL, 'q'},
+		{"list", required_argument, NULL, 'l'},
+		{"budget", required_argument, NULL, 'B'},
+		{"no-cache", no_argument, NULL, 'N'},
+		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct rv_review_opts opts = RV_REVIEW_OPTS_INIT;
 	const char *repo_path = NULL, *path = "-";
 	struct qconfig *cfg = NULL;
 	struct rv_repo *repo = NULL;
 	struct mp_set *set = NULL;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	struct rv_history *history = NULL;
-	struct llm_voters llm = { 0 };
+	struct llm_voters llm = {0};
 	struct rv_prompts *prompts = NULL;
 	char *workdir = NULL;
 	struct rv_ledger *ledger = NULL; /* cost (issue 8) */
@@ -213,7 +233,7 @@ static int cmd_review(int argc, char **argv)
 	char *target = NULL; /* msgid: review only the series holding it */
 	struct stat st;
 	struct report *rp = NULL; /* ci (issue 10): --format, --output */
-	struct prereq_plan plan = { 0 };
+	struct rv_prereq_plan plan = {0};
 	const struct mp_series *only = NULL; /* msgid: the named series */
 	const char *output = NULL;
 	int fmt = FMT_TEXT;
@@ -236,7 +256,8 @@ static int cmd_review(int argc, char **argv)
 			quorum = (int)strtol(optarg, &end, 10);
 			if (*end || quorum < 1 || quorum > 100)
 				return usage_error(&cmd_review_def,
-						   "--quorum wants a number from 1 to 100, not '%s'",
+						   "--quorum wants a number "
+						   "from 1 to 100, not '%s'",
 						   optarg);
 			break;
 		case 'l':
@@ -244,9 +265,11 @@ static int cmd_review(int argc, char **argv)
 			break;
 		case 'B':
 			budget = strtod(optarg, &end);
-			if (end == optarg || *end || !(budget > 0 && budget < 1e9))
+			if (end == optarg || *end ||
+			    !(budget > 0 && budget < 1e9))
 				return usage_error(&cmd_review_def,
-						   "--budget wants an amount in USD, not '%s'",
+						   "--budget wants an amount "
+						   "in USD, not '%s'",
 						   optarg);
 			break;
 		case 'N':
@@ -256,7 +279,8 @@ static int cmd_review(int argc, char **argv)
 			fmt = report_format_parse(optarg);
 			if (fmt < 0)
 				return usage_error(&cmd_review_def,
-						   "--format wants text, json, sarif or email, not '%s'",
+						   "--format wants text, json, "
+						   "sarif or email, not '%s'",
 						   optarg);
 			break;
 		case 'o':
@@ -271,13 +295,15 @@ static int cmd_review(int argc, char **argv)
 		}
 	}
 	if (argc - optind > 1)
-		return usage_error(&cmd_review_def,
-				   "review takes one FILE (or - for standard input)");
+		return usage_error(
+			&cmd_review_def,
+			"review takes one FILE (or - for standard input)");
 	if (optind < argc)
 		path = argv[optind];
 	if (!strcmp(path, "-") && isatty(STDIN_FILENO))
-		return usage_error(&cmd_review_def,
-				   "no FILE given and standard input is a terminal");
+		return usage_error(
+			&cmd_review_def,
+			"no FILE given and standard input is a terminal");
 
 	if (repo_path) {
 		if (rv_repo_open(&repo, repo_path, &err) < 0) {
@@ -297,8 +323,8 @@ static int cmd_review(int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out;
 	}
-	if (!quorum && qconfig_get_int(cfg, "review.quorum", 0, &quorum,
-				       &err) < 0) {
+	if (!quorum &&
+	    qconfig_get_int(cfg, "review.quorum", 0, &quorum, &err) < 0) {
 		error("%s", err.msg);
 		ret = EXIT_USAGE;
 		goto out;
@@ -348,8 +374,8 @@ static int cmd_review(int argc, char **argv)
 		if (rv_history_open(&history, where, &err) < 0)
 			warning("%s; reviewing without it", err.msg);
 		if (history && qconfig_get(cfg, "history.embeddings-url")) {
-			const char *env = qconfig_get(
-				cfg, "history.embeddings-key-env");
+			const char *env =
+				qconfig_get(cfg, "history.embeddings-key-env");
 			struct rv_embed_opts eo = {
 				qconfig_get(cfg, "history.embeddings-url"),
 				qconfig_get(cfg, "history.embeddings-model"),
@@ -378,8 +404,8 @@ static int cmd_review(int argc, char **argv)
 				break;
 		only = i < set->nseries ? set->series[i] : NULL;
 	}
-	prereq_plan_input(&plan, repo, set, &opts.apply, target ? only : NULL,
-			  target != NULL);
+	rv_prereq_plan_input(&plan, repo, set, &opts.apply,
+			     target ? only : NULL, target != NULL);
 	for (i = 0; i < set->nseries; i++) {
 		struct rv_review *r = NULL;
 		int rr;
@@ -388,8 +414,8 @@ static int cmd_review(int argc, char **argv)
 		 * msgid: the named series, even when superseded; else every
 		 * series but superseded ones and prerequisites of another.
 		 */
-		if (target ? !mp_series_has_msgid(set->series[i], target) :
-			     set->series[i]->superseded || plan.used[i])
+		if (target ? !mp_series_has_msgid(set->series[i], target)
+			   : set->series[i]->superseded || plan.used[i])
 			continue;
 		opts.series_key = series_key(set->series[i]);
 		opts.apply.prereqs = plan.of[i];
@@ -420,7 +446,7 @@ static int cmd_review(int argc, char **argv)
 	if (ret == EXIT_CLEAN && any_findings)
 		ret = EXIT_FINDINGS;
 out:
-	prereq_plan_release(&plan);
+	rv_prereq_plan_release(&plan);
 	report_free(rp);
 	rv_ledger_free(ledger);
 	rv_prompts_free(prompts);

@@ -82,7 +82,8 @@ static void print_results(const struct rv_similar_list *l)
 		printf("   %s  %.12s %s\n",
 		       !strcmp(s->kind, "revert") ? "rev" : "fix", s->fix_id,
 		       text_clean(&a, s->fix_subject));
-		printf("   in %s%s%s%s%s\n", text_clean(&a, s->file ? s->file : "?"),
+		printf("   in %s%s%s%s%s\n",
+		       text_clean(&a, s->file ? s->file : "?"),
 		       s->function ? ", " : "", text_clean(&b, s->function),
 		       s->function ? "()" : "",
 		       s->same_function ? " (same function)"

@@ -34,10 +34,10 @@
 #define WATCH_MAX_THREAD 2000 /* messages read from one thread */
 #define DEFAULT_WAIT (30 * 60)
 #define DEFAULT_ATTEMPTS 5
-#define REOPEN_AFTER 500 /* messages tagged between notmuch reopens */
-#define REPO_REOPEN_AFTER 20 /* reviews between repository reopens */
-#define DIGEST_PERIOD 86400 /* mode = digest: one mail a day */
-#define FINDINGS_KEPT_DAYS 180 /* norepeat: fingerprints are forgotten */
+#define REOPEN_AFTER 500	 /* messages tagged between notmuch reopens */
+#define REPO_REOPEN_AFTER 20	 /* reviews between repository reopens */
+#define DIGEST_PERIOD 86400	 /* mode = digest: one mail a day */
+#define FINDINGS_KEPT_DAYS 180	 /* norepeat: fingerprints are forgotten */
 #define FINDINGS_KEPT_MAX 100000 /* ... after that, or beyond this per list */
 
 static int cmd_watch(int argc, char **argv);
@@ -49,13 +49,15 @@ const struct cmd cmd_watch_def = {
 	"the mailing-list bot: review new series from notmuch, reply in-thread",
 	"Reads the notmuch database (notmuch.database in the config, else\n"
 	"notmuch's own config) and, for each [list \"NAME\"] section with an\n"
-	"address, the new mail to that list. Complete series (or incomplete ones\n"
+	"address, the new mail to that list. Complete series (or incomplete "
+	"ones\n"
 	"after list.NAME.wait with no new patch) are reviewed with the list's\n"
 	"repo and branch, and the review is written as a reply in the series'\n"
 	"thread, exactly once. Lists without a section are never reviewed.\n"
 	"A series that names prerequisite series (prerequisite-message-id:,\n"
 	"-patch-id:, -change-id:) is applied on top of those found in the\n"
-	"notmuch database, which are only read, and the reply says so; when it\n"
+	"notmuch database, which are only read, and the reply says so; when "
+	"it\n"
 	"does not apply, the reply names a prerequisite that is not there.\n"
 	"A finding the author was already mailed in full (the same code, for\n"
 	"an earlier version) is listed in one line, with that reply's\n"
@@ -63,23 +65,29 @@ const struct cmd cmd_watch_def = {
 	"\n"
 	"Options:\n"
 	"  --once          process what is there and exit\n"
-	"  --interval N    seconds between polls without --once (default 300);\n"
+	"  --interval N    seconds between polls without --once (default "
+	"300);\n"
 	"                  SIGUSR1 polls at once (contrib/notmuch-post-new),\n"
 	"                  SIGTERM or SIGINT ends the loop after the series\n"
-	"                  at hand; the pid is in watch.pid next to the state db\n"
+	"                  at hand; the pid is in watch.pid next to the state "
+	"db\n"
 	"  -h, --help      this text\n"
 	"\n"
 	"Per list: address, repo, branch, mode (dry-run: replies only to the\n"
-	"outbox maildir, the default; reply: delivered; digest: reviews to the\n"
+	"outbox maildir, the default; reply: delivered; digest: reviews to "
+	"the\n"
 	"outbox, and one mail a day to the maintainers listing the series),\n"
 	"reply-to (author,list),\n"
-	"maintainers (Cc'd, and may send commands), query (notmuch query; default\n"
-	"'tag:new and (to:ADDR or cc:ADDR)'), wait (30m; s, m, h, d suffixes),\n"
+	"maintainers (Cc'd, and may send commands), query (notmuch query; "
+	"default\n"
+	"'tag:new and (to:ADDR or cc:ADDR)'), wait (30m; s, m, h, d "
+	"suffixes),\n"
 	"mute (comma-separated senders or subject words never reviewed),\n"
 	"embargo (true: replies go to the maintainers only), max-per-hour\n"
 	"(replies on the list), max-per-author-per-day (series over a limit\n"
 	"wait for the next pass).\n"
-	"[deliver] method = outbox | sendmail | smtp, outbox (a maildir; default\n"
+	"[deliver] method = outbox | sendmail | smtp, outbox (a maildir; "
+	"default\n"
 	"$XDG_DATA_HOME/quorum/outbox), sendmail (a command, split into argv,\n"
 	"never run by a shell; default 'sendmail -i -t'), smtp-url\n"
 	"(smtp://host:587, STARTTLS required unless starttls = false; or\n"
@@ -91,7 +99,8 @@ const struct cmd cmd_watch_def = {
 	"Commands, in a reply in the thread from the series' author or a\n"
 	"maintainer, on a line of their own: '#quorum rerun' (review again),\n"
 	"'#quorum mute' (never review the author's mail on this list again),\n"
-	"'#quorum explain N' (finding N in detail, with the similar past fixes).\n"
+	"'#quorum explain N' (finding N in detail, with the similar past "
+	"fixes).\n"
 	"\n"
 	"Mail is tagged quorum/seen, quorum/reviewed, quorum/skipped or\n"
 	"quorum/failed; no other tag is touched.\n"
@@ -115,11 +124,11 @@ struct wlist {
 	char **mute; /* lowercase patterns */
 	char **cc;
 	size_t ncc;
-	bool embargo; /* replies to the maintainers only */
-	int per_hour; /* replies per hour on the list; 0: no limit */
+	bool embargo;	    /* replies to the maintainers only */
+	int per_hour;	    /* replies per hour on the list; 0: no limit */
 	int per_author_day; /* replies per author per day; 0: no limit */
 	struct rv_repo *rv; /* opened on first use */
-	size_t rv_uses; /* reviews on rv since it was opened */
+	size_t rv_uses;	    /* reviews on rv since it was opened */
 	char *workdir;
 	struct rv_history *history;
 	bool repo_failed;
@@ -234,13 +243,13 @@ static int add_list(void *arg, const char *name)
 {
 	struct watch *w = arg;
 	struct wlist *l;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	struct sb key = SB_INIT;
 	const char *v;
 	int ret = 0;
 
-#define LIST_GET(k)                                                           \
-	(sb_reset(&key), sb_addf(&key, "list.%s.%s", name, k),               \
+#define LIST_GET(k)                                                            \
+	(sb_reset(&key), sb_addf(&key, "list.%s.%s", name, k),                 \
 	 qconfig_get(w->cfg, key.buf))
 
 	if (!LIST_GET("address"))
@@ -260,8 +269,9 @@ static int add_list(void *arg, const char *name)
 	} else if (!strcmp(v, "digest")) {
 		l->mode = MODE_DIGEST;
 	} else {
-		ret = error("list %s: mode '%s' is not dry-run, reply or digest",
-			    name, v);
+		ret = error(
+			"list %s: mode '%s' is not dry-run, reply or digest",
+			name, v);
 		goto out;
 	}
 	v = LIST_GET("reply-to");
@@ -310,16 +320,16 @@ static int add_list(void *arg, const char *name)
 		ret = error("%s", err.msg);
 	sb_reset(&key);
 	sb_addf(&key, "list.%s.max-per-author-per-day", name);
-	if (!ret && qconfig_get_int(w->cfg, key.buf, 0, &l->per_author_day,
-				    &err) < 0)
+	if (!ret &&
+	    qconfig_get_int(w->cfg, key.buf, 0, &l->per_author_day, &err) < 0)
 		ret = error("%s", err.msg);
 	if (ret)
 		goto out;
 	v = LIST_GET("wait");
 	l->wait = v ? parse_duration(v) : DEFAULT_WAIT;
 	if (l->wait < 0)
-		ret = error("list %s: wait '%s' is not a duration like 30m", name,
-			    v);
+		ret = error("list %s: wait '%s' is not a duration like 30m",
+			    name, v);
 out:
 	sb_release(&key);
 	return ret;
@@ -350,8 +360,7 @@ static void tag_message(struct watch *w, const char *msgid, const char *tag)
 {
 	notmuch_message_t *m = NULL;
 
-	if (notmuch_database_find_message(w->db, msgid, &m) ||
-	    !m)
+	if (notmuch_database_find_message(w->db, msgid, &m) || !m)
 		return;
 	notmuch_message_add_tag(m, "quorum/seen");
 	if (tag)
@@ -375,9 +384,9 @@ struct thread_ctx {
 	size_t n, alloc;
 	struct mp_patch **cmds; /* replies that carry a #quorum command */
 	size_t ncmds, cmds_alloc;
-	bool retry; /* a state or repo error: leave the mail untagged */
+	bool retry;  /* a state or repo error: leave the mail untagged */
 	int explain; /* set while answering #quorum explain N */
-	const char *explain_id; /* ... the command's Message-ID */
+	const char *explain_id;	  /* ... the command's Message-ID */
 	const struct mp_set *set; /* the thread's series */
 };
 
@@ -392,7 +401,8 @@ static struct tmsg *tmsg_find(struct thread_ctx *t, const char *msgid)
 }
 
 /* Mail quorum wrote: its own Message-ID domain or an X-Quorum- header. */
-static bool is_own_mail(struct watch *w, const char *msgid, const struct sb *raw)
+static bool is_own_mail(struct watch *w, const char *msgid,
+			const struct sb *raw)
 {
 	const char *at = msgid ? strrchr(msgid, '@') : NULL;
 	const char *p = raw->buf, *end = raw->buf + raw->len;
@@ -522,7 +532,7 @@ static const char *list_method(struct watch *w, const struct wlist *l)
 static int deliver_one(struct watch *w, const char *msgid, const char *method,
 		       const char *raw, size_t len, int attempts)
 {
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	int r;
 
 	if (!strcmp(method, "sendmail"))
@@ -538,12 +548,13 @@ static int deliver_one(struct watch *w, const char *msgid, const char *method,
 		return 0;
 	}
 	if (attempts + 1 >= w->max_attempts) {
-		struct errmsg e2 = { "" };
+		struct errmsg e2 = {""};
 
 		warning("reply <%s> not delivered after %d attempts (%s); "
 			"it waits in the outbox",
 			msgid, attempts + 1, err.msg);
-		if (deliver_outbox(w->outbox, msgid, raw, len, err.msg, &e2) < 0)
+		if (deliver_outbox(w->outbox, msgid, raw, len, err.msg, &e2) <
+		    0)
 			warning("%s", e2.msg);
 		state_reply_failed(w->st, msgid, err.msg, 0, true);
 		w->held++;
@@ -552,7 +563,8 @@ static int deliver_one(struct watch *w, const char *msgid, const char *method,
 
 		warning("reply <%s> not delivered (%s); retrying in %llds",
 			msgid, err.msg, (long long)delay);
-		state_reply_failed(w->st, msgid, err.msg, w->now + delay, false);
+		state_reply_failed(w->st, msgid, err.msg, w->now + delay,
+				   false);
 	}
 	return -1;
 }
@@ -569,7 +581,7 @@ static int deliver_pending_one(void *arg, const struct reply_row *r)
 /* Open the list's repo, history and work tree once. */
 static struct rv_repo *list_repo(struct watch *w, struct wlist *l)
 {
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	char *path;
 
 	if (l->rv || l->repo_failed || !l->repo)
@@ -610,8 +622,7 @@ static void finding_fingerprint(const char *list, const char *author,
 	for (; author && *author; author++)
 		sb_addch(&in, (char)tolower((unsigned char)*author));
 	sb_addf(&in, "\n%s\n%s\n%s\n", f->file ? f->file : "",
-		f->function ? f->function : "",
-		f->category ? f->category : "");
+		f->function ? f->function : "", f->category ? f->category : "");
 	for (; code && *code; code++) {
 		if (isspace((unsigned char)*code)) {
 			blank = true;
@@ -660,9 +671,9 @@ static int mailed_findings_get(struct thread_ctx *t, const char *key,
 
 		finding_fingerprint(t->l->name, parent->author_email,
 				    &r->findings.items[i], mf->fp[i]);
-		rc = state_fingerprint_get(t->w->st, mf->fp[i], key,
-					   t->w->now - FINDINGS_KEPT_DAYS * 86400LL,
-					   &mf->rows[i]);
+		rc = state_fingerprint_get(
+			t->w->st, mf->fp[i], key,
+			t->w->now - FINDINGS_KEPT_DAYS * 86400LL, &mf->rows[i]);
 		if (rc < 0)
 			return -1;
 		if (!rc || !msgid_is_safe(mf->rows[i].reply_msgid))
@@ -696,9 +707,9 @@ static int mailed_findings_add(struct thread_ctx *t, const char *key,
 	for (i = 0; i < mf->n; i++)
 		if (!mf->earlier[i].msgid &&
 		    state_fingerprint_add(w->st, mf->fp[i], t->l->name, key,
-					  msgid, mf->version, mf->title,
-					  w->now,
-					  w->now - FINDINGS_KEPT_DAYS * 86400LL) < 0)
+					  msgid, mf->version, mf->title, w->now,
+					  w->now - FINDINGS_KEPT_DAYS *
+							   86400LL) < 0)
 			return -1;
 	if (!mf->n)
 		return 0;
@@ -727,9 +738,9 @@ static int record_and_send(struct thread_ctx *t, const char *key,
 	/* pids NULL: an explanation, which leaves the series as it is. */
 	if (state_reply_add(w->st, msgid, key, t->l->name, author, method,
 			    raw->buf, raw->len, w->now) < 0 ||
-	    (pids && state_series_set(w->st, key, t->l->name, t->thread,
-				      SERIES_REVIEWED, pids, msgid,
-				      w->now) < 0) ||
+	    (pids &&
+	     state_series_set(w->st, key, t->l->name, t->thread,
+			      SERIES_REVIEWED, pids, msgid, w->now) < 0) ||
 	    (mf && mailed_findings_add(t, key, msgid, mf) < 0)) {
 		state_rollback(w->st);
 		goto fail;
@@ -774,7 +785,7 @@ static bool over_rate_limit(struct thread_ctx *t, const struct mp_patch *parent)
 
 /* prereq: what a series is applied on, and what it declares in vain. */
 struct watch_prereqs {
-	struct mp_set *set; /* the prerequisite threads read */
+	struct mp_set *set;	    /* the prerequisite threads read */
 	const struct mp_series **v; /* applied first, in order */
 	size_t n;
 	char **missing; /* prerequisite-message-ids not in the database */
@@ -811,12 +822,11 @@ static void prereq_patch_threads(struct thread_ctx *t,
 }
 
 /*
- * The series s declares as its prerequisites (bot/prereq.c), found in its
- * own thread, in the threads its prerequisite-message-id: lines name, or
- * in those of the list's series with a patch its prerequisite-patch-id:
- * lines name; they are read from notmuch and never tagged: they are not
- * reviewed here. None when s applies without them (they are in the tree
- * already).
+ * The series s declares as its prerequisites (review/apply-prereq.c), found in
+ * its own thread, in the threads its prerequisite-message-id: lines name, or in
+ * those of the list's series with a patch its prerequisite-patch-id: lines
+ * name; they are read from notmuch and never tagged: they are not reviewed
+ * here. None when s applies without them (they are in the tree already).
  */
 static void plan_prereqs(struct thread_ctx *t, const struct mp_series *s,
 			 struct rv_repo *repo,
@@ -824,7 +834,7 @@ static void plan_prereqs(struct thread_ctx *t, const struct mp_series *s,
 			 struct watch_prereqs *pq)
 {
 	const struct mp_series **cand;
-	struct prereq_plan pl;
+	struct rv_prereq_plan pl;
 	size_t nc = 0, i, self = 0, n;
 	bool found = false;
 
@@ -832,7 +842,7 @@ static void plan_prereqs(struct thread_ctx *t, const struct mp_series *s,
 	size_t nextra;
 
 	memset(pq, 0, sizeof(*pq));
-	if (!t->set || !prereq_declares_any(s))
+	if (!t->set || !rv_prereq_declares_any(s))
 		return;
 	prereq_patch_threads(t, s, &extra, &nextra);
 	local_mail_prereqs(t->w->db, s, t->thread, extra, nextra, &pq->set,
@@ -852,14 +862,14 @@ static void plan_prereqs(struct thread_ctx *t, const struct mp_series *s,
 	for (i = 0; pq->set && i < pq->set->nseries; i++)
 		cand[nc++] = pq->set->series[i];
 	if (found) {
-		prereq_plan_init(&pl, cand, nc);
+		rv_prereq_plan_init(&pl, cand, nc);
 		pq->v = xcalloc(nc + 1, sizeof(*pq->v));
-		n = prereq_declared(&pl, self, pq->v);
-		if (n && repo && !prereq_applies(repo, s, aopts, pq->v, n) &&
-		    prereq_applies(repo, s, aopts, NULL, 0))
+		n = rv_prereq_declared(&pl, self, pq->v);
+		if (n && repo && !rv_prereq_applies(repo, s, aopts, pq->v, n) &&
+		    rv_prereq_applies(repo, s, aopts, NULL, 0))
 			n = 0; /* already in the tree */
 		pq->n = n;
-		prereq_plan_release(&pl);
+		rv_prereq_plan_release(&pl);
 	}
 	free(cand);
 }
@@ -886,10 +896,10 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 	struct series_row row;
 	struct rv_review_opts opts = RV_REVIEW_OPTS_INIT;
 	struct rv_review *r = NULL;
-	struct reply_opts ro = { 0 };
-	struct errmsg err = { "" };
-	struct watch_prereqs pq = { 0 };
-	struct mailed_findings mf = { 0 };
+	struct reply_opts ro = {0};
+	struct errmsg err = {""};
+	struct watch_prereqs pq = {0};
+	struct mailed_findings mf = {0};
 	const struct mp_patch *parent = reply_parent(s);
 	char earlier[256];
 	int64_t last;
@@ -908,9 +918,9 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 	if (row.status == SERIES_REVIEWED || row.status == SERIES_SKIPPED ||
 	    row.status == SERIES_FAILED) {
 		tag_series(t, s,
-			   row.status == SERIES_REVIEWED ? "quorum/reviewed" :
-			   row.status == SERIES_SKIPPED  ? "quorum/skipped" :
-							   "quorum/failed");
+			   row.status == SERIES_REVIEWED  ? "quorum/reviewed"
+			   : row.status == SERIES_SKIPPED ? "quorum/skipped"
+							  : "quorum/failed");
 		goto out;
 	}
 	if (s->superseded || is_muted(l, parent) ||
@@ -959,8 +969,8 @@ static void review_one(struct thread_ctx *t, const struct mp_series *s)
 	}
 review:
 	patch_ids(s, &pids);
-	rr = t->explain ? 0 :
-			  state_series_same_patches(w->st, key.buf, pids.buf,
+	rr = t->explain ? 0
+			: state_series_same_patches(w->st, key.buf, pids.buf,
 						    earlier, sizeof(earlier));
 	if (rr > 0 && state_series_unchanged_noted(w->st, pids.buf) != 0) {
 		/* Said "unchanged" once already: stay quiet. */
@@ -989,8 +999,8 @@ review:
 		opts.workdir = l->workdir;
 		if (w->llm.n) {
 			/* cost (issue 8): caps and the answer cache. */
-			if (cost_review_opts(w->cfg, l->name, 0, &opts,
-					     &ledger, &err) < 0) {
+			if (cost_review_opts(w->cfg, l->name, 0, &opts, &ledger,
+					     &err) < 0) {
 				error("list %s: %s", l->name, err.msg);
 				goto out;
 			}
@@ -1025,7 +1035,8 @@ review:
 			/* A rerun: a new reply, a new Message-ID. */
 			sb_addf(&key, "#%d", row.generation);
 			reply_msgid(w, key.buf, "review", &msgid);
-			sb_setlen(&key, key.len - strlen(strrchr(key.buf, '#')));
+			sb_setlen(&key,
+				  key.len - strlen(strrchr(key.buf, '#')));
 		} else {
 			reply_msgid(w, key.buf, "review", &msgid);
 		}
@@ -1069,13 +1080,11 @@ review:
 		outcome = r->findings.n ? "findings" : "no findings";
 	sb_addf(&dline, "\"%s\" from %s: %s <%s>",
 		parent->subject_raw ? parent->subject_raw : "",
-		parent->from ? parent->from : "?", outcome,
-		parent->message_id);
+		parent->from ? parent->from : "?", outcome, parent->message_id);
 	if (r && r->findings.n && !ro.unchanged_since)
 		sb_addf(&dline, " (%zu at quorum)", r->findings.n);
-	if (record_and_send(t, key.buf, t->explain ? NULL : pids.buf,
-			    msgid.buf, parent->author_email,
-			    t->explain ? NULL : dline.buf,
+	if (record_and_send(t, key.buf, t->explain ? NULL : pids.buf, msgid.buf,
+			    parent->author_email, t->explain ? NULL : dline.buf,
 			    t->explain ? NULL : &mf, &raw) < 0) {
 		t->retry = true;
 		goto out;
@@ -1089,13 +1098,14 @@ review:
 	}
 	sb_reset(&dline);
 	if (mf.repeated)
-		sb_addf(&dline, " (%zu of them still open from earlier "
-				"reviews)",
+		sb_addf(&dline,
+			" (%zu of them still open from earlier "
+			"reviews)",
 			mf.repeated);
 	printf("%s: reviewed \"%s\": %s%s, reply <%s> (%s)\n", l->name,
 	       parent->subject_raw ? parent->subject_raw : "",
-	       ro.unchanged_since ? "unchanged since an earlier review" :
-	       r->findings.n	  ? "findings"
+	       ro.unchanged_since ? "unchanged since an earlier review"
+	       : r->findings.n	  ? "findings"
 				  : "no findings",
 	       sb_str(&dline), msgid.buf, list_method(w, l));
 	tag_series(t, s, "quorum/reviewed");
@@ -1210,7 +1220,7 @@ static bool may_command(const struct wlist *l, const struct mp_series *s,
 static void run_command(struct thread_ctx *t, const struct mp_set *set,
 			const struct mp_patch *cmd)
 {
-	static const char *const names[] = { "", "rerun", "mute", "explain" };
+	static const char *const names[] = {"", "rerun", "mute", "explain"};
 	struct watch *w = t->w;
 	const struct mp_series *s = command_series(set, cmd);
 	const char *sender = cmd->author_email;
@@ -1238,9 +1248,10 @@ static void run_command(struct thread_ctx *t, const struct mp_set *set,
 		fresh = state_series_rerun(w->st, key.buf, w->now) < 0 ? -1 : 1;
 	else if (fresh > 0 && c == CMD_MUTE)
 		fresh = state_mute_add(w->st, t->l->name,
-				       reply_parent(s)->author_email, w->now) < 0 ?
-				-1 :
-				1;
+				       reply_parent(s)->author_email,
+				       w->now) < 0
+				? -1
+				: 1;
 	if (fresh < 0 || state_commit(w->st) < 0) {
 		state_rollback(w->st);
 		error("state db: %s", state_error(w->st));
@@ -1264,14 +1275,14 @@ out:
 
 static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 {
-	struct thread_ctx t = { w, l, thread, NULL, 0, 0, NULL, 0, 0,
-				false, 0, NULL, NULL };
+	struct thread_ctx t = {w, l, thread, NULL, 0,	 0,   NULL,
+			       0, 0, false,  0,	   NULL, NULL};
 	struct mp_collector *c = mp_collector_new();
 	struct mp_set *set = NULL;
 	notmuch_query_t *q;
 	notmuch_messages_t *msgs = NULL;
 	struct sb qs = SB_INIT, raw = SB_INIT;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	size_t i, n = 0;
 
 	sb_addf(&qs, "thread:%s", thread);
@@ -1385,7 +1396,7 @@ static int open_notmuch(struct watch *w);
 
 static int process_list(struct watch *w, struct wlist *l)
 {
-	struct strset threads = { NULL, 0, 0 };
+	struct strset threads = {NULL, 0, 0};
 	notmuch_query_t *q;
 	notmuch_messages_t *msgs = NULL;
 	struct sb qs = SB_INIT;
@@ -1406,7 +1417,8 @@ static int process_list(struct watch *w, struct wlist *l)
 			    l->name, l->query);
 		goto out;
 	}
-	for (; notmuch_messages_valid(msgs); notmuch_messages_move_to_next(msgs)) {
+	for (; notmuch_messages_valid(msgs);
+	     notmuch_messages_move_to_next(msgs)) {
 		notmuch_message_t *m = notmuch_messages_get(msgs);
 		const char *tid = notmuch_message_get_thread_id(m);
 
@@ -1417,7 +1429,8 @@ static int process_list(struct watch *w, struct wlist *l)
 	}
 	notmuch_query_destroy(q);
 	q = NULL;
-	/* Series still waiting for patches: look again (the wait may be over). */
+	/* Series still waiting for patches: look again (the wait may be over).
+	 */
 	state_series_waiting(w->st, l->name, strset_add, &threads);
 	for (i = 0; i < threads.n && !stop_requested; i++) {
 		process_thread(w, l, threads.v[i]);
@@ -1452,9 +1465,10 @@ out:
  */
 static void send_digest(struct watch *w, struct wlist *l)
 {
-	struct sb lines = SB_INIT, msgid = SB_INIT, raw = SB_INIT, key = SB_INIT;
-	struct reply_opts ro = { 0 };
-	struct errmsg err = { "" };
+	struct sb lines = SB_INIT, msgid = SB_INIT, raw = SB_INIT,
+		  key = SB_INIT;
+	struct reply_opts ro = {0};
+	struct errmsg err = {""};
 	const char *method = l->ncc ? w->method : "outbox";
 	size_t n = 0;
 	int due;
@@ -1512,8 +1526,9 @@ static int open_notmuch(struct watch *w)
 	char *path = v ? expand_home(v) : NULL, *msg = NULL;
 	notmuch_status_t s;
 
-	s = notmuch_database_open_with_config(
-		path, NOTMUCH_DATABASE_MODE_READ_WRITE, NULL, NULL, &w->db, &msg);
+	s = notmuch_database_open_with_config(path,
+					      NOTMUCH_DATABASE_MODE_READ_WRITE,
+					      NULL, NULL, &w->db, &msg);
 	if (s) {
 		error("cannot open the notmuch database %s: %s",
 		      path ? path : "(from notmuch's config)",
@@ -1579,8 +1594,8 @@ static int hash_file(struct sb *in, const char *dir, const char *name)
  */
 static void hash_prompts(struct watch *w, const char *dir)
 {
-	static const char *const files[] = { "review.md", "false-positives.md",
-					     "schema.json", "subsystems/index" };
+	static const char *const files[] = {"review.md", "false-positives.md",
+					    "schema.json", "subsystems/index"};
 	struct sb in = SB_INIT, idx = SB_INIT, name = SB_INIT;
 	git_oid oid;
 	char hex[GIT_OID_HEXSZ + 1];
@@ -1617,9 +1632,9 @@ static void hash_prompts(struct watch *w, const char *dir)
 /* [voter] sections with an LLM provider, the prompts and their hash. */
 static int load_llm(struct watch *w)
 {
-	static const char *const keys[] = { "review.deadline", "review.backoff" };
-	double vals[2] = { 0, 0 };
-	struct errmsg err = { "" };
+	static const char *const keys[] = {"review.deadline", "review.backoff"};
+	double vals[2] = {0, 0};
+	struct errmsg err = {""};
 	char *dir;
 	size_t i;
 	int n;
@@ -1658,7 +1673,7 @@ static int load_llm(struct watch *w)
 
 static int load_watch_config(struct watch *w)
 {
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	const char *v, *xdg, *home;
 	struct sb s = SB_INIT;
 
@@ -1666,7 +1681,8 @@ static int load_watch_config(struct watch *w)
 	if (!w->domain)
 		w->domain = "quorum.invalid";
 	if (!msgid_is_safe(w->domain) || strchr(w->domain, '@'))
-		return error("watch.domain '%s' is not a domain name", w->domain);
+		return error("watch.domain '%s' is not a domain name",
+			     w->domain);
 	v = qconfig_get(w->cfg, "watch.from");
 	if (v) {
 		w->from = xstrdup_or_null(v);
@@ -1705,11 +1721,12 @@ static int load_watch_config(struct watch *w)
 	v = qconfig_get(w->cfg, "deliver.starttls");
 	w->smtp.starttls = !v || strcmp(v, "false");
 	{
-		const char *lt = strrchr(w->from, '<'), *gt = strrchr(w->from, '>');
+		const char *lt = strrchr(w->from, '<'),
+			   *gt = strrchr(w->from, '>');
 
-		w->smtp_from = lt && gt && gt > lt ?
-				       xstrndup(lt + 1, (size_t)(gt - lt - 1)) :
-				       xstrdup_or_null(w->from);
+		w->smtp_from = lt && gt && gt > lt
+				       ? xstrndup(lt + 1, (size_t)(gt - lt - 1))
+				       : xstrdup_or_null(w->from);
 		w->smtp.mail_from = w->smtp_from;
 	}
 	v = qconfig_get(w->cfg, "deliver.sendmail");
@@ -1750,13 +1767,13 @@ static char *write_pid_file(const char *state_path)
 static int cmd_watch(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "once", no_argument, NULL, 'o' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"once", no_argument, NULL, 'o'},
+		{"interval", required_argument, NULL, 'i'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct watch w;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	char *state_path = NULL, *pid_path = NULL, *end;
 	bool once = false;
 	long interval = 300;
@@ -1774,7 +1791,8 @@ static int cmd_watch(int argc, char **argv)
 			interval = strtol(optarg, &end, 10);
 			if (*end || interval < 1 || interval > 86400)
 				return usage_error(&cmd_watch_def,
-						   "--interval wants seconds from 1 to 86400, not '%s'",
+						   "--interval wants seconds "
+						   "from 1 to 86400, not '%s'",
 						   optarg);
 			break;
 		case 'h':
@@ -1794,15 +1812,16 @@ static int cmd_watch(int argc, char **argv)
 	if (load_watch_config(&w) < 0)
 		goto out;
 	if (!w.nlists) {
-		error("no [list \"NAME\"] section with an address in the config "
+		error("no [list \"NAME\"] section with an address in the "
+		      "config "
 		      "(%s); nothing to watch",
-		      *qconfig_sources(w.cfg) ? qconfig_sources(w.cfg) :
-						"none found");
+		      *qconfig_sources(w.cfg) ? qconfig_sources(w.cfg)
+					      : "none found");
 		goto out;
 	}
-	state_path = qconfig_get(w.cfg, "watch.state") ?
-			     expand_home(qconfig_get(w.cfg, "watch.state")) :
-			     state_default_path();
+	state_path = qconfig_get(w.cfg, "watch.state")
+			     ? expand_home(qconfig_get(w.cfg, "watch.state"))
+			     : state_default_path();
 	if (state_open(&w.st, state_path, &err) < 0) {
 		error("%s", err.msg);
 		ret = EXIT_ENV;

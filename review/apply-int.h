@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * apply-int.h - internals shared by the review/apply files (repo.c,
- * patch.c, apply.c, patchid.c, worktree.c). Not part of the contract:
- * libgit2 types appear here and must never leave review/.
+ * apply-int.h - internals shared by the review/apply files (apply-repo.c,
+ * apply-patch.c, apply.c, apply-patchid.c, apply-worktree.c). Not part of the
+ * contract: libgit2 types appear here and must never leave review/.
  */
 #ifndef QUORUM_APPLY_INT_H
 #define QUORUM_APPLY_INT_H

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "llm.h"
+#include "voter-llm.h"
 
 /* Prompt files are small; anything larger is not ours. */
 #define PROMPT_FILE_MAX ((size_t)256 << 10)

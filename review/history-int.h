@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * history-int.h - internals shared by review/history*.c and review/eval.c.
+ * history-int.h - internals shared by review/history*.c and voter-history.c.
  * Nothing here is part of the public contract (review/review.h is).
  */
 #ifndef QUORUM_HISTORY_INT_H

@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm.h"
+#include "voter-llm.h"
 #include "review.h"
+#include "vote.h"
 
 static const struct rv_voter *const default_voters[] = {
 	&rv_voter_rules,
@@ -52,215 +53,8 @@ static void patch_history(struct rv_review *r, size_t k,
 	    why.len)
 		r->risk_why[k] = sb_detach(&why, NULL);
 	sb_release(&why);
-	rv_history_similar(opts->history, d, REVIEW_SIMILAR_TOP,
-			   &r->similar[k], &herr);
-}
-
-/* Lines apart two findings may be and still be about the same place. */
-#define CLUSTER_SLACK 3
-
-static bool ranges_meet(const struct rv_finding *a, const struct rv_finding *b)
-{
-	return a->line_start <= b->line_end + CLUSTER_SLACK &&
-	       b->line_start <= a->line_end + CLUSTER_SLACK;
-}
-
-/* llm (issue 7): is any of f's voters an LLM voter? */
-static bool from_llm(const struct rv_review *r, const struct rv_finding *f)
-{
-	size_t i, j;
-
-	for (i = 0; r->is_llm && i < f->nvoters; i++)
-		for (j = 0; j < r->nvoters; j++)
-			if (r->is_llm[j] && !strcmp(r->voters[j], f->voters[i]))
-				return true;
-	return false;
-}
-
-/*
- * Same file, overlapping lines, and the same problem: the same category
- * once synonyms are folded (models name categories differently), or,
- * for an LLM's finding, titles that share most of their words.
- */
-static bool same_issue(const struct rv_review *r, const struct rv_finding *a,
-		       const struct rv_finding *b)
-{
-	char ca[64], cb[64];
-
-	if (a->patch != b->patch || !a->file || !b->file ||
-	    strcmp(a->file, b->file))
-		return false;
-	if (!ranges_meet(a, b))
-		return false;
-	if (a->category && b->category) {
-		rv_category_normalise(a->category, ca, sizeof(ca));
-		rv_category_normalise(b->category, cb, sizeof(cb));
-		if (!strcmp(ca, cb))
-			return true;
-	}
-	return (from_llm(r, a) || from_llm(r, b)) && a->title && b->title &&
-	       rv_titles_similar(a->title, b->title);
-}
-
-/* The weight of the voter called name (1 when unknown). */
-static double voter_weight(const struct rv_review *r, const char *name)
-{
-	size_t i;
-
-	for (i = 0; r->weights && i < r->nvoters; i++)
-		if (!strcmp(r->voters[i], name))
-			return r->weights[i];
-	return 1.0;
-}
-
-static bool has_voter(const struct rv_finding *f, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < f->nvoters; i++)
-		if (!strcmp(f->voters[i], name))
-			return true;
-	return false;
-}
-
-/* Fold f's voters, range and severity into the cluster c. */
-static void cluster_merge(struct rv_finding *c, const struct rv_finding *f)
-{
-	size_t i;
-
-	for (i = 0; i < f->nvoters; i++) {
-		if (has_voter(c, f->voters[i]))
-			continue;
-		c->voters = xrealloc(c->voters,
-				     (c->nvoters + 1) * sizeof(*c->voters));
-		c->voters[c->nvoters++] = xstrdup_or_null(f->voters[i]);
-	}
-	if (f->line_start < c->line_start)
-		c->line_start = f->line_start;
-	if (f->line_end > c->line_end)
-		c->line_end = f->line_end;
-	if (f->severity > c->severity)
-		c->severity = f->severity;
-	/* llm: untouched code only when every voter says so; keep cites. */
-	c->preexisting = c->preexisting && f->preexisting;
-	for (i = 0; i < ARRAY_SIZE(c->cites); i++) {
-		if (!f->cites[i][0])
-			continue;
-		if (!c->cites[0][0])
-			memcpy(c->cites[0], f->cites[i], sizeof(c->cites[0]));
-		else if (!c->cites[1][0] && strcmp(c->cites[0], f->cites[i]))
-			memcpy(c->cites[1], f->cites[i], sizeof(c->cites[1]));
-	}
-}
-
-/*
- * Does the finding point at lines the patch has? Its file must be in the
- * diff and its range must meet a hunk's post-image.
- */
-static bool finding_in_diff(const struct rv_finding *f,
-			    const struct rv_diff *d)
-{
-	size_t i, j;
-
-	if (!d || !f->file)
-		return false;
-	for (i = 0; i < d->nfiles; i++) {
-		const struct rv_file *file = &d->files[i];
-
-		if (!file->new_path || strcmp(file->new_path, f->file))
-			continue;
-		for (j = 0; j < file->nhunks; j++) {
-			const struct rv_hunk *h = &file->hunks[j];
-			int end = h->new_start + h->new_lines - 1;
-
-			if (f->line_start <= end && f->line_end >= h->new_start)
-				return true;
-		}
-	}
-	return false;
-}
-
-static int cmp_findings(const void *pa, const void *pb)
-{
-	const struct rv_finding *a = pa, *b = pb;
-
-	if (a->votes != b->votes)
-		return a->votes > b->votes ? -1 : 1;
-	if (a->nvoters != b->nvoters)
-		return a->nvoters > b->nvoters ? -1 : 1;
-	if (a->severity != b->severity)
-		return a->severity > b->severity ? -1 : 1;
-	if (a->patch != b->patch)
-		return a->patch - b->patch;
-	if (a->file && b->file && strcmp(a->file, b->file))
-		return strcmp(a->file, b->file);
-	return a->line_start - b->line_start;
-}
-
-static void vote(struct rv_review *r, struct rv_findings *pool)
-{
-	struct rv_findings clusters = { 0 };
-	size_t i, j;
-
-	for (i = 0; i < pool->n; i++) {
-		for (j = 0; j < clusters.n; j++)
-			if (same_issue(r, &clusters.items[j], &pool->items[i]))
-				break;
-		if (j < clusters.n)
-			cluster_merge(&clusters.items[j], &pool->items[i]);
-		else
-			rv_findings_add(&clusters, &pool->items[i]);
-	}
-	for (i = 0; i < clusters.n; i++) {
-		struct rv_finding *c = &clusters.items[i];
-		struct rv_findings *to;
-
-		/* llm: distinct voters count with their weights. */
-		c->votes = 0;
-		for (j = 0; j < c->nvoters; j++)
-			c->votes += voter_weight(r, c->voters[j]);
-		to = c->votes + 1e-9 >= r->quorum ? &r->findings : &r->minority;
-		if (to == &r->findings && c->preexisting) {
-			to = &r->minority; /* kept for JSON, never mailed */
-			r->preexisting++;
-		}
-
-		/* Move the cluster without copying its strings. */
-		ALLOC_GROW(to->items, to->n + 1, to->alloc);
-		to->items[to->n++] = clusters.items[i];
-	}
-	free(clusters.items);
-	if (r->findings.n > 1)
-		qsort(r->findings.items, r->findings.n,
-		      sizeof(*r->findings.items), cmp_findings);
-	if (r->minority.n > 1)
-		qsort(r->minority.items, r->minority.n,
-		      sizeof(*r->minority.items), cmp_findings);
-}
-
-/*
- * llm (issue 7): keep an LLM finding only when it points at a file of
- * its patch, at lines in the hunks or their functions, and quotes code
- * the post-image has; mark it pre-existing when it is about code the
- * patch did not touch; drop it when a later patch changes those lines.
- */
-/* llm: the summed weight of the LLM voters that answered a request. */
-static double answered_weight(const struct rv_review *r)
-{
-	double w = 0;
-	size_t i, j;
-
-	for (i = 0; i < r->nvoters; i++) {
-		if (!r->is_llm[i])
-			continue;
-		for (j = 0; j < r->ncalls; j++)
-			if (r->calls[j].answered &&
-			    !strcmp(r->calls[j].voter, r->voters[i])) {
-				w += r->weights[i];
-				break;
-			}
-	}
-	return w;
+	rv_history_similar(opts->history, d, REVIEW_SIMILAR_TOP, &r->similar[k],
+			   &herr);
 }
 
 /*
@@ -299,8 +93,9 @@ static bool series_tip(struct rv_review *r, struct rv_repo *repo,
 		diffs[n] = NULL;
 		return false;
 	}
-	sb_addf(&msg, "The whole series, patches 1-%zu combined, as the tip "
-		      "leaves the tree.\n",
+	sb_addf(&msg,
+		"The whole series, patches 1-%zu combined, as the tip "
+		"leaves the tree.\n",
 		n);
 	if (s->cover && s->cover->commit_message)
 		sb_addf(&msg, "\nThe cover letter:\n%s\n",
@@ -309,9 +104,9 @@ static bool series_tip(struct rv_review *r, struct rv_repo *repo,
 	for (k = 0; k < n; k++)
 		if (s->patches[k])
 			sb_addf(&msg, "%zu. %s\n", k + 1,
-				s->patches[k]->subject_raw ?
-					s->patches[k]->subject_raw :
-					"");
+				s->patches[k]->subject_raw
+					? s->patches[k]->subject_raw
+					: "");
 	tp->commit_message = sb_detach(&msg, NULL);
 	tp->diff = text->buf;
 	tp->diff_len = text->len;
@@ -357,11 +152,11 @@ static void verify_llm(struct rv_review *r, struct rv_repo *repo,
 		if (f->patch != have_patch || !have_file ||
 		    strcmp(have_file, f->file)) {
 			sb_reset(&post);
-			have_post = repo && pp[f->patch].post_tree &&
-				    *pp[f->patch].post_tree &&
-				    rv_repo_read_file(repo,
-						      pp[f->patch].post_tree,
-						      f->file, &post, NULL) == 0;
+			have_post =
+				repo && pp[f->patch].post_tree &&
+				*pp[f->patch].post_tree &&
+				rv_repo_read_file(repo, pp[f->patch].post_tree,
+						  f->file, &post, NULL) == 0;
 			have_patch = f->patch;
 			have_file = f->file;
 		}
@@ -377,8 +172,9 @@ static void verify_llm(struct rv_review *r, struct rv_repo *repo,
 		if (have_post) {
 			char name[128];
 
-			if (rv_source_function(post.buf, post.len, f->line_start,
-					       name, sizeof(name))) {
+			if (rv_source_function(post.buf, post.len,
+					       f->line_start, name,
+					       sizeof(name))) {
 				free(f->function);
 				f->function = xstrdup_or_null(name);
 			}
@@ -410,15 +206,15 @@ static void patch_trees(const struct rv_review *r, size_t k, const char **pre,
 }
 
 int rv_review_series(struct rv_review **out, struct rv_repo *repo,
-		     const struct mp_series *s, const struct rv_review_opts *opts,
-		     struct errmsg *err)
+		     const struct mp_series *s,
+		     const struct rv_review_opts *opts, struct errmsg *err)
 {
 	static const struct rv_review_opts defaults = RV_REVIEW_OPTS_INIT;
 	const struct rv_voter *const *voters;
 	const struct rv_voter *offline[4];
-	struct rv_findings pool = { 0 }, llm = { 0 };
+	struct rv_findings pool = {0}, llm = {0};
 	struct rv_ensemble_patch *pp;
-	struct mp_patch tip_patch = { 0 };
+	struct mp_patch tip_patch = {0};
 	struct sb tip_diff = SB_INIT;
 	struct rv_diff **diffs;
 	struct rv_review *r;
@@ -475,9 +271,9 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 	 * bugs, risk, style), so they cannot agree on a finding: when they
 	 * vote alone, each is its own quorum (hist, issue 6).
 	 */
-	r->quorum = opts->quorum > 0 ? opts->quorum :
-		    !opts->voters    ? 1 :
-				       (int)nvoters / 2 + 1;
+	r->quorum = opts->quorum > 0 ? opts->quorum
+		    : !opts->voters  ? 1
+				     : (int)nvoters / 2 + 1;
 	r->no_history = !opts->history;
 	if (opts->history) {
 		size_t j;
@@ -494,8 +290,8 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 	pp = xcalloc(s->npatches + 1, sizeof(*pp));
 	for (k = 0; k < s->npatches; k++) {
 		const struct mp_patch *p = s->patches[k];
-		struct rv_findings mine = { 0 };
-		struct rv_context ctx = { 0 };
+		struct rv_findings mine = {0};
+		struct rv_context ctx = {0};
 		struct rv_diff *d = NULL;
 		struct errmsg derr;
 		size_t slot;
@@ -506,7 +302,8 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 		if (!p->diff)
 			continue;
 		if (rv_diff_parse(&d, p->diff, p->diff_len, &derr) < 0) {
-			/* A diff we cannot read gets no findings, not a crash. */
+			/* A diff we cannot read gets no findings, not a crash.
+			 */
 			rv_diff_free(d);
 			continue;
 		}
@@ -522,12 +319,13 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 		for (i = 0; i < nvoters; i++) {
 			struct errmsg verr;
 
-			if (voters[i]->review(voters[i], &ctx, &mine, &verr) < 0)
+			if (voters[i]->review(voters[i], &ctx, &mine, &verr) <
+			    0)
 				continue; /* an abstaining voter */
 		}
 		for (i = 0; i < mine.n; i++) {
 			mine.items[i].patch = (int)k;
-			if (finding_in_diff(&mine.items[i], d))
+			if (rv_finding_in_diff(&mine.items[i], d))
 				rv_findings_add(&pool, &mine.items[i]);
 			else
 				r->dropped++;
@@ -566,9 +364,9 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 		 * rule holds.
 		 */
 		if (opts->quorum <= 0 && r->llm_answered)
-			r->quorum = (int)(answered_weight(r) / 2) + 1;
+			r->quorum = (int)(rv_vote_answered_weight(r) / 2) + 1;
 	}
-	vote(r, &pool);
+	rv_vote(r, &pool);
 	for (i = 0; i < r->findings.n; i++)
 		rv_verify_at_tip(&r->findings.items[i], diffs, s->npatches);
 	for (i = 0; i < r->minority.n; i++)

@@ -21,9 +21,9 @@
 enum rv_status {
 	RV_OK = 0,
 	RV_ERR_NOMEM = -1,
-	RV_ERR_REPO = -2, /* repository missing, unreadable, bad revision */
-	RV_ERR_APPLY = -3, /* a patch does not apply */
-	RV_ERR_INPUT = -4, /* a malformed or hostile diff */
+	RV_ERR_REPO = -2,   /* repository missing, unreadable, bad revision */
+	RV_ERR_APPLY = -3,  /* a patch does not apply */
+	RV_ERR_INPUT = -4,  /* a malformed or hostile diff */
 	RV_ERR_UNSAFE = -5, /* a path outside the repo, .git/, a symlink */
 	RV_ERR_INTERNAL = -6,
 };
@@ -34,15 +34,16 @@ enum rv_status {
 
 struct rv_line {
 	char origin; /* ' ', '+' or '-' */
-	int old_no; /* line in the pre-image, 0 for '+' */
-	int new_no; /* line in the post-image, 0 for '-' */
-	char *text; /* without the origin character and newline */
+	int old_no;  /* line in the pre-image, 0 for '+' */
+	int new_no;  /* line in the post-image, 0 for '-' */
+	char *text;  /* without the origin character and newline */
 };
 
 struct rv_hunk {
 	int old_start, old_lines;
 	int new_start, new_lines;
-	char *section; /* text after the second @@ (function context), or NULL */
+	char *section; /* text after the second @@ (function context), or NULL
+			*/
 	struct rv_line *lines;
 	size_t nlines;
 };
@@ -71,10 +72,10 @@ struct rv_diff {
 
 /* Caps on what rv_diff_parse() accepts; beyond them it is RV_ERR_INPUT. */
 #define RV_DIFF_MAX_BYTES ((size_t)256 << 20)
-#define RV_DIFF_MAX_FILES 10000 /* files per diff */
-#define RV_DIFF_MAX_HUNKS 10000 /* hunks per file */
+#define RV_DIFF_MAX_FILES 10000	   /* files per diff */
+#define RV_DIFF_MAX_HUNKS 10000	   /* hunks per file */
 #define RV_DIFF_MAX_LINE (1 << 20) /* bytes per line */
-#define RV_DIFF_MAX_PATH 4096 /* bytes per path */
+#define RV_DIFF_MAX_PATH 4096	   /* bytes per path */
 
 /* Parse a unified diff (git or plain) into *out; rv_diff_free() frees it. */
 int rv_diff_parse(struct rv_diff **out, const char *diff, size_t len,
@@ -149,15 +150,15 @@ enum rv_base_source {
 	RV_BASE_OPTION, /* --base REV */
 	RV_BASE_SERIES, /* base-commit: of the series */
 	RV_BASE_BRANCH, /* configured branch of the list */
-	RV_BASE_HEAD, /* HEAD of the repo */
+	RV_BASE_HEAD,	/* HEAD of the repo */
 };
 
 struct rv_apply_opts {
 	unsigned version;
-	const char *base; /* --base REV, or NULL */
+	const char *base;   /* --base REV, or NULL */
 	const char *branch; /* the list's configured branch, or NULL */
-	bool three_way; /* fall back like git am -3 */
-	bool store_refs; /* write refs/quorum/... for each commit */
+	bool three_way;	    /* fall back like git am -3 */
+	bool store_refs;    /* write refs/quorum/... for each commit */
 	/*
 	 * Added by prereq: series to apply first, in order, on the chosen
 	 * base (borrowed; e.g. b4 >= 0.14 puts a prerequisite series ahead
@@ -169,13 +170,15 @@ struct rv_apply_opts {
 };
 
 #define RV_APPLY_OPTS_VERSION 1
-#define RV_APPLY_OPTS_INIT \
-	{ RV_APPLY_OPTS_VERSION, NULL, NULL, true, false, NULL, 0 }
+#define RV_APPLY_OPTS_INIT                                                     \
+	{                                                                      \
+		RV_APPLY_OPTS_VERSION, NULL, NULL, true, false, NULL, 0        \
+	}
 
 struct rv_patch_result {
 	int index; /* n of n/m; 1 for a single patch */
 	bool applied;
-	bool three_way; /* needed the 3-way fallback */
+	bool three_way;			/* needed the 3-way fallback */
 	char tree_id[RV_OID_HEXSZ + 1]; /* post-image tree, "" if not applied */
 	char commit_id[RV_OID_HEXSZ + 1]; /* in-memory commit, "" if none */
 	char *error; /* why it did not apply, one sentence, or NULL */
@@ -184,8 +187,10 @@ struct rv_patch_result {
 struct rv_apply_result {
 	char base_id[RV_OID_HEXSZ + 1];
 	enum rv_base_source base_source;
-	char *base_note; /* e.g. "base-commit 1234abcd not in repo; used HEAD" */
-	struct rv_patch_result *patches; /* one per patch present, series order */
+	char *base_note; /* e.g. "base-commit 1234abcd not in repo; used HEAD"
+			  */
+	struct rv_patch_result
+		*patches; /* one per patch present, series order */
 	size_t npatches;
 	int failed; /* index into patches[] of the first failure, or -1 */
 	/*
@@ -248,19 +253,19 @@ const char *rv_severity_name(enum rv_severity s);
 int rv_severity_parse(const char *s);
 
 struct rv_finding {
-	int patch; /* index into the series' patches (0-based) */
-	char *file; /* post-image path */
+	int patch;		  /* index into the series' patches (0-based) */
+	char *file;		  /* post-image path */
 	int line_start, line_end; /* post-image lines */
-	char *function; /* enclosing function, or NULL */
+	char *function;		  /* enclosing function, or NULL */
 	enum rv_severity severity;
-	char *category; /* e.g. "null-deref", "lock-leak" */
-	char *title; /* one line */
+	char *category;	   /* e.g. "null-deref", "lock-leak" */
+	char *title;	   /* one line */
 	char *explanation; /* a paragraph */
-	char *quote; /* the added lines at issue, newline-separated */
-	char **voters; /* names of the voters that raised it */
+	char *quote;	   /* the added lines at issue, newline-separated */
+	char **voters;	   /* names of the voters that raised it */
 	size_t nvoters;
 	/* Added by llm (issue 7); plain values, copied by rv_findings_add(): */
-	double votes; /* sum of the weights of voters; set by the vote */
+	double votes;	  /* sum of the weights of voters; set by the vote */
 	bool preexisting; /* about code the patch did not touch */
 	char cites[2][RV_OID_HEXSZ + 1]; /* past fix ids the finding cites */
 	/*
@@ -286,20 +291,21 @@ void rv_finding_release(struct rv_finding *f);
 struct rv_context {
 	const struct mp_series *series;
 	const struct mp_patch *patch;
-	int patch_index; /* 0-based index in series->patches */
+	int patch_index;	    /* 0-based index in series->patches */
 	const struct rv_diff *diff; /* parsed diff of the patch */
-	struct rv_repo *repo; /* may be NULL (no repo) */
-	const char *pre_tree; /* hex ids, "" when not applied */
+	struct rv_repo *repo;	    /* may be NULL (no repo) */
+	const char *pre_tree;	    /* hex ids, "" when not applied */
 	const char *post_tree;
 	/* Added by hist (issue 6): */
 	struct rv_history *history; /* the history index, NULL when none */
-	const char *workdir; /* the repo's work tree, NULL when none */
+	const char *workdir;	    /* the repo's work tree, NULL when none */
 };
 
 struct rv_voter {
 	const char *name;
 	double weight;
-	/* Append this voter's findings on ctx to out. 0 or negative rv_status. */
+	/* Append this voter's findings on ctx to out. 0 or negative rv_status.
+	 */
 	int (*review)(const struct rv_voter *v, const struct rv_context *ctx,
 		      struct rv_findings *out, struct errmsg *err);
 	void *priv;
@@ -324,7 +330,8 @@ extern const struct rv_voter rv_voter_rules;
 struct rv_review_opts {
 	unsigned version;
 	struct rv_apply_opts apply;
-	const struct rv_voter *const *voters; /* NULL: the default offline set */
+	const struct rv_voter *const
+		*voters; /* NULL: the default offline set */
 	size_t nvoters;
 	int quorum; /* distinct voters a finding needs; 0: majority */
 	/* Added by hist (issue 6); zero/NULL when unused: */
@@ -335,8 +342,8 @@ struct rv_review_opts {
 	size_t nllm;
 	const struct rv_prompts *prompts; /* required when nllm > 0 */
 	double deadline; /* seconds for all LLM requests; 0: 600 */
-	int retries; /* per request on 429/5xx/reset; 0: 2; < 0: none */
-	double backoff; /* first retry delay in seconds; 0: 1.0 */
+	int retries;	 /* per request on 429/5xx/reset; 0: 2; < 0: none */
+	double backoff;	 /* first retry delay in seconds; 0: 1.0 */
 	/*
 	 * Added by cost (issue 8); zero/NULL when unused. With a ledger,
 	 * every LLM request reserves its worst case against each cap that
@@ -344,24 +351,27 @@ struct rv_review_opts {
 	 * reused from its cache (review/cost.h).
 	 */
 	struct rv_ledger *ledger; /* borrowed; NULL: no caps, no cache */
-	const char *list; /* the list the series came from, or NULL */
-	const char *series_key; /* recorded in the ledger, or NULL */
+	const char *list;	  /* the list the series came from, or NULL */
+	const char *series_key;	  /* recorded in the ledger, or NULL */
 	double budget_review; /* USD per review (review.budget-per-review) */
-	double budget_day; /* USD per UTC day for list */
-	double budget_run; /* USD for this ledger handle (ci --budget) */
-	double budget_month; /* USD per calendar month, all lists */
-	bool no_cache; /* ask the models even when an answer is cached */
+	double budget_day;    /* USD per UTC day for list */
+	double budget_run;    /* USD for this ledger handle (ci --budget) */
+	double budget_month;  /* USD per calendar month, all lists */
+	bool no_cache;	      /* ask the models even when an answer is cached */
 };
 
 #define RV_REVIEW_OPTS_VERSION 1
-#define RV_REVIEW_OPTS_INIT                                                   \
-	{ RV_REVIEW_OPTS_VERSION, RV_APPLY_OPTS_INIT, NULL, 0, 0, NULL, NULL, \
-	  NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0, 0, false }
+#define RV_REVIEW_OPTS_INIT                                                    \
+	{                                                                      \
+		RV_REVIEW_OPTS_VERSION, RV_APPLY_OPTS_INIT, NULL, 0, 0, NULL,  \
+			NULL, NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, 0, 0,  \
+			0, 0, false                                            \
+	}
 
 struct rv_review {
 	const struct mp_series *series; /* borrowed */
-	struct rv_apply_result *apply; /* NULL when no repo */
-	char **voters; /* names of the voters that took part */
+	struct rv_apply_result *apply;	/* NULL when no repo */
+	char **voters;			/* names of the voters that took part */
 	size_t nvoters;
 	int quorum;
 	struct rv_findings findings; /* at quorum, ranked */
@@ -371,26 +381,26 @@ struct rv_review {
 	double *risk; /* npatch_info entries; < 0 when not scored */
 	struct rv_similar_list *similar; /* top similar past fixes per patch */
 	size_t npatch_info; /* == series->npatches when filled, else 0 */
-	bool no_history; /* no history index: the report says so once */
+	bool no_history;    /* no history index: the report says so once */
 	char **risk_why; /* per patch: the factors behind the score, or NULL */
 	/* Added by llm (issue 7): */
-	double *weights; /* parallel to voters[] */
-	bool *is_llm; /* parallel to voters[]: an LLM voter */
+	double *weights;	   /* parallel to voters[] */
+	bool *is_llm;		   /* parallel to voters[]: an LLM voter */
 	struct rv_llm_call *calls; /* one per (LLM voter, patch) asked */
 	size_t ncalls;
-	size_t nllm; /* LLM voters asked */
+	size_t nllm;	     /* LLM voters asked */
 	size_t llm_answered; /* ... that answered at least one patch */
 	size_t hallucinated; /* dropped: quoted code not in the post-image */
-	size_t preexisting; /* clusters about untouched code (in minority) */
-	size_t fixed_later; /* dropped: a later patch changes those lines */
-	char **left_out; /* context left out of prompts, one line each */
+	size_t preexisting;  /* clusters about untouched code (in minority) */
+	size_t fixed_later;  /* dropped: a later patch changes those lines */
+	char **left_out;     /* context left out of prompts, one line each */
 	size_t nleft_out;
 	/* Added by cost (issue 8): */
-	char *stepdown; /* the step taken because the budget was short */
-	size_t ncached; /* calls whose answer came from the cache */
-	double day_left; /* USD left today for the list; < 0: no daily cap */
+	char *stepdown;	   /* the step taken because the budget was short */
+	size_t ncached;	   /* calls whose answer came from the cache */
+	double day_left;   /* USD left today for the list; < 0: no daily cap */
 	double day_budget; /* the list's daily cap, 0 when none */
-	char *list; /* the list whose budget day_left is, or NULL */
+	char *list;	   /* the list whose budget day_left is, or NULL */
 	/*
 	 * Added by prereq: opts->apply.prereqs, applied before the series
 	 * and not reviewed (the array is owned, the series borrowed).
@@ -406,12 +416,12 @@ struct rv_review {
  * rv_status. Caller frees *out with rv_review_free().
  */
 int rv_review_series(struct rv_review **out, struct rv_repo *repo,
-		     const struct mp_series *s, const struct rv_review_opts *opts,
-		     struct errmsg *err);
+		     const struct mp_series *s,
+		     const struct rv_review_opts *opts, struct errmsg *err);
 void rv_review_free(struct rv_review *r);
 
 /*
- * ci (issue 10, review/range.c): the commits of a range, as patches.
+ * ci (issue 10, review/apply-range.c): the commits of a range, as patches.
  */
 struct rv_range {
 	char (*ids)[RV_OID_HEXSZ + 1]; /* non-merge commits, oldest first */
@@ -443,14 +453,13 @@ int rv_commit_email(struct rv_repo *repo, const char *id, struct sb *mail,
  * indent. Blank lines always break paragraphs; single newlines are kept
  * when keep_lines, else reflowed like spaces.
  */
-void rv_wrap(struct sb *out, const char *text, const char *indent,
-	     size_t width, bool keep_lines);
+void rv_wrap(struct sb *out, const char *text, const char *indent, size_t width,
+	     bool keep_lines);
 
 /* Human-readable report (terminal text). */
 int rv_report_text(const struct rv_review *r, struct sb *out);
 
-/* ---- LLM voters (review/llm*.c, provider.c, context.c, verify.c,
- * ensemble.c; owner: llm, issue 7) ---------------------------------------
+/* ---- LLM voters (review/voter-llm*.c, context*.c, vote*.c) -------------
  *
  * Every (LLM voter, patch) pair is one HTTP request; all of a series'
  * requests run concurrently on one curl multi handle. A voter that fails
@@ -472,32 +481,33 @@ struct rv_llm_voter {
 	const char *url; /* base (.../v1) or the full endpoint */
 	const char *model;
 	const char *key; /* secret or NULL; never logged, never in an error */
-	double weight; /* 0: 1.0 */
+	double weight;	 /* 0: 1.0 */
 	double price_in, price_out; /* USD per million tokens */
-	int max_tokens; /* of the answer; 0: 2048 */
-	double timeout; /* seconds per request; 0: 120 */
+	int max_tokens;		    /* of the answer; 0: 2048 */
+	double timeout;		    /* seconds per request; 0: 120 */
 	int context_tokens; /* prompt budget (~4 bytes a token); 0: 24000 */
-	int max_parallel; /* of its requests at once; 0: 4 */
+	int max_parallel;   /* of its requests at once; 0: 4 */
 	/* Added by cost (issue 8): */
-	double price_cached; /* USD per million cached input tokens; 0: price_in */
+	double price_cached; /* USD per million cached input tokens; 0: price_in
+			      */
 };
 
 /* What one request did; the report and the cost ledger read it. */
 struct rv_llm_call {
 	char *voter;
-	int patch; /* index into series->patches */
-	bool answered; /* a valid answer was parsed */
-	char *reason; /* why the voter abstained on this patch, or NULL */
+	int patch;	  /* index into series->patches */
+	bool answered;	  /* a valid answer was parsed */
+	char *reason;	  /* why the voter abstained on this patch, or NULL */
 	long http_status; /* of the last attempt, 0 when none */
 	int attempts;
 	long tokens_in, tokens_out; /* from the answer's usage, 0 when absent */
-	double cost; /* USD from tokens and the voter's prices */
-	double seconds; /* wall time from first send to last byte */
-	size_t nfindings; /* findings in the answer */
-	size_t prompt_bytes; /* bytes of the request body */
+	double cost;		    /* USD from tokens and the voter's prices */
+	double seconds;		    /* wall time from first send to last byte */
+	size_t nfindings;	    /* findings in the answer */
+	size_t prompt_bytes;	    /* bytes of the request body */
 	/* Added by cost (issue 8): */
-	bool cached; /* the answer was reused from the cache, at no cost */
-	bool budget; /* not sent: a cap would have been passed */
+	bool cached;	 /* the answer was reused from the cache, at no cost */
+	bool budget;	 /* not sent: a cap would have been passed */
 	double reserved; /* USD reserved for it before it was sent */
 	long tokens_cached; /* of tokens_in, read from the provider's cache */
 };
@@ -518,7 +528,7 @@ int rv_prompts_load(struct rv_prompts **out, const char *dir,
 		    struct errmsg *err);
 void rv_prompts_free(struct rv_prompts *p);
 
-/* ---- history index (review/history*.c, review/eval.c; owner: hist) ---
+/* ---- history index (review/history*.c; owner: hist) ---
  *
  * The tree's own past bugs: every commit with a `Fixes:` trailer (or a
  * `Revert "..."` with `This reverts commit X.`) names the commit that
@@ -536,40 +546,45 @@ typedef void (*rv_progress_fn)(void *arg, const char *line);
  * vectors, and similar combines their cosine with BM25.
  */
 struct rv_embed_opts {
-	const char *url; /* .../v1/embeddings; NULL: no embeddings */
+	const char *url;   /* .../v1/embeddings; NULL: no embeddings */
 	const char *model; /* sent as "model" */
-	const char *key; /* bearer token, or NULL */
+	const char *key;   /* bearer token, or NULL */
 };
 
 struct rv_index_opts {
 	unsigned version;
 	rv_progress_fn progress; /* may be NULL */
 	void *progress_arg;
-	bool rebuild; /* throw the index away and build it anew */
+	bool rebuild;		    /* throw the index away and build it anew */
 	struct rv_embed_opts embed; /* url NULL: no embeddings */
 };
 
 #define RV_INDEX_OPTS_VERSION 1
-#define RV_INDEX_OPTS_INIT                                                    \
-	{ RV_INDEX_OPTS_VERSION, NULL, NULL, false, { NULL, NULL, NULL } }
+#define RV_INDEX_OPTS_INIT                                                     \
+	{                                                                      \
+		RV_INDEX_OPTS_VERSION, NULL, NULL, false,                      \
+		{                                                              \
+			NULL, NULL, NULL                                       \
+		}                                                              \
+	}
 
 /* What an index run did; the Fixes: counts are for the whole index. */
 struct rv_index_stats {
-	size_t commits; /* non-merge commits read by this run */
-	size_t merges; /* merge commits skipped by this run */
-	size_t total_commits; /* non-merge commits in the index */
-	size_t fixes_trailers; /* Fixes: trailers naming a commit */
-	size_t resolved_id; /* ... resolved by their (abbreviated) id */
+	size_t commits;		 /* non-merge commits read by this run */
+	size_t merges;		 /* merge commits skipped by this run */
+	size_t total_commits;	 /* non-merge commits in the index */
+	size_t fixes_trailers;	 /* Fixes: trailers naming a commit */
+	size_t resolved_id;	 /* ... resolved by their (abbreviated) id */
 	size_t resolved_subject; /* ... resolved by the quoted subject */
-	size_t unresolved; /* ... that name nothing we can find */
-	size_t ambiguous; /* ... ids that matched several objects */
-	size_t not_commit; /* Fixes: lines with no id and no subject */
-	size_t reverts; /* reverts whose reverted commit was found */
-	size_t pairs; /* fix/bug pairs in the index */
-	size_t hunks; /* hunks stored for lexical retrieval */
-	size_t vectors; /* hunks with an embedding vector */
-	char embed_error[256]; /* why embeddings were skipped, or "" */
-	bool up_to_date; /* nothing new: the index was not written */
+	size_t unresolved;	 /* ... that name nothing we can find */
+	size_t ambiguous;	 /* ... ids that matched several objects */
+	size_t not_commit;	 /* Fixes: lines with no id and no subject */
+	size_t reverts;		 /* reverts whose reverted commit was found */
+	size_t pairs;		 /* fix/bug pairs in the index */
+	size_t hunks;		 /* hunks stored for lexical retrieval */
+	size_t vectors;		 /* hunks with an embedding vector */
+	char embed_error[256];	 /* why embeddings were skipped, or "" */
+	bool up_to_date;	 /* nothing new: the index was not written */
 	bool rebuilt; /* the db was missing, corrupt or old: made anew */
 	char rebuilt_reason[256]; /* why, when rebuilt */
 	double seconds;
@@ -602,7 +617,7 @@ struct rv_similar_match {
 	int new_no; /* the patch line's post-image number */
 	char *patch_line;
 	char *past_line;
-	bool fix_removed; /* the past line is one the fix removed */
+	bool fix_removed;  /* the past line is one the fix removed */
 	double similarity; /* token Jaccard in [0.75,1]; 1 for the same line */
 };
 
@@ -613,11 +628,11 @@ struct rv_similar {
 	char *bug_subject;
 	char *fix_subject;
 	char *fix_explanation; /* first lines of the fix's message body */
-	const char *kind; /* "fixes" or "revert" (static) */
-	char *file; /* file of the past hunk */
-	char *function; /* function of the past hunk, or NULL */
-	double score; /* in [0,1], higher is closer */
-	bool same_file; /* the past hunk is in a file the patch touches */
+	const char *kind;      /* "fixes" or "revert" (static) */
+	char *file;	       /* file of the past hunk */
+	char *function;	       /* function of the past hunk, or NULL */
+	double score;	       /* in [0,1], higher is closer */
+	bool same_file;	    /* the past hunk is in a file the patch touches */
 	bool same_function; /* ... and in a function the patch touches */
 	struct rv_similar_match *matches;
 	size_t nmatches;
@@ -633,9 +648,8 @@ struct rv_similar_list {
  * Fills out (caller releases with rv_similar_list_release()). Returns 0
  * (maybe with no items) or RV_ERR_INTERNAL on a db error.
  */
-int rv_history_similar(struct rv_history *h, const struct rv_diff *d,
-		       size_t k, struct rv_similar_list *out,
-		       struct errmsg *err);
+int rv_history_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
+		       struct rv_similar_list *out, struct errmsg *err);
 void rv_similar_list_release(struct rv_similar_list *l);
 
 /*
@@ -685,17 +699,17 @@ bool rv_checkpatch_present(const char *workdir);
 char *rv_workdir_of(const char *path);
 
 /* Offline voters; each abstains (0, no findings) without what it needs. */
-extern const struct rv_voter rv_voter_history; /* needs ctx->history */
-extern const struct rv_voter rv_voter_risk; /* needs ctx->history */
+extern const struct rv_voter rv_voter_history;	  /* needs ctx->history */
+extern const struct rv_voter rv_voter_risk;	  /* needs ctx->history */
 extern const struct rv_voter rv_voter_checkpatch; /* needs ctx->workdir */
 
 /* One replayed commit, for a verbose report. */
 struct rv_eval_commit {
 	char id[RV_OID_HEXSZ + 1];
-	double risk; /* -1 when no model could be fitted yet */
-	long lines; /* lines added + removed */
-	bool buggy; /* later named by a Fixes: or reverted */
-	bool flagged; /* a finding at quorum */
+	double risk;	    /* -1 when no model could be fitted yet */
+	long lines;	    /* lines added + removed */
+	bool buggy;	    /* later named by a Fixes: or reverted */
+	bool flagged;	    /* a finding at quorum */
 	const char *voters; /* "history,risk": who flagged it (static) */
 };
 
@@ -710,16 +724,18 @@ struct rv_eval_opts {
 };
 
 #define RV_EVAL_OPTS_VERSION 1
-#define RV_EVAL_OPTS_INIT                                                     \
-	{ RV_EVAL_OPTS_VERSION, 0, 0, NULL, NULL, NULL, NULL }
+#define RV_EVAL_OPTS_INIT                                                      \
+	{                                                                      \
+		RV_EVAL_OPTS_VERSION, 0, 0, NULL, NULL, NULL, NULL             \
+	}
 
 struct rv_eval_result {
-	size_t commits; /* non-merge commits replayed */
+	size_t commits;	  /* non-merge commits replayed */
 	size_t positives; /* ... later named by a Fixes: (or reverted) */
-	size_t flagged; /* ... with a finding at quorum */
+	size_t flagged;	  /* ... with a finding at quorum */
 	size_t flagged_positive;
-	double auc; /* of the risk score; -1 when undefined */
-	double baseline_auc; /* of lines changed; -1 when undefined */
+	double auc;		  /* of the risk score; -1 when undefined */
+	double baseline_auc;	  /* of lines changed; -1 when undefined */
 	double precision, recall; /* of findings at quorum; 0 when undefined */
 	double seconds;
 };
@@ -734,5 +750,53 @@ struct rv_eval_result {
  */
 int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 		    struct rv_eval_result *res, struct errmsg *err);
+
+/*
+ * prereq (review/apply-prereq.c): which of a set of candidate series a series
+ * declares as its prerequisites, by prerequisite-patch-id: (a patch of
+ * it), prerequisite-message-id: (its cover or a patch) or b4's
+ * prerequisite-change-id: ID[:vN]; shared by review and watch.
+ */
+struct rv_prereq_plan {
+	const struct mp_series **series; /* candidates (array owned) */
+	size_t n;
+	const struct mp_series ***of; /* of[i]: applied first for series i */
+	size_t *nof;
+	bool *used;  /* used[j]: series j is applied for another one */
+	char ***pid; /* pid[j][k]: patch-id of patch k of series j, or "" */
+};
+
+/* Plan over the n series (borrowed); release with rv_prereq_plan_release(). */
+void rv_prereq_plan_init(struct rv_prereq_plan *pl,
+			 const struct mp_series *const *series, size_t n);
+/* Does s declare any prerequisite at all (in its cover or a patch)? */
+bool rv_prereq_declares_any(const struct mp_series *s);
+/*
+ * Into v (room for pl->n): the candidates series i declares, and theirs
+ * in turn, each after its own (the order they apply in); superseded
+ * ones are left out and a loop ends. Returns how many.
+ */
+size_t rv_prereq_declared(struct rv_prereq_plan *pl, size_t i,
+			  const struct mp_series **v);
+/* Series i applies on v[0..n) (v is the plan's now): marks them used. */
+void rv_prereq_plan_set(struct rv_prereq_plan *pl, size_t i,
+			const struct mp_series **v, size_t n);
+/* Does s apply on its base with the n series of pre applied first? */
+bool rv_prereq_applies(struct rv_repo *repo, const struct mp_series *s,
+		       const struct rv_apply_opts *aopts,
+		       const struct mp_series *const *pre, size_t n);
+void rv_prereq_plan_release(struct rv_prereq_plan *pl);
+/*
+ * Plan every series of an input (review, apply), latest first; a series
+ * another needs is not planned itself and is marked used. A series
+ * applies on the ones it declares, unless it applies without them; with
+ * no declaration (b4 dropped the cover letter) and not applying alone,
+ * on the fewest series just before it in the input that it applies on
+ * (up to 8). With only_set, only the series only (may be NULL: none).
+ */
+void rv_prereq_plan_input(struct rv_prereq_plan *pl, struct rv_repo *repo,
+			  const struct mp_set *set,
+			  const struct rv_apply_opts *aopts,
+			  const struct mp_series *only, bool only_set);
 
 #endif

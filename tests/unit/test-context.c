@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "review/llm.h"
+#include "review/voter-llm.h"
 
 static const char src[] = "#include <x.h>\n" /* 1 */
 			  "\n"		     /* 2 */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * range.c - the commits of a range A..B as patches, for `quorum ci`:
+ * apply-range.c - the commits of a range A..B as patches, for `quorum ci`:
  * each non-merge commit becomes the mail git format-patch would write.
  */
 #include <stdlib.h>

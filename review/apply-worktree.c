@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * worktree.c - write an applied tree to a fresh directory for checks that
+ * apply-worktree.c - write an applied tree to a fresh directory for checks that
  * need files on disk (a build, checkpatch), and remove it again.
  *
  * The repository is not touched (no .git/worktrees entry, no branch): the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * eval.c - `quorum eval`: replay the commits of a window as if each were
+ * history-eval.c - `quorum eval`: replay the commits of a window as if each were
  * a new patch, seeing only what was committed before it, and score the
  * risk and the offline findings against the Fixes: that came later.
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * patch.c - read one patch's diff the way `git apply` does, refuse paths
+ * apply-patch.c - read one patch's diff the way `git apply` does, refuse paths
  * that could escape the repo, and apply text hunks with git's rules so
  * the resulting blobs are byte-for-byte what `git am` writes.
  */

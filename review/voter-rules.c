@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * rules.c - the offline `rules` voter: C heuristics over the lines a
+ * voter-rules.c - the offline `rules` voter: C heuristics over the lines a
  * patch adds.
  *
  * Each hunk's post-image (context and added lines) is lexed into tokens

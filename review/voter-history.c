@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * history-voters.c - the offline voters that read the history index:
+ * voter-history.c - the offline voters that read the history index:
  * `history` (added code that resembles a past bug) and `risk` (a patch
  * that looks like the ones that needed fixes later).
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * report.c - the review as text a maintainer reads in a terminal.
+ * report-text.c - the review as text a maintainer reads in a terminal.
  */
 #include <ctype.h>
 #include <string.h>

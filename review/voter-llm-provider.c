@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * provider.c - the two LLM APIs quorum speaks: OpenAI chat completions
+ * voter-llm-provider.c - the two LLM APIs quorum speaks: OpenAI chat completions
  * (vLLM, llama.cpp server, Ollama and hosted ones) and Anthropic
  * messages. Only request bodies and answer extraction live here; the
- * transfer is llm-run.c's.
+ * transfer is voter-llm-run.c's.
  */
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
-#include "llm.h"
+#include "voter-llm.h"
 
 int rv_provider_parse(const char *s)
 {

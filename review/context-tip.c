@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * llm-tip.c - the combined diff of a whole series, from its base to the
+ * context-tip.c - the combined diff of a whole series, from its base to the
  * tip's tree, so the models also review what the series leaves behind
  * once every patch is in (issue 7 item 7).
  */
 #include <git2.h>
 
 #include "apply-int.h"
-#include "llm.h"
+#include "voter-llm.h"
 
 static int lookup_tree(git_repository *git, const char *hex, git_tree **out)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * patchid.c - `git patch-id --stable`, and finding a series'
+ * apply-patchid.c - `git patch-id --stable`, and finding a series'
  * prerequisite-patch-id: lines among the recent commits of a base.
  *
  * The algorithm follows git's builtin/patch-id.c line by line (hash each

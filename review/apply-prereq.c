@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * prereq.c - which of a set of series a series declares as its
+ * apply-prereq.c - which of a set of series a series declares as its
  * prerequisites (prerequisite-patch-id:, -message-id:, -change-id:),
  * and theirs in turn, in the order they apply. Shared by `quorum
  * review` (the series of one input) and `quorum watch` (a thread and the
@@ -10,13 +10,13 @@
 #include <string.h>
 #include <strings.h>
 
-#include "quorum.h"
+#include "review.h"
 
 /* How deep declared prerequisites are followed (p needs q needs r ...). */
 #define PREREQ_MAX_DEPTH 32
 
-void prereq_plan_init(struct prereq_plan *pl,
-		      const struct mp_series *const *series, size_t n)
+void rv_prereq_plan_init(struct rv_prereq_plan *pl,
+			 const struct mp_series *const *series, size_t n)
 {
 	memset(pl, 0, sizeof(*pl));
 	pl->n = n;
@@ -30,7 +30,7 @@ void prereq_plan_init(struct prereq_plan *pl,
 }
 
 /* The patch-id of patch k of series j, worked out once; "" when none. */
-static const char *plan_pid(struct prereq_plan *pl, size_t j, size_t k)
+static const char *plan_pid(struct rv_prereq_plan *pl, size_t j, size_t k)
 {
 	const struct mp_patch *q = pl->series[j]->patches[k];
 	char id[RV_OID_HEXSZ + 1] = "";
@@ -47,7 +47,7 @@ static const char *plan_pid(struct prereq_plan *pl, size_t j, size_t k)
 }
 
 /* Does d name q (k: a patch of series j, else its cover) as a prereq? */
-static bool names_prereq(struct prereq_plan *pl, const struct mp_patch *d,
+static bool names_prereq(struct rv_prereq_plan *pl, const struct mp_patch *d,
 			 const struct mp_patch *q, size_t j, size_t k)
 {
 	const char *pid;
@@ -102,7 +102,7 @@ static bool names_change_id(const struct mp_patch *d, const struct mp_series *p)
 	return false;
 }
 
-bool prereq_declares_any(const struct mp_series *s)
+bool rv_prereq_declares_any(const struct mp_series *s)
 {
 	size_t k;
 
@@ -120,7 +120,7 @@ bool prereq_declares_any(const struct mp_series *s)
  * Does series i declare series j a prerequisite, by patch-id, message-id
  * or change-id?
  */
-static bool declares(struct prereq_plan *pl, size_t i, size_t j)
+static bool declares(struct rv_prereq_plan *pl, size_t i, size_t j)
 {
 	const struct mp_series *s = pl->series[i], *p = pl->series[j];
 	size_t k, m;
@@ -149,7 +149,7 @@ static bool declares(struct prereq_plan *pl, size_t i, size_t j)
  * ones it declares itself (so they apply in that order); seen marks what
  * is in v already, or on the way, so a loop ends.
  */
-static void add_declared(struct prereq_plan *pl, size_t i,
+static void add_declared(struct rv_prereq_plan *pl, size_t i,
 			 const struct mp_series **v, size_t *n, bool *seen,
 			 int depth)
 {
@@ -166,8 +166,8 @@ static void add_declared(struct prereq_plan *pl, size_t i,
 	}
 }
 
-size_t prereq_declared(struct prereq_plan *pl, size_t i,
-		       const struct mp_series **v)
+size_t rv_prereq_declared(struct rv_prereq_plan *pl, size_t i,
+			  const struct mp_series **v)
 {
 	bool *seen = xcalloc(pl->n + 1, sizeof(*seen));
 	size_t n = 0;
@@ -178,8 +178,8 @@ size_t prereq_declared(struct prereq_plan *pl, size_t i,
 	return n;
 }
 
-void prereq_plan_set(struct prereq_plan *pl, size_t i,
-		     const struct mp_series **v, size_t n)
+void rv_prereq_plan_set(struct rv_prereq_plan *pl, size_t i,
+			const struct mp_series **v, size_t n)
 {
 	size_t j, k;
 
@@ -192,9 +192,9 @@ void prereq_plan_set(struct prereq_plan *pl, size_t i,
 	pl->nof[i] = n;
 }
 
-bool prereq_applies(struct rv_repo *repo, const struct mp_series *s,
-		    const struct rv_apply_opts *aopts,
-		    const struct mp_series *const *pre, size_t n)
+bool rv_prereq_applies(struct rv_repo *repo, const struct mp_series *s,
+		       const struct rv_apply_opts *aopts,
+		       const struct mp_series *const *pre, size_t n)
 {
 	struct rv_apply_opts o = *aopts;
 	struct rv_apply_result *res = NULL;
@@ -208,7 +208,7 @@ bool prereq_applies(struct rv_repo *repo, const struct mp_series *s,
 	return r == 0;
 }
 
-void prereq_plan_release(struct prereq_plan *pl)
+void rv_prereq_plan_release(struct rv_prereq_plan *pl)
 {
 	size_t i, k;
 
@@ -247,7 +247,7 @@ static size_t guess_prereqs(struct rv_repo *repo, const struct mp_set *set,
 			continue;
 		memmove(v + 1, v, n * sizeof(*v));
 		v[0] = set->series[from];
-		found = prereq_applies(repo, s, aopts, v, ++n);
+		found = rv_prereq_applies(repo, s, aopts, v, ++n);
 	}
 	if (!found)
 		return 0;
@@ -255,7 +255,7 @@ static size_t guess_prereqs(struct rv_repo *repo, const struct mp_set *set,
 	for (k = n; k-- > 1;) {
 		drop = v[k];
 		memmove(v + k, v + k + 1, (n - k - 1) * sizeof(*v));
-		if (prereq_applies(repo, s, aopts, v, n - 1)) {
+		if (rv_prereq_applies(repo, s, aopts, v, n - 1)) {
 			n--;
 			continue;
 		}
@@ -272,7 +272,7 @@ static size_t guess_prereqs(struct rv_repo *repo, const struct mp_set *set,
  * declaration (b4 dropped the cover), those just before it that it needs
  * when it does not apply alone.
  */
-static void plan_series(struct prereq_plan *pl, struct rv_repo *repo,
+static void plan_series(struct rv_prereq_plan *pl, struct rv_repo *repo,
 			const struct mp_set *set, size_t i,
 			const struct rv_apply_opts *aopts)
 {
@@ -280,24 +280,24 @@ static void plan_series(struct prereq_plan *pl, struct rv_repo *repo,
 	const struct mp_series **v = xcalloc(set->nseries + 1, sizeof(*v));
 	size_t n;
 
-	n = prereq_declared(pl, i, v);
-	if (n && repo && !prereq_applies(repo, s, aopts, v, n) &&
-	    prereq_applies(repo, s, aopts, NULL, 0))
+	n = rv_prereq_declared(pl, i, v);
+	if (n && repo && !rv_prereq_applies(repo, s, aopts, v, n) &&
+	    rv_prereq_applies(repo, s, aopts, NULL, 0))
 		n = 0; /* already in the base */
-	else if (!n && repo && i && !prereq_applies(repo, s, aopts, NULL, 0))
+	else if (!n && repo && i && !rv_prereq_applies(repo, s, aopts, NULL, 0))
 		n = guess_prereqs(repo, set, i, aopts, v);
-	prereq_plan_set(pl, i, v, n);
+	rv_prereq_plan_set(pl, i, v, n);
 }
 
-void prereq_plan_input(struct prereq_plan *pl, struct rv_repo *repo,
-		       const struct mp_set *set,
-		       const struct rv_apply_opts *aopts,
-		       const struct mp_series *only, bool only_set)
+void rv_prereq_plan_input(struct rv_prereq_plan *pl, struct rv_repo *repo,
+			  const struct mp_set *set,
+			  const struct rv_apply_opts *aopts,
+			  const struct mp_series *only, bool only_set)
 {
 	size_t i;
 
-	prereq_plan_init(pl, (const struct mp_series *const *)set->series,
-			 set->nseries);
+	rv_prereq_plan_init(pl, (const struct mp_series *const *)set->series,
+			    set->nseries);
 	for (i = set->nseries; i-- > 0;) {
 		if (only_set) {
 			if (set->series[i] == only)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * verify.c - the guard against invented findings. A finding must point
+ * vote-verify.c - the guard against invented findings. A finding must point
  * at a file the patch has, at lines in its hunks or in the functions
  * around them, and any code it quotes must exist in the post-image. A
  * finding about code the patch did not touch is pre-existing, and one
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm.h"
+#include "voter-llm.h"
 
 /* Lines from a changed line that still count as touching it. */
 #define TOUCH_SLACK 3

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * ensemble.c - ask every LLM voter about every patch of a series at
+ * voter-llm.c - ask every LLM voter about every patch of a series at
  * once. Each (voter, patch) pair is one request with its own grounded
  * prompt and its own random data boundary; all run on one curl multi
- * handle (llm-run.c). A voter whose request fails or whose answer does
+ * handle (voter-llm-run.c). A voter whose request fails or whose answer does
  * not parse abstains on that patch, with the reason recorded.
  */
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #include <curl/curl.h>
 
 #include "cost.h"
-#include "llm.h"
+#include "voter-llm.h"
 
 #define DEFAULT_CONTEXT_TOKENS 24000
 #define BYTES_PER_TOKEN 4

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * binary.c - check a "GIT binary patch" before libgit2 inflates it.
+ * apply-binary.c - check a "GIT binary patch" before libgit2 inflates it.
  *
  * libgit2 inflates the whole zlib stream of a binary hunk before it
  * compares the result with the size the patch declares, so a small hostile

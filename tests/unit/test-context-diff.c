@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Unit tests for review/diff.c: the unified-diff parser. */
+/* Unit tests for review/context-diff.c: the unified-diff parser. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * checkpatch.c - the `checkpatch` voter: the tree's own style checker
+ * voter-checkpatch.c - the `checkpatch` voter: the tree's own style checker
  * (scripts/checkpatch.pl, as in Linux, or devtools/checkpatches.sh, as
  * in DPDK) run on the patch, its complaints mapped to file:line.
  *

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Unit tests for review/rules.c: the offline C heuristics voter. */
+/* Unit tests for review/voter-rules.c: the offline C heuristics voter. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * repo.c - the repository handle of review/: open, resolve, read a file.
+ * apply-repo.c - the repository handle of review/: open, resolve, read a file.
  *
  * Objects quorum creates (blobs, trees, commits of applied patches) are
  * written to an in-memory object store that shadows the repo's own, so

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * llm.h - the parts of the LLM voters that review/ shares with itself
+ * voter-llm.h - the parts of the LLM voters that review/ shares with itself
  * and with the unit tests: providers, the answer parser, the concurrent
  * runner, the context builder and the verifier. Not for bot/.
  */
@@ -15,7 +15,8 @@
 #define RV_LLM_MAX_TITLE 300
 #define RV_LLM_MAX_TEXT 8000 /* explanation, quote */
 
-/* ---- provider.c ---------------------------------------------------- */
+/* ---- voter-llm-provider.c
+ * ---------------------------------------------------- */
 
 /* The endpoint to POST to: url itself or url + the API's path. */
 char *rv_llm_endpoint(const struct rv_llm_voter *v);
@@ -37,7 +38,7 @@ int rv_llm_extract(const struct rv_llm_voter *v, const char *body, size_t len,
 bool rv_llm_cut_short(const struct rv_llm_voter *v, const char *body,
 		      size_t len);
 
-/* ---- llm-answer.c -------------------------------------------------- */
+/* ---- voter-llm-answer.c -------------------------------------------------- */
 
 /*
  * Parse a model's text (JSON per prompts/schema.json, maybe in a code
@@ -48,7 +49,7 @@ bool rv_llm_cut_short(const struct rv_llm_voter *v, const char *body,
 int rv_llm_parse_answer(const char *text, size_t len, const char *voter,
 			int patch, struct rv_findings *out, struct errmsg *err);
 
-/* ---- llm-run.c ----------------------------------------------------- */
+/* ---- voter-llm-run.c ----------------------------------------------------- */
 
 struct rv_llm_req {
 	/* in */
@@ -138,7 +139,7 @@ int rv_boundary_make(char out[40], const char *const *texts, size_t n);
 int rv_prompts_system(const struct rv_prompts *p, const struct rv_diff *d,
 		      const char *boundary, struct sb *out);
 
-/* ---- verify.c ------------------------------------------------------ */
+/* ---- vote-verify.c ------------------------------------------------------ */
 
 enum rv_verdict {
 	RV_VERDICT_KEEP,
@@ -188,7 +189,7 @@ void rv_category_normalise(const char *in, char *out, size_t outsz);
 /* Do two titles share enough words to be about the same problem? */
 bool rv_titles_similar(const char *a, const char *b);
 
-/* ---- llm-tip.c ----------------------------------------------------- */
+/* ---- context-tip.c ----------------------------------------------------- */
 
 /*
  * The unified diff from one tree (or commit) to another, hex ids, as
@@ -198,7 +199,7 @@ bool rv_titles_similar(const char *a, const char *b);
 int rv_tree_diff(struct rv_repo *repo, const char *old_tree,
 		 const char *new_tree, struct sb *out);
 
-/* ---- ensemble.c ---------------------------------------------------- */
+/* ---- voter-llm.c ---------------------------------------------------- */
 
 /*
  * Per patch k of the series, what the pipeline prepared; one more slot
