@@ -109,7 +109,7 @@ int cost_review_opts(struct qconfig *cfg, const char *list, double run_budget,
 		     struct errmsg *err);
 
 /*
- * ci (issue 10, bot/report-json.c): a report in one of the output
+ * ci (issue 10, bot/report.c): a report in one of the output
  * formats. Reviews are added one by one and the document is written at
  * the end (SARIF lists its rules before the results).
  */

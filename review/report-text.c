@@ -5,7 +5,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "review.h"
+#include "report-int.h"
 
 #define WRAP 78
 
@@ -16,8 +16,8 @@ static const char *const base_sources[] = {
 	[RV_BASE_HEAD] = "HEAD",
 };
 
-void rv_wrap(struct sb *out, const char *text, const char *indent,
-	     size_t width, bool keep_lines)
+void rv_wrap(struct sb *out, const char *text, const char *indent, size_t width,
+	     bool keep_lines)
 {
 	size_t col = 0, ind = strlen(indent);
 	const char *p = text;
@@ -27,7 +27,8 @@ void rv_wrap(struct sb *out, const char *text, const char *indent,
 		size_t n;
 
 		if (*p == '\n' && (keep_lines || p[1] == '\n')) {
-			/* Keep the author's paragraph (and, asked, line) breaks. */
+			/* Keep the author's paragraph (and, asked, line)
+			 * breaks. */
 			if (col)
 				sb_addch(out, '\n');
 			col = 0;
@@ -71,15 +72,20 @@ static const char *patch_title(const struct mp_patch *p)
 	return t ? t : "(no subject)";
 }
 
+int rv_report_patch_number(const struct mp_series *s, size_t k)
+{
+	const struct mp_patch *p = k < s->npatches ? s->patches[k] : NULL;
+
+	return p && p->subject.index ? p->subject.index : (int)k + 1;
+}
+
 /* "2/3" for patch k of the series. */
 static void add_patch_number(struct sb *out, const struct mp_series *s,
 			     size_t k)
 {
-	const struct mp_patch *p = s->patches[k];
-	int n = p && p->subject.index ? p->subject.index : (int)k + 1;
 	int total = s->total > 0 ? s->total : (int)s->npatches;
 
-	sb_addf(out, "%d/%d", n, total);
+	sb_addf(out, "%d/%d", rv_report_patch_number(s, k), total);
 }
 
 static const char *series_title(const struct mp_series *s)
@@ -120,14 +126,15 @@ static void add_apply(struct sb *out, const struct rv_review *r)
 	size_t k, slot = 0;
 
 	if (!a) {
-		sb_adds(out, "base: none (no repository; the diff was reviewed alone)\n");
+		sb_adds(out, "base: none (no repository; the diff was reviewed "
+			     "alone)\n");
 		add_prereqs(out, r);
 		return;
 	}
 	sb_addf(out, "base: %.12s (%s)\n", a->base_id,
-		(unsigned)a->base_source < ARRAY_SIZE(base_sources) ?
-			base_sources[a->base_source] :
-			"?");
+		(unsigned)a->base_source < ARRAY_SIZE(base_sources)
+			? base_sources[a->base_source]
+			: "?");
 	if (a->base_note)
 		sb_addf(out, "      %s\n", a->base_note);
 	add_prereqs(out, r);
@@ -141,7 +148,8 @@ static void add_apply(struct sb *out, const struct rv_review *r)
 			continue;
 		}
 		if (slot >= a->npatches) {
-			sb_addf(out, "  skipped  %s\n", patch_title(s->patches[k]));
+			sb_addf(out, "  skipped  %s\n",
+				patch_title(s->patches[k]));
 			continue;
 		}
 		pr = &a->patches[slot++];
@@ -153,7 +161,8 @@ static void add_apply(struct sb *out, const struct rv_review *r)
 			sb_addf(out, "  FAILED   %s\n           %s\n",
 				patch_title(s->patches[k]), pr->error);
 		else
-			sb_addf(out, "  skipped  %s (an earlier patch failed)\n",
+			sb_addf(out,
+				"  skipped  %s (an earlier patch failed)\n",
 				patch_title(s->patches[k]));
 	}
 }
@@ -292,16 +301,19 @@ static void add_llm_after(struct sb *out, const struct rv_review *r)
 	size_t i;
 
 	if (r->hallucinated)
-		sb_addf(out, "%zu finding%s dropped: quoting code the "
-			     "post-image does not have.\n",
+		sb_addf(out,
+			"%zu finding%s dropped: quoting code the "
+			"post-image does not have.\n",
 			r->hallucinated, r->hallucinated == 1 ? "" : "s");
 	if (r->fixed_later)
-		sb_addf(out, "%zu finding%s dropped: a later patch of the "
-			     "series changes those lines.\n",
+		sb_addf(out,
+			"%zu finding%s dropped: a later patch of the "
+			"series changes those lines.\n",
 			r->fixed_later, r->fixed_later == 1 ? "" : "s");
 	if (r->preexisting)
-		sb_addf(out, "%zu finding%s about code the patch did not "
-			     "touch (pre-existing, not mailed).\n",
+		sb_addf(out,
+			"%zu finding%s about code the patch did not "
+			"touch (pre-existing, not mailed).\n",
 			r->preexisting, r->preexisting == 1 ? "" : "s");
 	if (r->nleft_out) {
 		sb_adds(out, "context left out of the prompts (budget):\n");
@@ -330,11 +342,12 @@ static void add_cost(struct sb *out, const struct rv_review *r)
 		nbudget += r->calls[i].budget;
 		nreq += !r->calls[i].cached && !r->calls[i].budget;
 	}
-	sb_addf(out, "cost: $%.4f (%zu request%s, %ld tokens in, %ld out",
-		cost, nreq, nreq == 1 ? "" : "s", tin, tout);
+	sb_addf(out, "cost: $%.4f (%zu request%s, %ld tokens in, %ld out", cost,
+		nreq, nreq == 1 ? "" : "s", tin, tout);
 	if (r->ncached)
-		sb_addf(out, "; %zu answer%s reused from the cache at no cost: "
-			     "unchanged since an earlier review",
+		sb_addf(out,
+			"; %zu answer%s reused from the cache at no cost: "
+			"unchanged since an earlier review",
 			r->ncached, r->ncached == 1 ? "" : "s");
 	if (nbudget)
 		sb_addf(out, "; %zu not sent: over budget", nbudget);
@@ -417,16 +430,15 @@ static void add_history(struct sb *out, const struct rv_review *r)
 				"      like %.12s \"%s\", %s by %.12s \"%s\" "
 				"(score %.2f)\n",
 				l->items[i].bug_id,
-				l->items[i].bug_subject ?
-					l->items[i].bug_subject :
-					"",
-				!strcmp(l->items[i].kind, "revert") ?
-					"reverted" :
-					"fixed",
+				l->items[i].bug_subject
+					? l->items[i].bug_subject
+					: "",
+				!strcmp(l->items[i].kind, "revert") ? "reverted"
+								    : "fixed",
 				l->items[i].fix_id,
-				l->items[i].fix_subject ?
-					l->items[i].fix_subject :
-					"",
+				l->items[i].fix_subject
+					? l->items[i].fix_subject
+					: "",
 				l->items[i].score);
 	}
 }
@@ -470,7 +482,8 @@ int rv_report_text(const struct rv_review *r, struct sb *out)
 		sb_addf(out, "%zu more below quorum (not shown).\n",
 			r->minority.n);
 	if (r->dropped > r->hallucinated)
-		sb_addf(out, "%zu finding%s dropped: not on lines the patch has.\n",
+		sb_addf(out,
+			"%zu finding%s dropped: not on lines the patch has.\n",
 			r->dropped - r->hallucinated,
 			r->dropped - r->hallucinated == 1 ? "" : "s");
 	add_llm_after(out, r);

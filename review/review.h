@@ -459,6 +459,43 @@ void rv_wrap(struct sb *out, const char *text, const char *indent, size_t width,
 /* Human-readable report (terminal text). */
 int rv_report_text(const struct rv_review *r, struct sb *out);
 
+/*
+ * Machine-readable reports of one or more reviews: JSON
+ * (contrib/review-json.md) and SARIF 2.1.0 for code-scanning UIs.
+ * Reviews are added one at a time and the document is printed at the
+ * end (SARIF lists every rule before the results that refer to it).
+ *
+ * _new() sets *out (NULL on error) and returns 0 or RV_ERR_NOMEM;
+ * version (quorum's, copied) is written in the document. _add() takes
+ * ids[0..n): the commits the review covers (`quorum ci`: patch k is
+ * ids[k], oldest first), or NULL and 0. _print() returns the document
+ * without a final newline, for the caller to free(), or NULL when memory
+ * ran out. Caller frees the report with _free().
+ */
+struct rv_json_report;
+int rv_json_report_new(struct rv_json_report **out, const char *version);
+void rv_json_report_add(struct rv_json_report *j, const struct rv_review *r,
+			const char (*ids)[RV_OID_HEXSZ + 1], size_t n);
+/* A commit `quorum ci` left out of the review (risk < 0: unknown). */
+void rv_json_report_skip(struct rv_json_report *j, const char *commit,
+			 const char *title, double risk);
+char *rv_json_report_print(const struct rv_json_report *j);
+void rv_json_report_free(struct rv_json_report *j);
+
+/*
+ * SARIF results are placed in the tree a code-scanning UI shows, the
+ * series tip (for `ci`, the newest commit of the run): a finding on an
+ * earlier patch is at its lines at the tip. Skipped commits are not
+ * listed.
+ */
+struct rv_sarif_report;
+int rv_sarif_report_new(struct rv_sarif_report **out, const char *version);
+void rv_sarif_report_add(struct rv_sarif_report *sr,
+			 const struct rv_review *r,
+			 const char (*ids)[RV_OID_HEXSZ + 1], size_t n);
+char *rv_sarif_report_print(const struct rv_sarif_report *sr);
+void rv_sarif_report_free(struct rv_sarif_report *sr);
+
 /* ---- LLM voters (review/voter-llm*.c, context*.c, vote*.c) -------------
  *
  * Every (LLM voter, patch) pair is one HTTP request; all of a series'

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * report.c - the report `quorum review --format` and `quorum ci
+ * --format` write: text, JSON or SARIF (review/report-*.c), or the
+ * replies `quorum watch` would mail.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <time.h>
+#include <unistd.h>
+
+#include "quorum.h"
+#include "watch.h"
+
+struct report {
+	enum report_format fmt;
+	struct sb text; /* FMT_TEXT */
+	size_t ntext;
+	size_t skipped;		       /* report_skip() lines of the text */
+	struct rv_json_report *json;   /* FMT_JSON */
+	struct rv_sarif_report *sarif; /* FMT_SARIF */
+	const char *from, *domain;     /* FMT_EMAIL */
+	int failed;	   /* FMT_EMAIL: a reply could not be composed */
+	char *email_first; /* FMT_EMAIL: the only reply so far */
+	struct errmsg err;
+};
+
+int report_format_parse(const char *s)
+{
+	if (!strcmp(s, "text"))
+		return FMT_TEXT;
+	if (!strcmp(s, "json"))
+		return FMT_JSON;
+	if (!strcmp(s, "sarif"))
+		return FMT_SARIF;
+	if (!strcmp(s, "email"))
+		return FMT_EMAIL;
+	return -1;
+}
+
+void report_set_email(struct report *rp, const char *from, const char *domain)
+{
+	rp->from = from;
+	rp->domain = domain;
+}
+
+/* An mboxrd From_ line and body: ">From " quoting is reversible. */
+static void add_mbox_message(struct sb *out, const char *msg)
+{
+	const char *p = msg, *nl;
+
+	sb_adds(out, "From quorum@localhost Thu Jan  1 00:00:00 1970\n");
+	while (*p) {
+		const char *q = p;
+
+		nl = strchr(p, '\n');
+		while (*q == '>')
+			q++;
+		if (!strncmp(q, "From ", 5))
+			sb_addch(out, '>');
+		if (!nl) {
+			sb_adds(out, p);
+			sb_addch(out, '\n');
+			break;
+		}
+		sb_add(out, p, (size_t)(nl - p) + 1);
+		p = nl + 1;
+	}
+	sb_addch(out, '\n');
+}
+
+/*
+ * The reply `quorum watch` would send for r, to the author only. One
+ * review: the message as it is; more: an mboxrd of them.
+ */
+static void email_add(struct report *rp, const struct rv_review *r)
+{
+	struct reply_opts o = {0};
+	struct sb msg = SB_INIT, id = SB_INIT, from = SB_INIT;
+	const struct mp_patch *parent = reply_parent(r->series);
+
+	if (rp->failed)
+		return;
+	sb_addf(&id, "quorum.%zu.review@%s", rp->ntext + 1,
+		rp->domain ? rp->domain : "quorum.invalid");
+	o.domain = rp->domain ? rp->domain : "quorum.invalid";
+	if (!rp->from)
+		sb_addf(&from, "quorum <quorum@%s>", o.domain);
+	o.from = rp->from ? rp->from : sb_str(&from);
+	o.msgid = sb_str(&id);
+	o.to_author = true;
+	o.now = (int64_t)time(NULL);
+	if (reply_compose(&msg, r->series, r, &o, &rp->err) < 0) {
+		errmsg_set(&rp->err, -1, "cannot compose the reply to %s: %s",
+			   parent && parent->message_id ? parent->message_id
+							: "the series",
+			   rp->err.msg);
+		rp->failed = 1;
+		goto out;
+	}
+	if (!rp->ntext) {
+		rp->email_first = sb_detach(&msg, NULL);
+	} else {
+		if (rp->email_first) {
+			add_mbox_message(&rp->text, rp->email_first);
+			free(rp->email_first);
+			rp->email_first = NULL;
+		}
+		add_mbox_message(&rp->text, sb_str(&msg));
+	}
+	rp->ntext++;
+out:
+	sb_release(&msg);
+	sb_release(&id);
+	sb_release(&from);
+}
+
+struct report *report_new(enum report_format fmt)
+{
+	struct report *rp = calloc(1, sizeof(*rp));
+	int ret = 0;
+
+	if (!rp)
+		return NULL;
+	rp->fmt = fmt;
+	if (fmt == FMT_JSON)
+		ret = rv_json_report_new(&rp->json, QUORUM_VERSION);
+	else if (fmt == FMT_SARIF)
+		ret = rv_sarif_report_new(&rp->sarif, QUORUM_VERSION);
+	if (ret < 0) {
+		report_free(rp);
+		return NULL;
+	}
+	return rp;
+}
+
+void report_add(struct report *rp, const struct rv_review *r)
+{
+	report_add_commits(rp, r, NULL, 0);
+}
+
+void report_add_commits(struct report *rp, const struct rv_review *r,
+			const char (*ids)[RV_OID_HEXSZ + 1], size_t n)
+{
+	switch (rp->fmt) {
+	case FMT_TEXT:
+		if (rp->ntext++)
+			sb_addch(&rp->text, '\n');
+		if (n == 1)
+			sb_addf(&rp->text, "commit %.12s\n", ids[0]);
+		else if (n)
+			sb_addf(&rp->text, "commits %.12s..%.12s (%zu)\n",
+				ids[0], ids[n - 1], n);
+		rv_report_text(r, &rp->text);
+		break;
+	case FMT_JSON:
+		rv_json_report_add(rp->json, r, ids, n);
+		break;
+	case FMT_SARIF:
+		rv_sarif_report_add(rp->sarif, r, ids, n);
+		break;
+	case FMT_EMAIL:
+		email_add(rp, r);
+		break;
+	}
+}
+
+void report_skip(struct report *rp, const char *commit, const char *title,
+		 double risk)
+{
+	if (rp->fmt == FMT_TEXT) {
+		if (rp->ntext && !rp->skipped++)
+			sb_addch(&rp->text, '\n');
+		sb_addf(&rp->text,
+			"skipped (the range is over the limit): %.12s %s",
+			commit, title ? title : "");
+		if (risk >= 0)
+			sb_addf(&rp->text, " (risk %.2f)", risk);
+		sb_addch(&rp->text, '\n');
+		return;
+	}
+	if (rp->fmt == FMT_JSON)
+		rv_json_report_skip(rp->json, commit, title, risk);
+}
+
+/*
+ * Terminal colour for text on a tty: the severity of each finding and a
+ * patch that FAILED. NO_COLOR (any value) and TERM=dumb turn it off.
+ */
+static bool want_colour(FILE *f)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	if (nc && *nc)
+		return false;
+	if (!term || !strcmp(term, "dumb"))
+		return false;
+	return isatty(fileno(f));
+}
+
+static void put_coloured(const char *text, FILE *f)
+{
+	static const struct {
+		const char *word, *sgr;
+	} sev[] = {
+		{"critical:", "\033[1;35m"}, {"high:", "\033[1;31m"},
+		{"medium:", "\033[33m"},     {"low:", "\033[36m"},
+		{"FAILED", "\033[1;31m"},
+	};
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n'), *w = p;
+		size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p), i, n = 0;
+
+		/* "[N] high: ..." or "  1/2  FAILED ..." */
+		if (*w == '[') {
+			while (w < p + len && *w != ']')
+				w++;
+			w = w + 2 <= p + len ? w + 2 : p + len;
+		} else {
+			while (*w == ' ' || (*w >= '0' && *w <= '9') ||
+			       *w == '/')
+				w++;
+		}
+		for (i = 0; w < p + len && i < ARRAY_SIZE(sev); i++) {
+			n = strlen(sev[i].word);
+			if (!strncmp(w, sev[i].word, n))
+				break;
+		}
+		if (w < p + len && i < ARRAY_SIZE(sev)) {
+			fwrite(p, 1, (size_t)(w - p), f);
+			fprintf(f, "%s%.*s\033[m", sev[i].sgr, (int)n, w);
+			fwrite(w + n, 1, len - (size_t)(w - p) - n, f);
+		} else {
+			fwrite(p, 1, len, f);
+		}
+		p += len;
+	}
+}
+
+const char *text_clean(struct sb *buf, const char *s)
+{
+	sb_reset(buf);
+	sb_add_clean(buf, s, false);
+	return sb_str(buf);
+}
+
+void fput_clean(const char *s, FILE *f)
+{
+	struct sb buf = SB_INIT;
+
+	fputs(text_clean(&buf, s), f);
+	sb_release(&buf);
+}
+
+int report_write(struct report *rp, const char *path, struct errmsg *err)
+{
+	char *doc = NULL;
+	const char *text;
+	FILE *f = stdout;
+	int ret = 0;
+
+	if (rp->failed)
+		return errmsg_set(err, -1, "%s", rp->err.msg);
+	if (rp->fmt == FMT_EMAIL && rp->email_first) {
+		text = rp->email_first;
+	} else if (rp->fmt == FMT_TEXT || rp->fmt == FMT_EMAIL) {
+		text = sb_str(&rp->text);
+	} else {
+		doc = rp->json ? rv_json_report_print(rp->json)
+			       : rv_sarif_report_print(rp->sarif);
+		if (!doc)
+			return errmsg_set(err, -1,
+					  "out of memory writing the report");
+		text = doc;
+	}
+	if (path && strcmp(path, "-")) {
+		f = fopen(path, "w");
+		if (!f) {
+			ret = errmsg_set(err, -1, "cannot write %s: %s", path,
+					 strerror(errno));
+			goto out;
+		}
+	}
+	if (rp->fmt == FMT_TEXT) {
+		struct sb clean = SB_INIT;
+
+		sb_init(&clean, 0);
+		sb_add_clean(&clean, text, true);
+		free(doc);
+		doc = sb_detach(&clean, NULL);
+		text = doc;
+	}
+	if (rp->fmt == FMT_TEXT && want_colour(f))
+		put_coloured(text, f);
+	else
+		fputs(text, f);
+	if (rp->fmt != FMT_TEXT && rp->fmt != FMT_EMAIL)
+		fputc('\n', f);
+	if (f != stdout ? fclose(f) : fflush(f))
+		ret = errmsg_set(err, -1, "cannot write %s: %s",
+				 path ? path : "standard output",
+				 strerror(errno));
+out:
+	free(doc);
+	return ret;
+}
+
+void report_free(struct report *rp)
+{
+	if (!rp)
+		return;
+	sb_release(&rp->text);
+	free(rp->email_first);
+	rv_json_report_free(rp->json);
+	rv_sarif_report_free(rp->sarif);
+	free(rp);
+}
