@@ -24,41 +24,45 @@
 enum mp_status {
 	MP_OK = 0,
 	MP_ERR_NOMEM = -1,
-	MP_ERR_IO = -2, /* cannot read a file */
-	MP_ERR_TOO_BIG = -3, /* over one of struct mp_limits */
-	MP_ERR_EMPTY = -4, /* no bytes, or no message at all */
-	MP_ERR_NOT_MAIL = -5, /* binary or not RFC 822 at all */
+	MP_ERR_IO = -2,	       /* cannot read a file */
+	MP_ERR_TOO_BIG = -3,   /* over one of struct mp_limits */
+	MP_ERR_EMPTY = -4,     /* no bytes, or no message at all */
+	MP_ERR_NOT_MAIL = -5,  /* binary or not RFC 822 at all */
 	MP_ERR_NOT_PATCH = -6, /* a message, but no diff in it */
 	MP_ERR_MALFORMED = -7, /* a diff that cannot be read */
 };
 
 /* Caps on what one message may make us allocate. */
 struct mp_limits {
-	size_t max_message; /* bytes of one raw message */
-	size_t max_headers; /* header fields in one message */
-	size_t max_mime_depth; /* nesting of multiparts */
+	size_t max_message;	/* bytes of one raw message */
+	size_t max_headers;	/* header fields in one message */
+	size_t max_mime_depth;	/* nesting of multiparts */
 	size_t max_attachments; /* MIME parts in one message */
-	size_t max_diff; /* bytes of the diff of one patch */
+	size_t max_diff;	/* bytes of the diff of one patch */
 };
 
-#define MP_LIMITS_INIT                                                        \
-	{ (size_t)64 << 20, 1000, 16, 64, (size_t)32 << 20 }
+#define MP_LIMITS_INIT                                                         \
+	{                                                                      \
+		.max_message = (size_t)64 << 20, .max_headers = 1000,          \
+		.max_mime_depth = 16, .max_attachments = 64,                   \
+		.max_diff = (size_t)32 << 20,                                  \
+	}
 
 struct mp_trailer {
-	char *key; /* as written, e.g. "Signed-off-by" */
+	char *key;   /* as written, e.g. "Signed-off-by" */
 	char *value; /* trimmed */
 };
 
 /* What a subject line says, e.g. "[PATCH net-next v3 02/10] foo: bar". */
 struct mp_subject {
-	char *title; /* the clean title: "foo: bar" */
-	int version; /* 1 when not given */
-	int index; /* 2; 0 when not numbered */
-	int total; /* 10; 0 when not numbered */
+	char *title;	    /* the clean title: "foo: bar" */
+	int version;	    /* 1 when not given */
+	int index;	    /* 2; 0 when not numbered */
+	int total;	    /* 10; 0 when not numbered */
 	bool has_patch_tag; /* [PATCH ...] or [RFC ...] present */
 	bool rfc;
 	bool resend;
-	bool reply; /* started with Re:/Aw:/Fwd: etc. */
+	bool reply;  /* started with Re:/Aw:/Fwd: etc. */
 	char **tags; /* other bracketed words: "net-next", "bpf", "AUTOSEL" */
 	size_t ntags;
 };
@@ -67,7 +71,7 @@ enum mp_kind {
 	MP_KIND_PATCH, /* carries a diff */
 	MP_KIND_COVER, /* n = 0 of a series, or a cover with no diff */
 	MP_KIND_REPLY, /* a reply in a thread, no diff */
-	MP_KIND_PULL, /* git request-pull output */
+	MP_KIND_PULL,  /* git request-pull output */
 	MP_KIND_OTHER, /* anything else */
 };
 
@@ -75,7 +79,8 @@ enum mp_kind {
 enum mp_repair {
 	MP_REPAIRED_CRLF = 1 << 0,
 	MP_REPAIRED_FLOWED = 1 << 1,
-	MP_CHARSET_GUESSED = 1 << 2, /* undeclared 8-bit bytes decoded by guess */
+	/* undeclared 8-bit bytes decoded by guess */
+	MP_CHARSET_GUESSED = 1 << 2,
 	MP_DIFF_FROM_ATTACHMENT = 1 << 3,
 	MP_FROM_GIT_SHOW = 1 << 4, /* `commit <sha>` header, not mail */
 	MP_FLOWED_UNSAFE = 1 << 5, /* format=flowed diff left as is */
@@ -87,23 +92,32 @@ enum mp_repair {
  */
 struct mp_patch {
 	enum mp_kind kind;
-	char *message_id; /* without <>; synthesised "quorum-<hash>@local" if none */
+	/* The mail and its thread. */
+	char *message_id;  /* without <>; "quorum-<hash>@local" when none */
 	char *in_reply_to; /* without <> */
 	char **references; /* without <>, oldest first */
 	size_t nreferences;
-	char *from; /* decoded "Name <addr>" of the mail */
+	char *list_id; /* List-Id, when present */
+	/* Auto-Submitted other than "no", or Precedence: bulk/junk/list-auto */
+	bool auto_submitted;
+	/* Who and when. */
+	char *from;	   /* decoded "Name <addr>" of the mail */
 	char *author_name; /* from the in-body From: when present, else mail */
 	char *author_email;
-	char *date; /* the Date header as written (RFC 2822) */
+	char *date;	   /* the Date header as written (RFC 2822) */
 	int64_t timestamp; /* seconds since the epoch; 0 when unknown */
-	int tz_offset; /* minutes east of UTC */
+	int tz_offset;	   /* minutes east of UTC */
+	/* What it says. */
 	char *subject_raw; /* decoded, unfolded */
 	struct mp_subject subject;
-	char *commit_message; /* title, blank line, body up to `---`, trailers included */
-	char *notes; /* text after `---` before the diff (diffstat, AUTOSEL review) */
+	/* Title, blank line, body up to `---`, trailers included. */
+	char *commit_message;
+	/* Text after `---` before the diff (diffstat, AUTOSEL review). */
+	char *notes;
 	struct mp_trailer *trailers; /* trailers of the commit message */
 	size_t ntrailers;
-	struct mp_trailer *followups; /* trailers sent later as replies in the thread */
+	/* Trailers sent later as replies in the thread. */
+	struct mp_trailer *followups;
 	size_t nfollowups;
 	/*
 	 * The unified diff, from the first `diff --git` or `--- `: the bytes
@@ -112,21 +126,21 @@ struct mp_patch {
 	 */
 	char *diff;
 	size_t diff_len;
-	char **files; /* paths touched (post-image name; pre-image for deletions) */
+	/* Paths touched (post-image name; pre-image for deletions). */
+	char **files;
 	size_t nfiles;
-	char *base_commit; /* `base-commit:` */
-	char *change_id; /* `change-id:` */
+	unsigned repairs; /* enum mp_repair bits */
+	/* Where it applies: b4 and format-patch metadata. */
+	char *commit_id; /* from a `From <sha> <date>` line or `commit <sha>` */
+	char *base_commit;	 /* `base-commit:` */
+	char *change_id;	 /* `change-id:` */
 	char **prereq_patch_ids; /* `prerequisite-patch-id:` */
 	size_t nprereq_patch_ids;
 	char **prereq_message_ids; /* `prerequisite-message-id:`, without <> */
 	size_t nprereq_message_ids;
-	/* `prerequisite-change-id:` (b4 >= 0.14): "CHANGE-ID" or "CHANGE-ID:vN" */
+	/* `prerequisite-change-id:` (b4 >= 0.14): "ID" or "ID:vN" */
 	char **prereq_change_ids;
 	size_t nprereq_change_ids;
-	char *commit_id; /* from a `From <sha> <date>` line or `commit <sha>` */
-	char *list_id; /* List-Id, when present */
-	bool auto_submitted; /* Auto-Submitted other than "no", or Precedence: bulk/junk/list-auto */
-	unsigned repairs; /* enum mp_repair bits */
 };
 
 /*
@@ -181,12 +195,14 @@ void mp_mbox_free(struct mp_mbox *mb);
 /* A series: a cover letter (maybe absent) and patches 1..total. */
 struct mp_series {
 	struct mp_patch *cover; /* NULL when there is none */
-	struct mp_patch **patches; /* ordered by index; NULL holes for missing */
-	size_t npatches; /* length of patches[] (== total for numbered series) */
+	/* Ordered by index; NULL holes for missing. */
+	struct mp_patch **patches;
+	/* Length of patches[] (== total for numbered series). */
+	size_t npatches;
 	int version;
-	int total; /* m of n/m; 1 for a single unnumbered patch */
+	int total;     /* m of n/m; 1 for a single unnumbered patch */
 	bool complete; /* every index 1..total present */
-	int *missing; /* indexes not present */
+	int *missing;  /* indexes not present */
 	size_t nmissing;
 	bool superseded; /* a newer version of this series is in the same set */
 	struct mp_trailer *followups; /* trailers sent to the cover letter */
@@ -195,7 +211,7 @@ struct mp_series {
 
 /* What reading some mail produced: series, plus the mails we could not use. */
 struct mp_error_entry {
-	char *where; /* "FILE message N" or the message-id */
+	char *where;   /* "FILE message N" or the message-id */
 	char *message; /* one sentence */
 };
 
@@ -220,7 +236,6 @@ void mp_collector_add(struct mp_collector *c, struct mp_patch *p);
  * keeps only metadata (ids, subject, author, files, trailers, base-commit),
  * so reading a huge mbox stays within bounded memory (`quorum parse`).
  * Follow-up trailers of replies are still collected. Cannot fail.
- * (Owner of the result: nothing is returned. Added by the series work.)
  */
 void mp_collector_set_keep_bodies(struct mp_collector *c, bool keep);
 /* Record a message that could not be used. */

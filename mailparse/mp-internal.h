@@ -2,7 +2,7 @@
 /*
  * mp-internal.h - helpers shared by the files of mailparse/ that read one
  * message (message.c, charset.c, diffscan.c, trailers.c, subject.c).
- * Nothing here is part of the public contract; owner: the message work.
+ * Nothing here is part of the public contract.
  */
 #ifndef QUORUM_MP_INTERNAL_H
 #define QUORUM_MP_INTERNAL_H

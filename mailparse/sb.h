@@ -18,13 +18,16 @@
 #define SB_DEFAULT_CAP ((size_t)256 << 20)
 
 struct sb {
-	char *buf; /* NUL-terminated when alloc > 0; NULL until first growth */
+	char *buf;  /* NUL-terminated when alloc > 0; NULL until first growth */
 	size_t len; /* bytes used, not counting the NUL */
 	size_t alloc; /* bytes allocated */
-	size_t cap; /* the most len may become; 0 means SB_DEFAULT_CAP */
+	size_t cap;   /* the most len may become; 0 means SB_DEFAULT_CAP */
 };
 
-#define SB_INIT { NULL, 0, 0, 0 }
+#define SB_INIT                                                                \
+	{                                                                      \
+		.buf = NULL                                                    \
+	}
 
 /* Initialise an empty buffer that may hold at most cap bytes (0: default). */
 void sb_init(struct sb *sb, size_t cap);
@@ -80,7 +83,7 @@ struct errmsg {
 	char msg[512];
 };
 
-/* Format into e (when not NULL) and return code, so `return errmsg_set(...)`. */
+/* Format into e (when not NULL) and return code: `return errmsg_set(...)`. */
 int errmsg_set(struct errmsg *e, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -96,16 +99,16 @@ void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *p, size_t n);
 
 /* Grow an array to hold at least n elements; doubles capacity. */
-#define ALLOC_GROW(arr, n, alloc)                                             \
-	do {                                                                  \
-		if ((n) > (alloc)) {                                          \
-			size_t alloc_grow_new_ = (alloc) ? (alloc) * 2 : 8;   \
-			while (alloc_grow_new_ < (n))                         \
-				alloc_grow_new_ *= 2;                         \
-			(arr) = xrealloc((arr),                               \
-					 alloc_grow_new_ * sizeof(*(arr)));   \
-			(alloc) = alloc_grow_new_;                            \
-		}                                                             \
+#define ALLOC_GROW(arr, n, alloc)                                              \
+	do {                                                                   \
+		if ((n) > (alloc)) {                                           \
+			size_t alloc_grow_new_ = (alloc) ? (alloc)*2 : 8;      \
+			while (alloc_grow_new_ < (n))                          \
+				alloc_grow_new_ *= 2;                          \
+			(arr) = xrealloc((arr),                                \
+					 alloc_grow_new_ * sizeof(*(arr)));    \
+			(alloc) = alloc_grow_new_;                             \
+		}                                                              \
 	} while (0)
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -803,7 +803,7 @@ static const char *series_title(const struct mp_series *s)
 }
 
 /*
- * prereq: apply the prerequisite series on c->tree / *cur, in order.
+ * Apply the prerequisite series on c->tree / *cur, in order.
  * On failure why gets one sentence: which series and patch did not
  * apply, or (RV_ERR_REPO) what could not be read.
  */
@@ -986,7 +986,7 @@ static const char *source_name(enum rv_base_source src)
 	return "?";
 }
 
-/* prereq: "; on top of prerequisite series 'A' (2 patches) from ..." */
+/* "; on top of prerequisite series 'A' (2 patches) from ..." */
 static void add_prereq_note(struct sb *note, const struct rv_apply_opts *opts)
 {
 	size_t i, n;
@@ -1010,7 +1010,7 @@ static void add_prereq_note(struct sb *note, const struct rv_apply_opts *opts)
 		sb_adds(note, " from the same input");
 }
 
-/* prereq: a prerequisite-patch-id the caller's prereqs carry is not missing. */
+/* A prerequisite-patch-id the caller's prereqs carry is not missing. */
 static void given_prereqs(const struct rv_apply_opts *opts, char *const *ids,
 			  size_t nids, bool *missing)
 {
@@ -1033,7 +1033,7 @@ static void given_prereqs(const struct rv_apply_opts *opts, char *const *ids,
 	}
 }
 
-/* prereq: does a series of the caller's prereqs hold the message id? */
+/* Does a series of the caller's prereqs hold the message id? */
 static bool given_msgid(const struct rv_apply_opts *opts, const char *id)
 {
 	size_t i;
@@ -1045,7 +1045,7 @@ static bool given_msgid(const struct rv_apply_opts *opts, const char *id)
 }
 
 /*
- * prereq: "<a@b>, <c@d>": the prerequisite-message-ids of s that were not
+ * "<a@b>, <c@d>": the prerequisite-message-ids of s that were not
  * applied first (no series of opts->prereqs holds them), each once; ids
  * that are no printable ASCII are left out.
  */

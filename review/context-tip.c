@@ -2,7 +2,7 @@
 /*
  * context-tip.c - the combined diff of a whole series, from its base to the
  * tip's tree, so the models also review what the series leaves behind
- * once every patch is in (issue 7 item 7).
+ * once every patch is in.
  */
 #include <git2.h>
 

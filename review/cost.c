@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * cost.c - the ledger, reservations against hard caps, and the answer
- * cache, in our own tables of the state db (issue 8). See cost.h.
+ * cache, in our own tables of the state db. See cost.h.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cost.h - the money side of a review (issue 8): a ledger of every LLM
+ * cost.h - the money side of a review: a ledger of every LLM
  * request, reservations against hard caps, and a cache of answers keyed
  * by patch-id, all in the state db (SQLite, WAL) that bot/ names.
  *
@@ -54,7 +54,7 @@ struct rv_charge {
 	const char *list;   /* may be NULL */
 	const char *series; /* series or patch key, may be NULL */
 	long tokens_in, tokens_out;
-	double cost; /* USD */
+	double cost;  /* USD */
 	bool assumed; /* cost is the worst case: no usage was reported */
 };
 

@@ -17,7 +17,7 @@ static const struct rv_voter *const default_voters[] = {
 };
 
 /*
- * hist (issue 6): the default offline set grows with what the repo has:
+ * The default offline set grows with what the repo has:
  * history and risk with a history index, checkpatch when the tree has a
  * checker. out holds at least 4.
  */
@@ -36,7 +36,7 @@ static size_t offline_voters(const struct rv_review_opts *opts,
 	return n;
 }
 
-/* hist: per-patch risk score and the top similar past fixes. */
+/* Per-patch risk score and the top similar past fixes. */
 #define REVIEW_SIMILAR_TOP 3
 
 static void patch_history(struct rv_review *r, size_t k,
@@ -58,7 +58,7 @@ static void patch_history(struct rv_review *r, size_t k,
 }
 
 /*
- * prereq: where the series' first patch starts: after the prerequisite
+ * Where the series' first patch starts: after the prerequisite
  * series of the same input, whose changes count as the base.
  */
 static const char *apply_start(const struct rv_apply_result *a)
@@ -67,7 +67,7 @@ static const char *apply_start(const struct rv_apply_result *a)
 }
 
 /*
- * llm: the whole series as one more patch for the models, from the base
+ * The whole series as one more patch for the models, from the base
  * to the tip's tree, when it has more than one patch and all applied.
  * Fills slot s->npatches of diffs[] and pp[]; true when it did.
  */
@@ -269,7 +269,7 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 	/*
 	 * The offline voters look at different things (C heuristics, past
 	 * bugs, risk, style), so they cannot agree on a finding: when they
-	 * vote alone, each is its own quorum (hist, issue 6).
+	 * vote alone, each is its own quorum.
 	 */
 	r->quorum = opts->quorum > 0 ? opts->quorum
 		    : !opts->voters  ? 1
@@ -331,7 +331,7 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 				r->dropped++;
 		}
 		rv_findings_release(&mine);
-		/* llm: the LLM voters and the verifier need it later. */
+		/* The LLM voters and the verifier need it later. */
 		diffs[k] = d;
 		pp[k].diff = d;
 		pp[k].post_tree = ctx.post_tree;
@@ -413,7 +413,7 @@ void rv_review_free(struct rv_review *r)
 	free(r->similar);
 	free(r->risk_why);
 	free(r->risk);
-	free(r->stepdown); /* cost (issue 8) */
+	free(r->stepdown);
 	free(r->list);
 	free(r);
 }

@@ -184,7 +184,7 @@ static cJSON *json_cost(const struct rv_review *r)
 	return o;
 }
 
-/* prereq: the series applied before this one, not reviewed themselves. */
+/* The series applied before this one, not reviewed themselves. */
 static cJSON *json_prereqs(const struct rv_review *r)
 {
 	cJSON *arr = cJSON_CreateArray();

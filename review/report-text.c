@@ -95,7 +95,7 @@ static const char *series_title(const struct mp_series *s)
 	return p ? patch_title(p) : "(empty series)";
 }
 
-/* prereq: the series applied first, each on a line; not reviewed here. */
+/* The series applied first, each on a line; not reviewed here. */
 static void add_prereqs(struct sb *out, const struct rv_review *r)
 {
 	size_t i, k, n;
@@ -180,7 +180,7 @@ static void add_quote(struct sb *out, const char *quote)
 	}
 }
 
-/* ---- llm (issue 7) ---------------------------------------------------- */
+/* ---- LLM voters --------------------------------------------------------- */
 
 static bool voter_is_llm(const struct rv_review *r, const char *name,
 			 double *weight)
@@ -328,7 +328,7 @@ static void add_cost(struct sb *out, const struct rv_review *r)
 	double cost = 0;
 	size_t i, nreq = 0, nbudget = 0;
 
-	/* cost (issue 8): the step taken, the cache, the day's budget. */
+	/* Money: the step taken, the cache, the day's budget. */
 	if (r->stepdown)
 		sb_addf(out, "step-down: %s\n", r->stepdown);
 	if (!r->ncalls) {
@@ -392,7 +392,7 @@ static void add_finding(struct sb *out, const struct rv_review *r,
 }
 
 /*
- * hist (issue 6): each patch's risk score and the past fixes most like
+ * Each patch's risk score and the past fixes most like
  * it, shown whether or not a finding reached quorum.
  */
 #define REPORT_SIMILAR_SHOWN 2

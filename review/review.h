@@ -42,8 +42,7 @@ struct rv_line {
 struct rv_hunk {
 	int old_start, old_lines;
 	int new_start, new_lines;
-	char *section; /* text after the second @@ (function context), or NULL
-			*/
+	char *section; /* after the second @@ (function context), or NULL */
 	struct rv_line *lines;
 	size_t nlines;
 };
@@ -82,7 +81,7 @@ int rv_diff_parse(struct rv_diff **out, const char *diff, size_t len,
 		  struct errmsg *err);
 void rv_diff_free(struct rv_diff *d);
 /*
- * rv_diff_parse() details (owner: rules/diff work):
+ * rv_diff_parse() details:
  * - git diffs (`diff --git`, mode, rename/copy, binary headers) and plain
  *   unified diffs (`--- x` / `+++ y`); "a/" "b/" prefixes are stripped,
  *   as are two different top directories over the same rest
@@ -111,8 +110,8 @@ const struct rv_file *rv_diff_find_file(const struct rv_diff *d,
  * hunk's section text and the function headers and column-0 closing
  * braces among the hunk's own post-image lines (cheap; no repository).
  * Writes the NUL-terminated name into buf and returns its length, or
- * returns 0 with buf = "" when unknown or when it does not fit in bufsz.
- * (owner: rules/diff work; never fails otherwise)
+ * returns 0 with buf = "" when unknown or when it does not fit in bufsz
+ * (it never fails otherwise).
  */
 size_t rv_hunk_function(const struct rv_hunk *h, size_t idx, char *buf,
 			size_t bufsz);
@@ -122,7 +121,6 @@ size_t rv_hunk_function(const struct rv_hunk *h, size_t idx, char *buf,
  * text src[0..len): the nearest column-0 function header above it, unless
  * a column-0 '}' (the end of the function before) comes first; at most
  * 4000 lines back. Same buffer contract as rv_hunk_function().
- * (owner: rules/diff work; never fails otherwise)
  */
 size_t rv_source_function(const char *src, size_t len, int line, char *buf,
 			  size_t bufsz);
@@ -154,25 +152,25 @@ enum rv_base_source {
 };
 
 struct rv_apply_opts {
-	unsigned version;
+	/* Where to apply: the first of these that names a commit. */
 	const char *base;   /* --base REV, or NULL */
 	const char *branch; /* the list's configured branch, or NULL */
-	bool three_way;	    /* fall back like git am -3 */
-	bool store_refs;    /* write refs/quorum/... for each commit */
 	/*
-	 * Added by prereq: series to apply first, in order, on the chosen
-	 * base (borrowed; e.g. b4 >= 0.14 puts a prerequisite series ahead
-	 * of the one asked for in the same mbox). The series then applies
-	 * on their result, and only its own patches are in the result.
+	 * Series to apply first, in order, on the chosen base (borrowed;
+	 * e.g. b4 >= 0.14 puts a prerequisite series ahead of the one asked
+	 * for in the same mbox). The series then applies on their result,
+	 * and only its own patches are in the result.
 	 */
 	const struct mp_series *const *prereqs;
 	size_t nprereqs;
+	/* How to apply. */
+	bool three_way;	 /* fall back like git am -3 (default: on) */
+	bool store_refs; /* write refs/quorum/... for each commit */
 };
 
-#define RV_APPLY_OPTS_VERSION 1
 #define RV_APPLY_OPTS_INIT                                                     \
 	{                                                                      \
-		RV_APPLY_OPTS_VERSION, NULL, NULL, true, false, NULL, 0        \
+		.three_way = true                                              \
 	}
 
 struct rv_patch_result {
@@ -185,21 +183,22 @@ struct rv_patch_result {
 };
 
 struct rv_apply_result {
+	/* The base chosen, and why. */
 	char base_id[RV_OID_HEXSZ + 1];
 	enum rv_base_source base_source;
-	char *base_note; /* e.g. "base-commit 1234abcd not in repo; used HEAD"
-			  */
-	struct rv_patch_result
-		*patches; /* one per patch present, series order */
-	size_t npatches;
-	int failed; /* index into patches[] of the first failure, or -1 */
+	/* e.g. "base-commit 1234abcd not in repo; used HEAD", or NULL */
+	char *base_note;
 	/*
-	 * Added by prereq: the commit the series' first patch applies on:
-	 * base_id, or the in-memory commit of the last prerequisite patch
-	 * (their changes count as part of the base). "" when none applied.
+	 * The commit the series' first patch applies on: base_id, or the
+	 * in-memory commit of the last prerequisite patch (their changes
+	 * count as part of the base). "" when none applied.
 	 */
 	char start_id[RV_OID_HEXSZ + 1];
 	size_t nprereq_patches; /* prerequisite patches applied first */
+	/* The series' own patches: one per patch present, series order. */
+	struct rv_patch_result *patches;
+	size_t npatches;
+	int failed; /* index into patches[] of the first failure, or -1 */
 };
 
 /*
@@ -219,8 +218,6 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 void rv_apply_result_free(struct rv_apply_result *r);
 
 /*
- * Added by apply (issue 5); owner of the results: the caller.
- *
  * Write the tree (hex id of a tree or commit, e.g. a patch's tree_id) to
  * the directory dir, which must not exist yet; the repository itself is
  * not touched. Entries that could escape dir (.., .git, '/') are refused.
@@ -262,12 +259,12 @@ struct rv_finding {
 	char *title;	   /* one line */
 	char *explanation; /* a paragraph */
 	char *quote;	   /* the added lines at issue, newline-separated */
-	char **voters;	   /* names of the voters that raised it */
-	size_t nvoters;
-	/* Added by llm (issue 7); plain values, copied by rv_findings_add(): */
-	double votes;	  /* sum of the weights of voters; set by the vote */
-	bool preexisting; /* about code the patch did not touch */
+	bool preexisting;  /* about code the patch did not touch */
 	char cites[2][RV_OID_HEXSZ + 1]; /* past fix ids the finding cites */
+	/* Who raised it. */
+	char **voters; /* names of the voters that raised it */
+	size_t nvoters;
+	double votes; /* sum of the weights of voters; set by the vote */
 	/*
 	 * Where the lines are at the series tip (the last patch's
 	 * post-image; the same as file/lines for the last patch), set for
@@ -296,7 +293,6 @@ struct rv_context {
 	struct rv_repo *repo;	    /* may be NULL (no repo) */
 	const char *pre_tree;	    /* hex ids, "" when not applied */
 	const char *post_tree;
-	/* Added by hist (issue 6): */
 	struct rv_history *history; /* the history index, NULL when none */
 	const char *workdir;	    /* the repo's work tree, NULL when none */
 };
@@ -304,15 +300,14 @@ struct rv_context {
 struct rv_voter {
 	const char *name;
 	double weight;
-	/* Append this voter's findings on ctx to out. 0 or negative rv_status.
-	 */
+	/* Append this voter's findings on ctx to out; 0 or an rv_status. */
 	int (*review)(const struct rv_voter *v, const struct rv_context *ctx,
 		      struct rv_findings *out, struct errmsg *err);
 	void *priv;
 };
 
 /*
- * The offline C heuristics voter (owner: rules/diff work). Reads
+ * The offline C heuristics voter. Reads
  * ctx->diff (or parses ctx->patch->diff when diff is NULL; a malformed
  * diff returns that RV_ERR_INPUT), looks only at .c .h .cc .cpp .cxx .hh
  * .hpp files, and reports defects the patch adds, never ones only in
@@ -328,27 +323,26 @@ extern const struct rv_voter rv_voter_rules;
 /* ---- the review pipeline -------------------------------------------- */
 
 struct rv_review_opts {
-	unsigned version;
 	struct rv_apply_opts apply;
+	/* The vote. */
 	const struct rv_voter *const
 		*voters; /* NULL: the default offline set */
 	size_t nvoters;
 	int quorum; /* distinct voters a finding needs; 0: majority */
-	/* Added by hist (issue 6); zero/NULL when unused: */
+	/* What the offline voters read; NULL when there is none. */
 	struct rv_history *history; /* borrowed; NULL: no history index */
 	const char *workdir; /* the repo's work tree (checkpatch), or NULL */
-	/* Added by llm (issue 7); zero/NULL when unused: */
-	const struct rv_llm_voter *llm; /* LLM voters, asked concurrently */
+	/* LLM voters, asked concurrently; none when nllm is 0. */
+	const struct rv_llm_voter *llm;
 	size_t nllm;
 	const struct rv_prompts *prompts; /* required when nllm > 0 */
 	double deadline; /* seconds for all LLM requests; 0: 600 */
 	int retries;	 /* per request on 429/5xx/reset; 0: 2; < 0: none */
 	double backoff;	 /* first retry delay in seconds; 0: 1.0 */
 	/*
-	 * Added by cost (issue 8); zero/NULL when unused. With a ledger,
-	 * every LLM request reserves its worst case against each cap that
-	 * applies (a cap <= 0 does not), is recorded, and answers are
-	 * reused from its cache (review/cost.h).
+	 * Money. With a ledger, every LLM request reserves its worst case
+	 * against each cap that applies (a cap <= 0 does not), is recorded,
+	 * and answers are reused from its cache (review/cost.h).
 	 */
 	struct rv_ledger *ledger; /* borrowed; NULL: no caps, no cache */
 	const char *list;	  /* the list the series came from, or NULL */
@@ -360,53 +354,55 @@ struct rv_review_opts {
 	bool no_cache;	      /* ask the models even when an answer is cached */
 };
 
-#define RV_REVIEW_OPTS_VERSION 1
 #define RV_REVIEW_OPTS_INIT                                                    \
 	{                                                                      \
-		RV_REVIEW_OPTS_VERSION, RV_APPLY_OPTS_INIT, NULL, 0, 0, NULL,  \
-			NULL, NULL, 0, NULL, 0, 0, 0, NULL, NULL, NULL, 0, 0,  \
-			0, 0, false                                            \
+		.apply = RV_APPLY_OPTS_INIT                                    \
 	}
 
 struct rv_review {
 	const struct mp_series *series; /* borrowed */
-	struct rv_apply_result *apply;	/* NULL when no repo */
-	char **voters;			/* names of the voters that took part */
+	/*
+	 * opts->apply.prereqs, applied before the series and not reviewed
+	 * (the array is owned, the series borrowed).
+	 */
+	const struct mp_series **prereqs;
+	size_t nprereqs;
+	struct rv_apply_result *apply; /* NULL when no repo */
+
+	/* The voters and the vote. */
+	char **voters;	 /* names of the voters that took part */
+	double *weights; /* parallel to voters[] */
+	bool *is_llm;	 /* parallel to voters[]: an LLM voter */
 	size_t nvoters;
 	int quorum;
 	struct rv_findings findings; /* at quorum, ranked */
 	struct rv_findings minority; /* below quorum */
-	size_t dropped; /* findings outside the patch's lines (invented) */
-	/* Added by hist (issue 6): per patch slot k of series->patches. */
-	double *risk; /* npatch_info entries; < 0 when not scored */
+	size_t dropped;	     /* findings outside the patch's lines (invented) */
+	size_t hallucinated; /* dropped: quoted code not in the post-image */
+	size_t preexisting;  /* clusters about untouched code (in minority) */
+	size_t fixed_later;  /* dropped: a later patch changes those lines */
+
+	/* History, per patch slot k of series->patches. */
+	double *risk;	 /* npatch_info entries; < 0 when not scored */
+	char **risk_why; /* per patch: the factors behind the score, or NULL */
 	struct rv_similar_list *similar; /* top similar past fixes per patch */
 	size_t npatch_info; /* == series->npatches when filled, else 0 */
 	bool no_history;    /* no history index: the report says so once */
-	char **risk_why; /* per patch: the factors behind the score, or NULL */
-	/* Added by llm (issue 7): */
-	double *weights;	   /* parallel to voters[] */
-	bool *is_llm;		   /* parallel to voters[]: an LLM voter */
+
+	/* LLM requests. */
 	struct rv_llm_call *calls; /* one per (LLM voter, patch) asked */
 	size_t ncalls;
 	size_t nllm;	     /* LLM voters asked */
 	size_t llm_answered; /* ... that answered at least one patch */
-	size_t hallucinated; /* dropped: quoted code not in the post-image */
-	size_t preexisting;  /* clusters about untouched code (in minority) */
-	size_t fixed_later;  /* dropped: a later patch changes those lines */
 	char **left_out;     /* context left out of prompts, one line each */
 	size_t nleft_out;
-	/* Added by cost (issue 8): */
+
+	/* Money. */
 	char *stepdown;	   /* the step taken because the budget was short */
 	size_t ncached;	   /* calls whose answer came from the cache */
 	double day_left;   /* USD left today for the list; < 0: no daily cap */
 	double day_budget; /* the list's daily cap, 0 when none */
 	char *list;	   /* the list whose budget day_left is, or NULL */
-	/*
-	 * Added by prereq: opts->apply.prereqs, applied before the series
-	 * and not reviewed (the array is owned, the series borrowed).
-	 */
-	const struct mp_series **prereqs;
-	size_t nprereqs;
 };
 
 /*
@@ -420,9 +416,7 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 		     const struct rv_review_opts *opts, struct errmsg *err);
 void rv_review_free(struct rv_review *r);
 
-/*
- * ci (issue 10, review/apply-range.c): the commits of a range, as patches.
- */
+/* The commits of a range, as patches (review/apply-range.c; `quorum ci`). */
 struct rv_range {
 	char (*ids)[RV_OID_HEXSZ + 1]; /* non-merge commits, oldest first */
 	size_t n;
@@ -490,8 +484,7 @@ void rv_json_report_free(struct rv_json_report *j);
  */
 struct rv_sarif_report;
 int rv_sarif_report_new(struct rv_sarif_report **out, const char *version);
-void rv_sarif_report_add(struct rv_sarif_report *sr,
-			 const struct rv_review *r,
+void rv_sarif_report_add(struct rv_sarif_report *sr, const struct rv_review *r,
 			 const char (*ids)[RV_OID_HEXSZ + 1], size_t n);
 char *rv_sarif_report_print(const struct rv_sarif_report *sr);
 void rv_sarif_report_free(struct rv_sarif_report *sr);
@@ -520,33 +513,33 @@ struct rv_llm_voter {
 	const char *key; /* secret or NULL; never logged, never in an error */
 	double weight;	 /* 0: 1.0 */
 	double price_in, price_out; /* USD per million tokens */
-	int max_tokens;		    /* of the answer; 0: 2048 */
-	double timeout;		    /* seconds per request; 0: 120 */
-	int context_tokens; /* prompt budget (~4 bytes a token); 0: 24000 */
-	int max_parallel;   /* of its requests at once; 0: 4 */
-	/* Added by cost (issue 8): */
-	double price_cached; /* USD per million cached input tokens; 0: price_in
-			      */
+	double price_cached; /* per million cached input tokens; 0: price_in */
+	int max_tokens;	     /* of the answer; 0: 2048 */
+	double timeout;	     /* seconds per request; 0: 120 */
+	int context_tokens;  /* prompt budget (~4 bytes a token); 0: 24000 */
+	int max_parallel;    /* of its requests at once; 0: 4 */
 };
 
 /* What one request did; the report and the cost ledger read it. */
 struct rv_llm_call {
 	char *voter;
-	int patch;	  /* index into series->patches */
+	int patch; /* index into series->patches */
+	/* What came of it. */
 	bool answered;	  /* a valid answer was parsed */
 	char *reason;	  /* why the voter abstained on this patch, or NULL */
+	bool cached;	  /* the answer was reused from the cache, at no cost */
+	bool budget;	  /* not sent: a cap would have been passed */
+	size_t nfindings; /* findings in the answer */
+	/* The request. */
 	long http_status; /* of the last attempt, 0 when none */
 	int attempts;
+	size_t prompt_bytes; /* bytes of the request body */
+	double seconds;	     /* wall time from first send to last byte */
+	/* What it cost. */
 	long tokens_in, tokens_out; /* from the answer's usage, 0 when absent */
-	double cost;		    /* USD from tokens and the voter's prices */
-	double seconds;		    /* wall time from first send to last byte */
-	size_t nfindings;	    /* findings in the answer */
-	size_t prompt_bytes;	    /* bytes of the request body */
-	/* Added by cost (issue 8): */
-	bool cached;	 /* the answer was reused from the cache, at no cost */
-	bool budget;	 /* not sent: a cap would have been passed */
-	double reserved; /* USD reserved for it before it was sent */
 	long tokens_cached; /* of tokens_in, read from the provider's cache */
+	double reserved;    /* USD reserved for it before it was sent */
+	double cost;	    /* USD from tokens and the voter's prices */
 };
 
 /*
@@ -565,7 +558,7 @@ int rv_prompts_load(struct rv_prompts **out, const char *dir,
 		    struct errmsg *err);
 void rv_prompts_free(struct rv_prompts *p);
 
-/* ---- history index (review/history*.c; owner: hist) ---
+/* ---- history index (review/history*.c) -------------------------------
  *
  * The tree's own past bugs: every commit with a `Fixes:` trailer (or a
  * `Revert "..."` with `This reverts commit X.`) names the commit that
@@ -589,20 +582,15 @@ struct rv_embed_opts {
 };
 
 struct rv_index_opts {
-	unsigned version;
 	rv_progress_fn progress; /* may be NULL */
 	void *progress_arg;
 	bool rebuild;		    /* throw the index away and build it anew */
 	struct rv_embed_opts embed; /* url NULL: no embeddings */
 };
 
-#define RV_INDEX_OPTS_VERSION 1
 #define RV_INDEX_OPTS_INIT                                                     \
 	{                                                                      \
-		RV_INDEX_OPTS_VERSION, NULL, NULL, false,                      \
-		{                                                              \
-			NULL, NULL, NULL                                       \
-		}                                                              \
+		.progress = NULL                                               \
 	}
 
 /* What an index run did; the Fixes: counts are for the whole index. */
@@ -751,7 +739,6 @@ struct rv_eval_commit {
 };
 
 struct rv_eval_opts {
-	unsigned version;
 	int64_t since, until; /* commit times, seconds since the epoch */
 	rv_progress_fn progress;
 	void *progress_arg;
@@ -760,10 +747,9 @@ struct rv_eval_opts {
 	void *each_arg;
 };
 
-#define RV_EVAL_OPTS_VERSION 1
 #define RV_EVAL_OPTS_INIT                                                      \
 	{                                                                      \
-		RV_EVAL_OPTS_VERSION, 0, 0, NULL, NULL, NULL, NULL             \
+		.progress = NULL                                               \
 	}
 
 struct rv_eval_result {
@@ -789,8 +775,8 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 		    struct rv_eval_result *res, struct errmsg *err);
 
 /*
- * prereq (review/apply-prereq.c): which of a set of candidate series a series
- * declares as its prerequisites, by prerequisite-patch-id: (a patch of
+ * Prerequisites (review/apply-prereq.c): which of a set of candidate series a
+ * series declares as its prerequisites, by prerequisite-patch-id: (a patch of
  * it), prerequisite-message-id: (its cover or a patch) or b4's
  * prerequisite-change-id: ID[:vN]; shared by review and watch.
  */

@@ -20,7 +20,7 @@ static bool ranges_meet(const struct rv_finding *a, const struct rv_finding *b)
 	       b->line_start <= a->line_end + CLUSTER_SLACK;
 }
 
-/* llm (issue 7): is any of f's voters an LLM voter? */
+/* Is any of f's voters an LLM voter? */
 static bool from_llm(const struct rv_review *r, const struct rv_finding *f)
 {
 	size_t i, j;
@@ -96,7 +96,7 @@ static void cluster_merge(struct rv_finding *c, const struct rv_finding *f)
 		c->line_end = f->line_end;
 	if (f->severity > c->severity)
 		c->severity = f->severity;
-	/* llm: untouched code only when every voter says so; keep cites. */
+	/* Untouched code only when every voter says so; keep cites. */
 	c->preexisting = c->preexisting && f->preexisting;
 	for (i = 0; i < ARRAY_SIZE(c->cites); i++) {
 		if (!f->cites[i][0])
@@ -169,7 +169,7 @@ void rv_vote(struct rv_review *r, struct rv_findings *pool)
 		struct rv_finding *c = &clusters.items[i];
 		struct rv_findings *to;
 
-		/* llm: distinct voters count with their weights. */
+		/* Distinct voters count with their weights. */
 		c->votes = 0;
 		for (j = 0; j < c->nvoters; j++)
 			c->votes += voter_weight(r, c->voters[j]);

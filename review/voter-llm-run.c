@@ -222,7 +222,7 @@ static int running_in(const struct rv_llm_req *reqs, size_t n, size_t group)
 	return k;
 }
 
-/* cost (issue 8): tell the caller of each request that is done, once. */
+/* Tell the caller of each request that is done, once. */
 static void tell_done(struct rv_llm_req *reqs, size_t n, bool *told,
 		      const struct rv_llm_run_opts *o)
 {
@@ -297,8 +297,10 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 					wake = r->not_before;
 				continue;
 			}
-			/* cost: the budget is asked just before a first send. */
-			if (!r->attempts && o->admit && o->admit(o->arg, i, r)) {
+			/* cost: the budget is asked just before a first send.
+			 */
+			if (!r->attempts && o->admit &&
+			    o->admit(o->arg, i, r)) {
 				if (!r->error[0])
 					snprintf(r->error, sizeof(r->error),
 						 "budget");

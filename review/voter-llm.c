@@ -27,12 +27,12 @@ struct job {
 	struct rv_llm_req req;
 	bool sent;
 	char *reason; /* why no request was sent */
-	/* cost (issue 8): */
+	/* The cache and the budget. */
 	char key[41]; /* cache key, "" when not cacheable */
 	char *cached; /* the cached answer text, or NULL */
 	int64_t resv; /* open reservation, 0 when none */
 	double worst; /* USD reserved for it */
-	bool budget; /* not sent for the budget */
+	bool budget;  /* not sent for the budget */
 };
 
 static void patch_label(const struct mp_series *s, size_t k, char *buf,
@@ -247,7 +247,7 @@ out:
 	sb_release(&text);
 }
 
-/* ---- cost (issue 8): cache, caps, step-down ------------------------- */
+/* ---- cache, caps, step-down ------------------------------------------- */
 
 /* What a voter sees of prepared patch k; false when k has no patch. */
 static bool job_in(struct rv_review *r, struct rv_repo *repo,
@@ -372,9 +372,9 @@ static void cost_done(void *arg, size_t i, struct rv_llm_req *req)
 	 * out; one that went out and got no whole answer (a timeout, a
 	 * reset, a cut body) may be: charge its worst case.
 	 */
-	if (!req->ok && (!req->body_sent ||
-			 (req->status >= 300 || (req->status > 0 &&
-						 req->status < 200)))) {
+	if (!req->ok &&
+	    (!req->body_sent ||
+	     (req->status >= 300 || (req->status > 0 && req->status < 200)))) {
 		rv_ledger_release(cr->opts->ledger, j->resv, NULL);
 		j->resv = 0;
 		return;
@@ -489,15 +489,14 @@ static void step_down(struct rv_review *r, struct rv_repo *repo,
 		return;
 	if (left < 0)
 		left = 0;
-	sb_addf(&msg, "budget short: $%.4f left under %s, the review could "
-		      "cost $%.4f; ",
+	sb_addf(&msg,
+		"budget short: $%.4f left under %s, the review could "
+		"cost $%.4f; ",
 		left, which, w0);
 
 	/* 1. The most expensive voters, while enough remain for a quorum. */
 	vcost = xcalloc(opts->nllm + 1, sizeof(*vcost));
-	need = opts->quorum > 0 ? (size_t)opts->quorum
-	       : opts->nllm > 1 ? 2
-				: 1;
+	need = opts->quorum > 0 ? (size_t)opts->quorum : opts->nllm > 1 ? 2 : 1;
 	for (;;) {
 		size_t top = opts->nllm;
 
@@ -524,8 +523,9 @@ static void step_down(struct rv_review *r, struct rv_repo *repo,
 	}
 	free(vcost);
 	if (names.len)
-		sb_addf(&msg, "dropped the most expensive voter(s) %s, the "
-			      "quorum can still be met",
+		sb_addf(&msg,
+			"dropped the most expensive voter(s) %s, the "
+			"quorum can still be met",
 			names.buf);
 	if (w <= left)
 		goto done;

@@ -15,8 +15,7 @@
 #define RV_LLM_MAX_TITLE 300
 #define RV_LLM_MAX_TEXT 8000 /* explanation, quote */
 
-/* ---- voter-llm-provider.c
- * ---------------------------------------------------- */
+/* ---- voter-llm-provider.c ---------------------------------------------- */
 
 /* The endpoint to POST to: url itself or url + the API's path. */
 char *rv_llm_endpoint(const struct rv_llm_voter *v);
@@ -64,6 +63,7 @@ struct rv_llm_req {
 	double seconds;
 	bool ok;	 /* a 2xx answer arrived whole */
 	char error[256]; /* why not, when !ok */
+	bool body_sent;	 /* the body went out, so it may be billed */
 	/* private */
 	void *easy;
 	double not_before; /* monotonic seconds: do not start before */
@@ -72,8 +72,6 @@ struct rv_llm_req {
 	int state;
 	size_t group;  /* requests of one voter */
 	int group_max; /* at most this many of a group at once; 0: any */
-	/* Added by cost (issue 8): the body went out, so it may be billed. */
-	bool body_sent;
 };
 
 void rv_llm_req_release(struct rv_llm_req *r);
@@ -84,11 +82,10 @@ struct rv_llm_run_opts {
 	double backoff;	   /* first retry delay; doubles, with jitter */
 	size_t max_answer; /* bytes per answer */
 	/*
-	 * Added by cost (issue 8), both may be NULL. admit is called just
-	 * before request i is first sent; nonzero: it is not sent, done
-	 * with error (admit may have written it). done is called once
-	 * when request i is done (sent or not), so a reservation is
-	 * settled as soon as its answer is in.
+	 * Both may be NULL. admit is called just before request i is first
+	 * sent; nonzero: it is not sent, done with error (admit may have
+	 * written it). done is called once when request i is done (sent or
+	 * not), so a reservation is settled as soon as its answer is in.
 	 */
 	int (*admit)(void *arg, size_t i, struct rv_llm_req *r);
 	void (*done)(void *arg, size_t i, struct rv_llm_req *r);
@@ -143,8 +140,7 @@ int rv_prompts_system(const struct rv_prompts *p, const struct rv_diff *d,
 
 enum rv_verdict {
 	RV_VERDICT_KEEP,
-	RV_VERDICT_OUTSIDE, /* file or lines not in the patch or its functions
-			     */
+	RV_VERDICT_OUTSIDE, /* not in the patch's files, hunks or functions */
 	RV_VERDICT_HALLUCINATED, /* quotes code the post-image does not have */
 	RV_VERDICT_PREEXISTING,	 /* inside, but not near a line it changed */
 };

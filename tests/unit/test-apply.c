@@ -332,7 +332,7 @@ static void test_failure_names_patch_file_hunk_and_line(void **state)
 	   "sed -i 's/return 40;/return -40;/' main.c && git commit -qam drift\n");
 	before = repo_state("r3");
 	apply(&r, "r3", names, 2, &(struct rv_apply_opts){
-		.version = RV_APPLY_OPTS_VERSION, .three_way = false });
+		.three_way = false });
 	assert_int_equal(r.ret, RV_ERR_APPLY);
 	assert_int_equal(r.res->failed, 1);
 	assert_true(r.res->patches[0].applied);
@@ -368,7 +368,7 @@ static void test_three_way_matches_git_am_3(void **state)
 
 	/* Without the fallback it fails, naming the line. */
 	apply(&r, "r4", names, 1, &(struct rv_apply_opts){
-		.version = RV_APPLY_OPTS_VERSION, .three_way = false });
+		.three_way = false });
 	assert_int_equal(r.ret, RV_ERR_APPLY);
 	assert_non_null(strstr(r.res->patches[0].error, "the base has \"int line22(void) { return 22222; }\""));
 	run_release(&r);
@@ -498,7 +498,7 @@ static void test_base_commit_and_fallback(void **state)
 
 	/* --base that does not exist is a repo error, nothing to fall to. */
 	apply(&r, "r8", names, 1, &(struct rv_apply_opts){
-		.version = RV_APPLY_OPTS_VERSION, .base = "no-such-rev" });
+		.base = "no-such-rev" });
 	assert_int_equal(r.ret, RV_ERR_REPO);
 	assert_null(r.res);
 	assert_non_null(strstr(r.err.msg, "no-such-rev"));
@@ -525,7 +525,7 @@ static void test_store_refs_only_when_asked(void **state)
 	run_release(&r);
 
 	apply(&r, "r9", names, 1, &(struct rv_apply_opts){
-		.version = RV_APPLY_OPTS_VERSION, .three_way = true,
+		.three_way = true,
 		.store_refs = true });
 	assert_int_equal(r.ret, 0);
 	refs = capture("cd r9 && git for-each-ref --format='%%(refname) %%(objectname)' refs/quorum && git log --format=%%s -1 $(git for-each-ref --format='%%(refname)' refs/quorum) && git rev-parse HEAD && git fsck --no-progress 2>&1 | grep -c . || true");
@@ -591,7 +591,7 @@ static void test_missing_prerequisite_is_named(void **state)
 	/* On start (its base-commit: without --base) it is missing, and named. */
 	base = capture("cd r11 && git rev-parse start");
 	apply(&r, "r11", names, 1, &(struct rv_apply_opts){
-		.version = RV_APPLY_OPTS_VERSION, .base = "start" });
+		.base = "start" });
 	assert_int_equal(r.ret, RV_ERR_APPLY);
 	assert_string_equal(r.res->base_id, base);
 	if (!strstr(r.res->patches[0].error, pid))
@@ -893,7 +893,7 @@ static void test_submodules_and_binary_preimage(void **state)
 	   "printf '\\0two' >>b.bin && git commit -qam bin && git format-patch -q --binary -o ../gb -1\n"
 	   "git reset -q --hard tip~4 && printf '\\0other' >>b.bin && git commit -qam other\n");
 	apply(&r, "r17", names, 4, &(struct rv_apply_opts){
-		.version = RV_APPLY_OPTS_VERSION, .base = "tip~4" });
+		.base = "tip~4" });
 	if (r.ret)
 		fail_msg("%s", r.err.msg);
 	for (i = 0; i < 4; i++) {
