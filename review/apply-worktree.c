@@ -204,7 +204,10 @@ static int rm_one(const char *path, const struct stat *st, int flag,
 
 int rv_worktree_remove(const char *dir)
 {
-	if (!dir || !*dir)
-		return -1;
-	return nftw(dir, rm_one, 64, FTW_DEPTH | FTW_PHYS) < 0 ? -1 : 0;
+	if (!dir || !*dir) {
+		errno = EINVAL;
+		return RV_ERR_INTERNAL;
+	}
+	return nftw(dir, rm_one, 64, FTW_DEPTH | FTW_PHYS) < 0 ? RV_ERR_REPO
+							       : 0;
 }

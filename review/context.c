@@ -126,7 +126,7 @@ int rv_boundary_make(char out[40], const char *const *texts, size_t n)
 
 	for (tries = 0; tries < 8; tries++) {
 		if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
-			return -1;
+			return RV_ERR_INTERNAL;
 		out[0] = 'Q';
 		for (k = 0; k < 16; k++)
 			snprintf(out + 1 + 2 * k, 3, "%02x", raw[k]);
@@ -136,7 +136,7 @@ int rv_boundary_make(char out[40], const char *const *texts, size_t n)
 		if (i == n)
 			return 0;
 	}
-	return -1;
+	return RV_ERR_INTERNAL;
 }
 
 /* ---- prompt files --------------------------------------------------- */
@@ -323,7 +323,7 @@ int rv_prompts_system(const struct rv_prompts *p, const struct rv_diff *d,
 	}
 	sb_adds(out, "\n\nThe answer's JSON schema:\n\n");
 	if (sb_adds(out, p->schema) < 0)
-		return -1;
+		return RV_ERR_INPUT;
 	return 0;
 }
 

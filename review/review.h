@@ -226,7 +226,10 @@ void rv_apply_result_free(struct rv_apply_result *r);
  */
 int rv_worktree_checkout(struct rv_repo *repo, const char *tree_or_commit,
 			 const char *dir, struct errmsg *err);
-/* Remove a directory made by rv_worktree_checkout(). 0 or -1 (errno). */
+/*
+ * Remove a directory made by rv_worktree_checkout(). 0, or RV_ERR_REPO
+ * when something in it could not be removed (errno says why).
+ */
 int rv_worktree_remove(const char *dir);
 
 /*

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * voter-llm-provider.c - the two LLM APIs quorum speaks: OpenAI chat completions
- * (vLLM, llama.cpp server, Ollama and hosted ones) and Anthropic
+ * voter-llm-provider.c - the two LLM APIs quorum speaks: OpenAI chat
+ * completions (vLLM, llama.cpp server, Ollama and hosted ones) and Anthropic
  * messages. Only request bodies and answer extraction live here; the
  * transfer is voter-llm-run.c's.
  */
@@ -52,10 +52,10 @@ int rv_llm_request_body(const struct rv_llm_voter *v, const char *system,
 {
 	cJSON *root = cJSON_CreateObject(), *msgs, *m;
 	char *text;
-	int ret = -1;
+	int ret = RV_ERR_NOMEM;
 
 	if (!root)
-		return -1;
+		return RV_ERR_NOMEM;
 	cJSON_AddStringToObject(root, "model", v->model ? v->model : "");
 	cJSON_AddNumberToObject(root, "max_tokens",
 				v->max_tokens > 0 ? v->max_tokens : 2048);
@@ -74,8 +74,8 @@ int rv_llm_request_body(const struct rv_llm_voter *v, const char *system,
 	cJSON_AddStringToObject(m, "content", user);
 	cJSON_AddItemToArray(msgs, m);
 	text = cJSON_PrintUnformatted(root);
-	if (text && sb_adds(out, text) == 0)
-		ret = 0;
+	if (text)
+		ret = sb_adds(out, text) < 0 ? RV_ERR_INPUT : 0;
 	cJSON_free(text);
 	cJSON_Delete(root);
 	return ret;

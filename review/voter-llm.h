@@ -20,7 +20,10 @@
 /* The endpoint to POST to: url itself or url + the API's path. */
 char *rv_llm_endpoint(const struct rv_llm_voter *v);
 
-/* The JSON request body for v with the system and user texts. 0 or -1. */
+/*
+ * Append the JSON request body for v with the system and user texts to
+ * out. 0, RV_ERR_NOMEM, or RV_ERR_INPUT when it is over out's cap.
+ */
 int rv_llm_request_body(const struct rv_llm_voter *v, const char *system,
 			const char *user, struct sb *out);
 
@@ -128,11 +131,15 @@ int rv_context_build(const struct rv_context_in *in, size_t budget,
 
 /*
  * A boundary token (32 hex digits from the kernel's random source) that
- * occurs in none of the texts. 0, or -1 when none could be made.
+ * occurs in none of the texts. 0, or RV_ERR_INTERNAL when none could
+ * be made (no random source).
  */
 int rv_boundary_make(char out[40], const char *const *texts, size_t n);
 
-/* The system prompt for a patch touching d's files. */
+/*
+ * Append the system prompt for a patch touching d's files to out. 0, or
+ * RV_ERR_INPUT when it is over out's cap.
+ */
 int rv_prompts_system(const struct rv_prompts *p, const struct rv_diff *d,
 		      const char *boundary, struct sb *out);
 
