@@ -1140,22 +1140,243 @@ static int store_ref(struct rv_repo *repo, const struct mp_series *s,
 	return ret;
 }
 
+/*
+ * The bases to try, in order, into cands (room for 3): --base alone, else
+ * the series' base-commit: (or its first prerequisite's), the list's
+ * branch and HEAD, each commit once. What was passed over goes to note.
+ * Returns 0, or RV_ERR_REPO when there is none.
+ */
+static int choose_bases(struct rv_repo *repo, const struct mp_series *s,
+			const struct rv_apply_opts *opts, struct cand *cands,
+			size_t *ncand, struct sb *note, struct errmsg *err)
+{
+	const char *revs[3];
+	enum rv_base_source srcs[3] = {RV_BASE_SERIES, RV_BASE_BRANCH,
+				       RV_BASE_HEAD};
+	char hex[RV_OID_HEXSZ + 1];
+	const char *bc;
+	size_t i, j;
+	int ret;
+
+	*ncand = 0;
+	if (opts->base) {
+		ret = rv_repo_resolve(repo, opts->base, hex, err);
+		if (ret < 0)
+			return ret;
+		cands[0].src = RV_BASE_OPTION;
+		cands[0].rev = opts->base;
+		git_oid_fromstr(&cands[0].oid, hex);
+		*ncand = 1;
+		return 0;
+	}
+	bc = series_base_commit(s);
+	/* b4 drops the cover: the prerequisites' may have survived. */
+	for (i = 0; !bc && i < opts->nprereqs; i++)
+		if (opts->prereqs[i])
+			bc = series_base_commit(opts->prereqs[i]);
+	revs[0] = bc;
+	revs[1] = opts->branch;
+	revs[2] = "HEAD";
+	for (i = 0; i < 3; i++) {
+		struct errmsg e2;
+		struct cand *c = &cands[*ncand];
+
+		if (!revs[i])
+			continue;
+		/* base-commit must be a full id, not a ref name. */
+		if (i == 0 && (strlen(bc) < 7 || strlen(bc) > 40 ||
+			       strspn(bc, "0123456789abcdef") != strlen(bc))) {
+			sb_addf(note, "base-commit %.40s is not an id; ", bc);
+			continue;
+		}
+		if (rv_repo_resolve(repo, revs[i], hex, &e2) < 0) {
+			sb_addf(note, "%s %.40s is not in the repository; ",
+				source_name(srcs[i]), revs[i]);
+			continue;
+		}
+		c->src = srcs[i];
+		c->rev = revs[i];
+		git_oid_fromstr(&c->oid, hex);
+		for (j = 0; j < *ncand; j++)
+			if (git_oid_equal(&cands[j].oid, &c->oid))
+				break;
+		if (j == *ncand)
+			(*ncand)++;
+	}
+	if (!*ncand)
+		return errmsg_set(
+			err, RV_ERR_REPO,
+			"no base to apply on: %sthe repository has no HEAD",
+			sb_str(note));
+	return 0;
+}
+
+/* What trying the bases gave. */
+struct base_tries {
+	/* The result on the base that took the series, else on the first. */
+	struct rv_apply_result *best;
+	int first_ret;		 /* the first base's status */
+	struct errmsg first_err; /* ... and its sentence */
+	struct sb tried;	 /* "did not apply on X; " for each failure */
+	size_t ntried;
+};
+
+/*
+ * Apply on each base in turn until one takes the whole series. An input
+ * or safety error ends the search: it does not depend on the base.
+ */
+static void try_bases(struct rv_repo *repo, const struct mp_series *s,
+		      const struct rv_apply_opts *opts,
+		      const struct cand *cands, size_t ncand, size_t npresent,
+		      struct base_tries *t)
+{
+	size_t i;
+
+	for (i = 0; i < ncand; i++) {
+		struct rv_apply_result *r = xcalloc(1, sizeof(*r));
+		struct errmsg e2 = {{0}};
+		int ret;
+
+		r->patches = xcalloc(npresent, sizeof(*r->patches));
+		result_reset(r, npresent);
+		r->base_source = cands[i].src;
+		ret = apply_on(repo, &cands[i].oid, s, opts, r, &e2);
+		if (ret == 0) {
+			rv_apply_result_free(t->best);
+			t->best = r;
+			return;
+		}
+		if (!t->best) {
+			t->best = r;
+			t->first_ret = ret;
+			t->first_err = e2;
+		} else {
+			rv_apply_result_free(r);
+		}
+		t->ntried++;
+		sb_addf(&t->tried, "did not apply on %s %.12s; ",
+			source_name(cands[i].src),
+			git_oid_tostr_s(&cands[i].oid));
+		if (ret != RV_ERR_APPLY)
+			return;
+	}
+}
+
+/* The note on the base: what was tried, what was used (ret: the status). */
+static void note_bases(struct sb *note, const struct base_tries *t, int ret,
+		       const struct rv_apply_opts *opts)
+{
+	const struct rv_apply_result *best = t->best;
+
+	if (ret == 0 || t->ntried > 1)
+		sb_adds(note, sb_str(&t->tried));
+	if (ret == 0)
+		sb_addf(note, "used %s %.12s", source_name(best->base_source),
+			best->base_id);
+	else if (t->ntried > 1)
+		sb_addf(note, "reported against %s %.12s",
+			source_name(best->base_source), best->base_id);
+	else
+		sb_addf(note, "tried %s %.12s only",
+			source_name(best->base_source), best->base_id);
+	add_prereq_note(note, opts);
+}
+
+/* The failed patch's error and the one returned get "(missing ...)". */
+static void blame_missing_prereq(struct base_tries *t, const char *what)
+{
+	struct rv_patch_result *pr = &t->best->patches[t->best->failed];
+	char *e = NULL;
+
+	if (asprintf(&e, "%s (missing prerequisite %s)",
+		     pr->error ? pr->error : "", what) < 0)
+		return;
+	free(pr->error);
+	pr->error = e;
+	errmsg_set(&t->first_err, t->first_ret, "%s", e);
+}
+
+/*
+ * The series failed: are prerequisite-patch-id: patches missing from the
+ * base (not among its last PREREQ_WALK_LIMIT commits, nor given)? Only a
+ * failure pays for this walk of the history.
+ */
+static void explain_missing_patch_ids(struct rv_repo *repo,
+				      const struct mp_series *s,
+				      const struct rv_apply_opts *opts,
+				      struct base_tries *t, struct sb *note)
+{
+	char **prereqs = NULL;
+	size_t nprereqs = 0, nmiss = 0, k;
+	bool *missing;
+	git_oid boid;
+	struct errmsg e3;
+	struct sb m = SB_INIT, what = SB_INIT;
+
+	collect_prereqs(s, &prereqs, &nprereqs);
+	if (!nprereqs)
+		return;
+	missing = xcalloc(nprereqs, sizeof(*missing));
+	git_oid_fromstr(&boid, t->best->base_id);
+	if (rv__find_patch_ids(repo, &boid, prereqs, nprereqs, missing,
+			       PREREQ_WALK_LIMIT, &e3) < 0)
+		goto out;
+	given_prereqs(opts, prereqs, nprereqs, missing);
+	sb_init(&m, 2048);
+	for (k = 0; k < nprereqs; k++)
+		if (missing[k])
+			sb_addf(&m, "%s%.40s", nmiss++ ? ", " : "", prereqs[k]);
+	if (nmiss) {
+		sb_addf(note,
+			"; prerequisite patch-id %s not among the last %d "
+			"commits of the base",
+			sb_str(&m), PREREQ_WALK_LIMIT);
+		sb_addf(&what, "patch-id %s", sb_str(&m));
+		blame_missing_prereq(t, sb_str(&what));
+	}
+out:
+	sb_release(&what);
+	sb_release(&m);
+	free(missing);
+	free(prereqs);
+}
+
+/* The same for prerequisite-message-id: series that were not given. */
+static void explain_missing_msgids(const struct mp_series *s,
+				   const struct rv_apply_opts *opts,
+				   struct base_tries *t, struct sb *note)
+{
+	struct sb m = SB_INIT;
+
+	sb_init(&m, 4096);
+	missing_msgids(s, opts, &m);
+	if (m.len) {
+		sb_addf(note, "; prerequisite %s not applied first",
+			sb_str(&m));
+		blame_missing_prereq(t, sb_str(&m));
+	}
+	sb_release(&m);
+}
+
+static size_t present_patches(const struct mp_series *s)
+{
+	size_t k, n = 0;
+
+	for (k = 0; k < s->npatches; k++)
+		n += s->patches[k] != NULL;
+	return n;
+}
+
 int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 		    const struct mp_series *s, const struct rv_apply_opts *opts,
 		    struct errmsg *err)
 {
 	static const struct rv_apply_opts defaults = RV_APPLY_OPTS_INIT;
-	struct rv_apply_result *r = NULL, *best = NULL;
-	struct cand cands[4];
-	size_t ncand = 0, npresent = 0, k, i;
-	struct sb note = SB_INIT, tried = SB_INIT;
-	size_t ntried = 0;
-	struct errmsg first_err = {{0}};
-	char hex[RV_OID_HEXSZ + 1];
-	char **prereqs = NULL;
-	size_t nprereqs = 0;
-	int ret = 0, first_ret = 0;
-	const char *bc;
+	struct base_tries t = {.tried = SB_INIT};
+	struct cand cands[3];
+	struct sb note = SB_INIT;
+	size_t ncand, npresent;
+	int ret;
 
 	*out = NULL;
 	if (!opts)
@@ -1163,205 +1384,36 @@ int rv_apply_series(struct rv_apply_result **out, struct rv_repo *repo,
 	if (!repo || !s)
 		return errmsg_set(err, RV_ERR_INTERNAL,
 				  "no repository or series");
-	for (k = 0; k < s->npatches; k++)
-		if (s->patches[k])
-			npresent++;
+	npresent = present_patches(s);
 	if (!npresent)
 		return errmsg_set(err, RV_ERR_INPUT,
 				  "the series has no patches to apply");
 	sb_init(&note, 4096);
-
-	/* Base candidates, in order; an explicit --base is the only one. */
-	if (opts->base) {
-		ret = rv_repo_resolve(repo, opts->base, hex, err);
-		if (ret < 0)
-			goto out;
-		cands[ncand].src = RV_BASE_OPTION;
-		cands[ncand].rev = opts->base;
-		git_oid_fromstr(&cands[ncand++].oid, hex);
-	} else {
-		const char *revs[3];
-		enum rv_base_source srcs[3] = {RV_BASE_SERIES, RV_BASE_BRANCH,
-					       RV_BASE_HEAD};
-
-		bc = series_base_commit(s);
-		/* b4 drops the cover: the prerequisites' may have survived. */
-		for (i = 0; !bc && i < opts->nprereqs; i++)
-			if (opts->prereqs[i])
-				bc = series_base_commit(opts->prereqs[i]);
-		revs[0] = bc;
-		revs[1] = opts->branch;
-		revs[2] = "HEAD";
-		for (i = 0; i < 3; i++) {
-			struct errmsg e2;
-			size_t j;
-
-			if (!revs[i])
-				continue;
-			/* base-commit must be a full id, not a ref name. */
-			if (i == 0 &&
-			    (strlen(bc) < 7 || strlen(bc) > 40 ||
-			     strspn(bc, "0123456789abcdef") != strlen(bc))) {
-				sb_addf(&note,
-					"base-commit %.40s is not an id; ", bc);
-				continue;
-			}
-			if (rv_repo_resolve(repo, revs[i], hex, &e2) < 0) {
-				sb_addf(&note,
-					"%s %.40s is not in the repository; ",
-					source_name(srcs[i]), revs[i]);
-				continue;
-			}
-			cands[ncand].src = srcs[i];
-			cands[ncand].rev = revs[i];
-			git_oid_fromstr(&cands[ncand].oid, hex);
-			for (j = 0; j < ncand; j++)
-				if (git_oid_equal(&cands[j].oid,
-						  &cands[ncand].oid))
-					break;
-			if (j == ncand)
-				ncand++;
-		}
-	}
-	if (!ncand) {
-		ret = errmsg_set(
-			err, RV_ERR_REPO,
-			"no base to apply on: %sthe repository has no HEAD",
-			sb_str(&note));
+	ret = choose_bases(repo, s, opts, cands, &ncand, &note, err);
+	if (ret < 0)
 		goto out;
+	try_bases(repo, s, opts, cands, ncand, npresent, &t);
+	ret = t.best->failed < 0 ? 0 : t.first_ret;
+	note_bases(&note, &t, ret, opts);
+	if (t.best->failed >= 0) {
+		explain_missing_patch_ids(repo, s, opts, &t, &note);
+		explain_missing_msgids(s, opts, &t, &note);
 	}
-
-	for (i = 0; i < ncand; i++) {
-		struct errmsg e2 = {{0}};
-
-		r = xcalloc(1, sizeof(*r));
-		r->patches = xcalloc(npresent, sizeof(*r->patches));
-		result_reset(r, npresent);
-		r->base_source = cands[i].src;
-		ret = apply_on(repo, &cands[i].oid, s, opts, r, &e2);
-		if (ret == 0) {
-			if (best)
-				rv_apply_result_free(best);
-			best = r;
-			r = NULL;
-			break;
-		}
-		if (!best) {
-			best = r;
-			r = NULL;
-			first_ret = ret;
-			first_err = e2;
-		} else {
-			rv_apply_result_free(r);
-			r = NULL;
-		}
-		ntried++;
-		sb_addf(&tried, "did not apply on %s %.12s; ",
-			source_name(cands[i].src),
-			git_oid_tostr_s(&cands[i].oid));
-		/* Input and safety errors do not depend on the base. */
-		if (ret != RV_ERR_APPLY)
-			break;
-	}
-	ret = best->failed < 0 ? 0 : first_ret;
-	if (ret == 0 || ntried > 1)
-		sb_adds(&note, sb_str(&tried));
-	if (ret == 0)
-		sb_addf(&note, "used %s %.12s", source_name(best->base_source),
-			best->base_id);
-	else if (ntried > 1)
-		sb_addf(&note, "reported against %s %.12s",
-			source_name(best->base_source), best->base_id);
-	else
-		sb_addf(&note, "tried %s %.12s only",
-			source_name(best->base_source), best->base_id);
-	add_prereq_note(&note, opts);
-
-	/* Only a failure needs the (history-walking) prerequisite check. */
-	collect_prereqs(s, &prereqs, &nprereqs);
-	if (nprereqs && best->failed >= 0) {
-		bool *missing = xcalloc(nprereqs, sizeof(*missing));
-		git_oid boid;
-		struct errmsg e3;
-		size_t nmiss = 0;
-
-		git_oid_fromstr(&boid, best->base_id);
-		if (rv__find_patch_ids(repo, &boid, prereqs, nprereqs, missing,
-				       PREREQ_WALK_LIMIT, &e3) == 0) {
-			struct sb m = SB_INIT;
-
-			given_prereqs(opts, prereqs, nprereqs, missing);
-			sb_init(&m, 2048);
-			for (k = 0; k < nprereqs; k++)
-				if (missing[k])
-					sb_addf(&m, "%s%.40s",
-						nmiss++ ? ", " : "",
-						prereqs[k]);
-			if (nmiss) {
-				sb_addf(&note,
-					"; prerequisite patch-id %s not among "
-					"the last %d commits of the base",
-					sb_str(&m), PREREQ_WALK_LIMIT);
-				if (best->failed >= 0) {
-					struct rv_patch_result *pr =
-						&best->patches[best->failed];
-					char *e = NULL;
-
-					if (asprintf(&e,
-						     "%s (missing prerequisite "
-						     "patch-id %s)",
-						     pr->error,
-						     sb_str(&m)) >= 0) {
-						free(pr->error);
-						pr->error = e;
-					}
-					errmsg_set(&first_err, first_ret, "%s",
-						   e ? e : pr->error);
-				}
-			}
-			sb_release(&m);
-		}
-		free(missing);
-	}
-	/* The same for prerequisite-message-id: lines. */
-	if (best->failed >= 0) {
-		struct sb m = SB_INIT;
-
-		sb_init(&m, 4096);
-		missing_msgids(s, opts, &m);
-		if (m.len) {
-			struct rv_patch_result *pr =
-				&best->patches[best->failed];
-			char *e = NULL;
-
-			sb_addf(&note, "; prerequisite %s not applied first",
-				sb_str(&m));
-			if (asprintf(&e, "%s (missing prerequisite %s)",
-				     pr->error ? pr->error : "",
-				     sb_str(&m)) >= 0) {
-				free(pr->error);
-				pr->error = e;
-				errmsg_set(&first_err, first_ret, "%s", e);
-			}
-		}
-		sb_release(&m);
-	}
-	best->base_note = xstrdup_or_null(sb_str(&note));
+	t.best->base_note = xstrdup_or_null(sb_str(&note));
 	if (ret < 0) {
 		if (err)
-			*err = first_err;
+			*err = t.first_err;
 	} else if (opts->store_refs) {
 		ret = store_ref(repo, s,
-				best->patches[best->npatches - 1].commit_id,
+				t.best->patches[t.best->npatches - 1].commit_id,
 				err);
 	}
-	*out = best;
-	best = NULL;
+	*out = t.best;
+	t.best = NULL;
 out:
-	free(prereqs);
-	rv_apply_result_free(best);
+	rv_apply_result_free(t.best);
 	sb_release(&note);
-	sb_release(&tried);
+	sb_release(&t.tried);
 	return ret;
 }
 
