@@ -205,6 +205,193 @@ static void patch_trees(const struct rv_review *r, size_t k, const char **pre,
 	*pre = k ? r->apply->patches[k - 1].tree_id : apply_start(r->apply);
 }
 
+/* The voters that take part, their weights, and the quorum they need. */
+static void take_voters(struct rv_review *r, const struct rv_review_opts *opts,
+			const struct rv_voter *const *voters, size_t nvoters)
+{
+	size_t i;
+
+	r->voters = xcalloc(nvoters + opts->nllm + 1, sizeof(*r->voters));
+	r->weights = xcalloc(nvoters + opts->nllm + 1, sizeof(*r->weights));
+	r->is_llm = xcalloc(nvoters + opts->nllm + 1, sizeof(*r->is_llm));
+	for (i = 0; i < nvoters; i++) {
+		r->weights[r->nvoters] =
+			voters[i]->weight > 0 ? voters[i]->weight : 1.0;
+		r->voters[r->nvoters++] = xstrdup_or_null(voters[i]->name);
+	}
+	for (i = 0; opts->prompts && i < opts->nllm; i++) {
+		r->weights[r->nvoters] =
+			opts->llm[i].weight > 0 ? opts->llm[i].weight : 1.0;
+		r->is_llm[r->nvoters] = true;
+		r->voters[r->nvoters++] = xstrdup_or_null(opts->llm[i].name);
+	}
+	/*
+	 * The offline voters look at different things (C heuristics, past
+	 * bugs, risk, style), so they cannot agree on a finding: when they
+	 * vote alone, each is its own quorum.
+	 */
+	r->quorum = opts->quorum > 0 ? opts->quorum
+		    : !opts->voters  ? 1
+				     : (int)nvoters / 2 + 1;
+}
+
+/* Room for each patch's risk and similar past fixes, when there is history. */
+static void alloc_patch_info(struct rv_review *r, const struct mp_series *s,
+			     const struct rv_review_opts *opts)
+{
+	size_t k;
+
+	r->no_history = !opts->history;
+	if (!opts->history)
+		return;
+	r->npatch_info = s->npatches;
+	r->risk = xcalloc(s->npatches + 1, sizeof(*r->risk));
+	r->risk_why = xcalloc(s->npatches + 1, sizeof(*r->risk_why));
+	r->similar = xcalloc(s->npatches + 1, sizeof(*r->similar));
+	for (k = 0; k < s->npatches; k++)
+		r->risk[k] = -1;
+}
+
+/*
+ * Ask the offline voters about patch k (apply slot slot), whose diff is
+ * d, and add what lies inside the patch's lines to pool. Returns the
+ * post-image tree the LLM voters will read.
+ */
+static const char *review_patch_offline(struct rv_review *r,
+					struct rv_repo *repo, size_t k,
+					size_t slot, const struct rv_diff *d,
+					const struct rv_review_opts *opts,
+					const struct rv_voter *const *voters,
+					size_t nvoters,
+					struct rv_findings *pool)
+{
+	const struct mp_series *s = r->series;
+	const struct mp_patch *p = s->patches[k];
+	struct rv_findings mine = {0};
+	struct rv_context ctx = {0};
+	size_t i;
+
+	ctx.series = s;
+	ctx.patch = p;
+	ctx.patch_index = (int)k;
+	ctx.diff = d;
+	ctx.repo = repo;
+	patch_trees(r, slot, &ctx.pre_tree, &ctx.post_tree);
+	ctx.history = opts->history;
+	ctx.workdir = opts->workdir;
+	patch_history(r, k, opts, p, d);
+	for (i = 0; i < nvoters; i++) {
+		struct errmsg verr;
+
+		if (voters[i]->review(voters[i], &ctx, &mine, &verr) < 0)
+			continue; /* an abstaining voter */
+	}
+	for (i = 0; i < mine.n; i++) {
+		mine.items[i].patch = (int)k;
+		if (rv_finding_in_diff(&mine.items[i], d))
+			rv_findings_add(pool, &mine.items[i]);
+		else
+			r->dropped++;
+	}
+	rv_findings_release(&mine);
+	return ctx.post_tree;
+}
+
+/*
+ * Parse each patch's diff into diffs[k] and pp[k] (a diff we cannot read
+ * gets no findings, not a crash) and run the offline voters on it.
+ */
+static void review_patches_offline(struct rv_review *r, struct rv_repo *repo,
+				   const struct rv_review_opts *opts,
+				   const struct rv_voter *const *voters,
+				   size_t nvoters, struct rv_diff **diffs,
+				   struct rv_ensemble_patch *pp,
+				   struct rv_findings *pool)
+{
+	const struct mp_series *s = r->series;
+	size_t k, present = 0;
+
+	for (k = 0; k < s->npatches; k++) {
+		const struct mp_patch *p = s->patches[k];
+		struct rv_diff *d = NULL;
+		struct errmsg derr;
+		size_t slot;
+
+		if (!p)
+			continue;
+		slot = present++; /* apply results list present patches only */
+		if (!p->diff)
+			continue;
+		if (rv_diff_parse(&d, p->diff, p->diff_len, &derr) < 0) {
+			rv_diff_free(d);
+			continue;
+		}
+		pp[k].post_tree = review_patch_offline(
+			r, repo, k, slot, d, opts, voters, nvoters, pool);
+		diffs[k] = d;
+		pp[k].diff = d;
+	}
+}
+
+/*
+ * Series awareness: what the offline voters found on a patch that a
+ * later patch of the series changes is not the series' problem (the LLM
+ * findings get the same check in verify_llm()).
+ */
+static void drop_fixed_later(struct rv_review *r, struct rv_findings *pool,
+			     struct rv_diff *const *diffs, size_t ndiffs)
+{
+	size_t i, k;
+
+	for (i = k = 0; i < pool->n; i++) {
+		if (rv_verify_fixed_later(&pool->items[i], diffs, ndiffs)) {
+			r->fixed_later++;
+			rv_finding_release(&pool->items[i]);
+			continue;
+		}
+		pool->items[k++] = pool->items[i];
+	}
+	pool->n = k;
+}
+
+/*
+ * Ask the LLM voters about every patch and the series tip, and add
+ * their verified findings to pool; llm keeps what they said. tip_patch
+ * and tip_diff hold the tip for as long as the findings point at it.
+ */
+static void review_llm(struct rv_review *r, struct rv_repo *repo,
+		       const struct rv_review_opts *opts,
+		       struct rv_diff **diffs, struct rv_ensemble_patch *pp,
+		       struct mp_patch *tip_patch, struct sb *tip_diff,
+		       struct rv_findings *llm, struct rv_findings *pool)
+{
+	size_t np = r->series->npatches;
+	char tip_label[64];
+	bool tip = series_tip(r, repo, diffs, pp, tip_patch, tip_diff,
+			      tip_label, sizeof(tip_label));
+
+	rv_ensemble_run(r, repo, opts, pp, np + tip, llm);
+	verify_llm(r, repo, diffs, pp, np, tip, llm, pool);
+	/*
+	 * A majority (by weight) of the LLM voters that answered; the
+	 * offline voters add their votes but look at too little to raise
+	 * the bar. With no model answering, the offline rule holds.
+	 */
+	if (opts->quorum <= 0 && r->llm_answered)
+		r->quorum = (int)(rv_vote_answered_weight(r) / 2) + 1;
+}
+
+/* Where the findings' lines are at the series tip. */
+static void place_at_tip(struct rv_review *r, struct rv_diff *const *diffs)
+{
+	size_t np = r->series->npatches, i;
+
+	for (i = 0; i < r->findings.n; i++)
+		rv_verify_at_tip(&r->findings.items[i], diffs, np);
+	for (i = 0; i < r->minority.n; i++)
+		rv_verify_at_tip(&r->minority.items[i], diffs, np);
+}
+
 int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 		     const struct mp_series *s,
 		     const struct rv_review_opts *opts, struct errmsg *err)
@@ -218,7 +405,7 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 	struct sb tip_diff = SB_INIT;
 	struct rv_diff **diffs;
 	struct rv_review *r;
-	size_t nvoters, i, k, present = 0;
+	size_t nvoters, i, k;
 	int ret = 0;
 
 	*out = NULL;
@@ -251,126 +438,19 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 			return ret;
 		}
 	}
-
-	r->voters = xcalloc(nvoters + opts->nllm + 1, sizeof(*r->voters));
-	r->weights = xcalloc(nvoters + opts->nllm + 1, sizeof(*r->weights));
-	r->is_llm = xcalloc(nvoters + opts->nllm + 1, sizeof(*r->is_llm));
-	for (i = 0; i < nvoters; i++) {
-		r->weights[r->nvoters] =
-			voters[i]->weight > 0 ? voters[i]->weight : 1.0;
-		r->voters[r->nvoters++] = xstrdup_or_null(voters[i]->name);
-	}
-	for (i = 0; opts->prompts && i < opts->nllm; i++) {
-		r->weights[r->nvoters] =
-			opts->llm[i].weight > 0 ? opts->llm[i].weight : 1.0;
-		r->is_llm[r->nvoters] = true;
-		r->voters[r->nvoters++] = xstrdup_or_null(opts->llm[i].name);
-	}
-	/*
-	 * The offline voters look at different things (C heuristics, past
-	 * bugs, risk, style), so they cannot agree on a finding: when they
-	 * vote alone, each is its own quorum.
-	 */
-	r->quorum = opts->quorum > 0 ? opts->quorum
-		    : !opts->voters  ? 1
-				     : (int)nvoters / 2 + 1;
-	r->no_history = !opts->history;
-	if (opts->history) {
-		size_t j;
-
-		r->npatch_info = s->npatches;
-		r->risk = xcalloc(s->npatches + 1, sizeof(*r->risk));
-		r->risk_why = xcalloc(s->npatches + 1, sizeof(*r->risk_why));
-		r->similar = xcalloc(s->npatches + 1, sizeof(*r->similar));
-		for (j = 0; j < s->npatches; j++)
-			r->risk[j] = -1;
-	}
+	take_voters(r, opts, voters, nvoters);
+	alloc_patch_info(r, s, opts);
 
 	diffs = xcalloc(s->npatches + 1, sizeof(*diffs));
 	pp = xcalloc(s->npatches + 1, sizeof(*pp));
-	for (k = 0; k < s->npatches; k++) {
-		const struct mp_patch *p = s->patches[k];
-		struct rv_findings mine = {0};
-		struct rv_context ctx = {0};
-		struct rv_diff *d = NULL;
-		struct errmsg derr;
-		size_t slot;
-
-		if (!p)
-			continue;
-		slot = present++; /* apply results list present patches only */
-		if (!p->diff)
-			continue;
-		if (rv_diff_parse(&d, p->diff, p->diff_len, &derr) < 0) {
-			/* A diff we cannot read gets no findings, not a crash.
-			 */
-			rv_diff_free(d);
-			continue;
-		}
-		ctx.series = s;
-		ctx.patch = p;
-		ctx.patch_index = (int)k;
-		ctx.diff = d;
-		ctx.repo = repo;
-		patch_trees(r, slot, &ctx.pre_tree, &ctx.post_tree);
-		ctx.history = opts->history;
-		ctx.workdir = opts->workdir;
-		patch_history(r, k, opts, p, d);
-		for (i = 0; i < nvoters; i++) {
-			struct errmsg verr;
-
-			if (voters[i]->review(voters[i], &ctx, &mine, &verr) <
-			    0)
-				continue; /* an abstaining voter */
-		}
-		for (i = 0; i < mine.n; i++) {
-			mine.items[i].patch = (int)k;
-			if (rv_finding_in_diff(&mine.items[i], d))
-				rv_findings_add(&pool, &mine.items[i]);
-			else
-				r->dropped++;
-		}
-		rv_findings_release(&mine);
-		/* The LLM voters and the verifier need it later. */
-		diffs[k] = d;
-		pp[k].diff = d;
-		pp[k].post_tree = ctx.post_tree;
-	}
-	/*
-	 * Series awareness: what the offline voters found on a patch that a
-	 * later patch of the series changes is not the series' problem
-	 * (the LLM findings get the same check in verify_llm()).
-	 */
-	for (i = k = 0; i < pool.n; i++) {
-		if (rv_verify_fixed_later(&pool.items[i], diffs, s->npatches)) {
-			r->fixed_later++;
-			rv_finding_release(&pool.items[i]);
-			continue;
-		}
-		pool.items[k++] = pool.items[i];
-	}
-	pool.n = k;
-	if (opts->nllm && opts->prompts) {
-		char tip_label[64];
-		bool tip = series_tip(r, repo, diffs, pp, &tip_patch, &tip_diff,
-				      tip_label, sizeof(tip_label));
-
-		rv_ensemble_run(r, repo, opts, pp, s->npatches + tip, &llm);
-		verify_llm(r, repo, diffs, pp, s->npatches, tip, &llm, &pool);
-		/*
-		 * A majority (by weight) of the LLM voters that answered;
-		 * the offline voters add their votes but look at too little
-		 * to raise the bar. With no model answering, the offline
-		 * rule holds.
-		 */
-		if (opts->quorum <= 0 && r->llm_answered)
-			r->quorum = (int)(rv_vote_answered_weight(r) / 2) + 1;
-	}
+	review_patches_offline(r, repo, opts, voters, nvoters, diffs, pp,
+			       &pool);
+	drop_fixed_later(r, &pool, diffs, s->npatches);
+	if (opts->nllm && opts->prompts)
+		review_llm(r, repo, opts, diffs, pp, &tip_patch, &tip_diff,
+			   &llm, &pool);
 	rv_vote(r, &pool);
-	for (i = 0; i < r->findings.n; i++)
-		rv_verify_at_tip(&r->findings.items[i], diffs, s->npatches);
-	for (i = 0; i < r->minority.n; i++)
-		rv_verify_at_tip(&r->minority.items[i], diffs, s->npatches);
+	place_at_tip(r, diffs);
 	rv_findings_release(&pool);
 	rv_findings_release(&llm);
 	for (k = 0; k <= s->npatches; k++)
