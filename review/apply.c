@@ -484,38 +484,42 @@ static bool removed_by_patch(const struct ap_patch *ap, const char *path)
 	return false;
 }
 
-/* Apply one file of the patch; fills c->u, or err / c->why on failure. */
-static int apply_file(struct pctx *c, const struct ap_file *f,
-		      struct errmsg *err)
+/*
+ * Look up what f changes in the base: its pre-image (into *src_oid,
+ * *src_mode and *have_src) must be there with the type the patch
+ * expects, and a path it creates must not be there yet; neither may be
+ * reached through a symlinked directory.
+ */
+static int check_base_paths(struct pctx *c, const struct ap_file *f,
+			    git_oid *src_oid, unsigned *src_mode,
+			    bool *have_src, struct errmsg *err)
 {
-	git_oid src_oid, dst_oid, new_oid;
-	unsigned src_mode = 0, dst_mode = 0, mode;
-	git_blob *blob = NULL;
-	struct sb content = SB_INIT;
-	struct ap_fail fail;
-	int found, ret = 0;
-	bool have_src = false;
+	git_oid dst_oid;
+	unsigned dst_mode = 0;
+	int found;
 
-	memset(&src_oid, 0, sizeof(src_oid));
+	memset(src_oid, 0, sizeof(*src_oid));
+	*src_mode = 0;
+	*have_src = false;
 	if (f->old_path && !f->is_new) {
-		found = lookup(c, f->old_path, true, &src_oid, &src_mode, err);
+		found = lookup(c, f->old_path, true, src_oid, src_mode, err);
 		if (found < 0)
 			return found;
 		if (!found)
 			return errmsg_set(err, RV_ERR_APPLY,
 					  "%.200s does not exist in the base",
 					  f->old_path);
-		have_src = true;
-		if (src_mode == GIT_FILEMODE_TREE)
+		*have_src = true;
+		if (*src_mode == GIT_FILEMODE_TREE)
 			return errmsg_set(
 				err, RV_ERR_APPLY,
 				"%.200s is a directory in the base, not a file",
 				f->old_path);
-		if (f->old_mode && ((f->old_mode ^ src_mode) & S_IFMT))
+		if (f->old_mode && ((f->old_mode ^ *src_mode) & S_IFMT))
 			return errmsg_set(err, RV_ERR_APPLY,
 					  "%.200s has the wrong type in the "
 					  "base (%o, the patch expects %o)",
-					  f->old_path, src_mode, f->old_mode);
+					  f->old_path, *src_mode, f->old_mode);
 	}
 	if (f->new_path && !f->is_delete &&
 	    (f->is_new || f->is_rename || f->is_copy)) {
@@ -532,6 +536,73 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 		if (found < 0)
 			return found;
 	}
+	return 0;
+}
+
+/*
+ * The post-image of f's text hunks on the base's blob (none: an empty
+ * file) into content, falling back to a 3-way merge when c asks for it.
+ * Returns 0, or the error with the failed hunk described in c->why.
+ */
+static int patch_text(struct pctx *c, const struct ap_file *f, bool have_src,
+		      const git_oid *src_oid, struct sb *content,
+		      struct errmsg *err)
+{
+	git_blob *blob = NULL;
+	struct ap_fail fail;
+	int ret;
+
+	if (have_src && (ret = read_blob(c->repo, src_oid, &blob, err)) < 0)
+		return ret;
+	/* fail points into the blob: it is freed last. */
+	ret = ap_apply_text(f, blob ? git_blob_rawcontent(blob) : "",
+			    blob ? (size_t)git_blob_rawsize(blob) : 0, content,
+			    &fail);
+	if (ret == RV_ERR_INPUT && fail.too_costly) {
+		describe_hunk_failure(&c->why, f, &fail);
+		ret = errmsg_set(err, RV_ERR_INPUT, "%s", sb_str(&c->why));
+		goto out;
+	}
+	if (ret == RV_ERR_APPLY && c->three_way && !fail.corrupt_delete) {
+		struct errmsg err3 = {{0}};
+
+		sb_reset(content);
+		if (apply_three_way(c, f, f->old_path ? f->old_path : "",
+				    have_src, src_oid, content, &err3) == 0) {
+			ret = 0;
+		} else if (err3.msg[0]) {
+			describe_hunk_failure(&c->why, f, &fail);
+			sb_addf(&c->why, "; %s", err3.msg);
+			ret = errmsg_set(err, RV_ERR_APPLY, "%s",
+					 sb_str(&c->why));
+			goto out;
+		}
+	}
+	if (ret == RV_ERR_APPLY) {
+		describe_hunk_failure(&c->why, f, &fail);
+		ret = errmsg_set(err, RV_ERR_APPLY, "%s", sb_str(&c->why));
+	} else if (ret < 0) {
+		ret = errmsg_set(err, ret, "out of memory applying %.200s",
+				 f->new_path ? f->new_path : f->old_path);
+	}
+out:
+	git_blob_free(blob);
+	return ret;
+}
+
+/* Apply one file of the patch; fills c->u, or err / c->why on failure. */
+static int apply_file(struct pctx *c, const struct ap_file *f,
+		      struct errmsg *err)
+{
+	git_oid src_oid, new_oid;
+	unsigned src_mode, mode;
+	struct sb content = SB_INIT;
+	int ret;
+	bool have_src;
+
+	ret = check_base_paths(c, f, &src_oid, &src_mode, &have_src, err);
+	if (ret < 0)
+		return ret;
 	mode = f->new_mode ? f->new_mode : have_src ? src_mode : 0100644;
 	mode = canon_mode(mode);
 	if (mode == GIT_FILEMODE_COMMIT ||
@@ -585,44 +656,10 @@ static int apply_file(struct pctx *c, const struct ap_file *f,
 					     "cannot write a blob");
 		goto write;
 	}
-	if (have_src && (ret = read_blob(c->repo, &src_oid, &blob, err)) < 0)
-		return ret;
 	sb_init(&content, 0);
-	ret = ap_apply_text(f, blob ? git_blob_rawcontent(blob) : "",
-			    blob ? (size_t)git_blob_rawsize(blob) : 0, &content,
-			    &fail);
-	if (ret == RV_ERR_INPUT && fail.too_costly) {
-		describe_hunk_failure(&c->why, f, &fail);
-		ret = errmsg_set(err, RV_ERR_INPUT, "%s", sb_str(&c->why));
+	ret = patch_text(c, f, have_src, &src_oid, &content, err);
+	if (ret < 0)
 		goto out;
-	}
-	if (ret == RV_ERR_APPLY && c->three_way && !fail.corrupt_delete) {
-		struct errmsg err3 = {{0}};
-		int r3;
-
-		sb_reset(&content);
-		r3 = apply_three_way(c, f, f->old_path ? f->old_path : "",
-				     have_src, &src_oid, &content, &err3);
-		if (r3 == 0) {
-			ret = 0;
-		} else if (err3.msg[0]) {
-			describe_hunk_failure(&c->why, f, &fail);
-			sb_addf(&c->why, "; %s", err3.msg);
-			ret = errmsg_set(err, RV_ERR_APPLY, "%s",
-					 sb_str(&c->why));
-			goto out;
-		}
-	}
-	if (ret == RV_ERR_APPLY) {
-		describe_hunk_failure(&c->why, f, &fail);
-		ret = errmsg_set(err, RV_ERR_APPLY, "%s", sb_str(&c->why));
-		goto out;
-	}
-	if (ret < 0) {
-		ret = errmsg_set(err, ret, "out of memory applying %.200s",
-				 f->new_path ? f->new_path : f->old_path);
-		goto out;
-	}
 	if (f->is_delete) {
 		upd_set(c, f->old_path, true, false, NULL, 0);
 		goto out;
@@ -638,7 +675,6 @@ write:
 		upd_set(c, f->old_path, true, false, NULL, 0);
 	upd_set(c, f->new_path, false, f->is_new, &new_oid, mode);
 out:
-	git_blob_free(blob);
 	sb_release(&content);
 	return ret;
 }
