@@ -183,7 +183,7 @@ static void finish(CURLM *multi, struct rv_llm_req *r, CURLcode code,
 	{
 		curl_off_t up = 0;
 
-		/* cost: a provider may bill any request it received. */
+		/* A provider may bill any request it received. */
 		if (curl_easy_getinfo(r->easy, CURLINFO_SIZE_UPLOAD_T, &up) ==
 			    CURLE_OK &&
 		    up > 0)
@@ -270,7 +270,7 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 
 				if (r->state == REQ_DONE)
 					continue;
-				/* cost: in flight, it may have been billed. */
+				/* In flight, it may have been billed. */
 				if (r->easy)
 					r->body_sent = true;
 				stop(multi, r);
@@ -297,8 +297,7 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 					wake = r->not_before;
 				continue;
 			}
-			/* cost: the budget is asked just before a first send.
-			 */
+			/* The budget is asked just before a first send. */
 			if (!r->attempts && o->admit &&
 			    o->admit(o->arg, i, r)) {
 				if (!r->error[0])

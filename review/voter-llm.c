@@ -187,7 +187,7 @@ static void record(struct rv_review *r, const struct rv_llm_voter *v,
 	c->budget = j->budget;
 	c->reserved = j->worst;
 	if (j->cached) {
-		/* cost: the same patch, voter and prompt: no request. */
+		/* The same patch, voter and prompt: no request. */
 		n = rv_llm_parse_answer(j->cached, strlen(j->cached), v->name,
 					(int)j->patch, pool, &err);
 		if (n >= 0) {
@@ -221,7 +221,7 @@ static void record(struct rv_review *r, const struct rv_llm_voter *v,
 		c->reason = sb_detach(&why, NULL);
 		goto out;
 	}
-	/* cost: cached input tokens at their own price. */
+	/* Cached input tokens at their own price. */
 	rv_cost_of_answer(v, j->req.answer.buf, j->req.answer.len,
 			  &c->tokens_in, &c->tokens_out, &c->tokens_cached,
 			  &c->cost);
@@ -643,7 +643,7 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 			if (!job_in(r, repo, pp, k, &in, label, sizeof(label)))
 				continue;
 			/*
-			 * cost: an unchanged patch reuses the answer; its
+			 * An unchanged patch reuses the answer; its
 			 * series tip differs but is not worth paying for.
 			 */
 			if (k >= s->npatches && hits) {
@@ -728,7 +728,7 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 	r->nllm = opts->nllm;
 	for (i = 0; i < opts->nllm; i++)
 		r->llm_answered += answered[i];
-	/* cost: the footer's "left today" for the list. */
+	/* The footer's "left today" for the list. */
 	r->day_left = -1;
 	if (opts->ledger && opts->list && opts->budget_day > 0) {
 		struct rv_caps day = {0};
