@@ -605,33 +605,39 @@ done:
 	sb_release(&names);
 }
 
-void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
-		     const struct rv_review_opts *opts,
-		     const struct rv_ensemble_patch *pp, size_t np,
-		     struct rv_findings *pool)
+/* The caps every request of this review counts against. */
+static void cost_run_init(struct cost_run *cr, struct rv_review *r,
+			  const struct rv_review_opts *opts, struct job *jobs)
 {
 	static unsigned nreview;
-	const struct mp_series *s = r->series;
-	struct rv_llm_run_opts ro = {0};
-	struct note *notes = NULL;
-	size_t nnotes = 0, nalloc = 0, njobs = 0, i, k, x;
-	struct rv_llm_req *reqs;
-	struct cost_run cr = {0};
-	struct job *jobs;
-	bool *answered;
 
-	jobs = xcalloc(opts->nllm * np + 1, sizeof(*jobs));
-	cr.r = r;
-	cr.opts = opts;
-	cr.jobs = jobs;
-	snprintf(cr.review_id, sizeof(cr.review_id), "%ld-%u-%p",
+	cr->r = r;
+	cr->opts = opts;
+	cr->jobs = jobs;
+	snprintf(cr->review_id, sizeof(cr->review_id), "%ld-%u-%p",
 		 (long)getpid(), nreview++, (void *)r);
-	cr.caps.list = opts->list;
-	cr.caps.review = cr.review_id;
-	cr.caps.per_review = opts->budget_review;
-	cr.caps.per_day = opts->budget_day;
-	cr.caps.per_run = opts->budget_run;
-	cr.caps.monthly = opts->budget_month;
+	cr->caps.list = opts->list;
+	cr->caps.review = cr->review_id;
+	cr->caps.per_review = opts->budget_review;
+	cr->caps.per_day = opts->budget_day;
+	cr->caps.per_run = opts->budget_run;
+	cr->caps.monthly = opts->budget_month;
+}
+
+/*
+ * One job per (LLM voter, prepared patch): a cached answer, or a request
+ * built to fit the voter's context budget (what was left out goes to
+ * notes). Returns how many jobs were made.
+ */
+static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
+			 const struct rv_review_opts *opts,
+			 const struct rv_ensemble_patch *pp, size_t np,
+			 struct job *jobs, struct note **notes, size_t *nnotes,
+			 size_t *nalloc)
+{
+	const struct mp_series *s = r->series;
+	size_t njobs = 0, i, k;
+
 	for (i = 0; i < opts->nllm; i++) {
 		size_t hits = 0;
 
@@ -643,8 +649,8 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 			if (!job_in(r, repo, pp, k, &in, label, sizeof(label)))
 				continue;
 			/*
-			 * An unchanged patch reuses the answer; its
-			 * series tip differs but is not worth paying for.
+			 * An unchanged patch reuses the answer; its series
+			 * tip differs but is not worth paying for.
 			 */
 			if (k >= s->npatches && hits) {
 				char what[96];
@@ -653,7 +659,7 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 					 "not asked again, %zu patch%s "
 					 "unchanged since an earlier review",
 					 hits, hits == 1 ? "" : "es");
-				note_add(&notes, &nnotes, &nalloc,
+				note_add(notes, nnotes, nalloc,
 					 "the series tip", what,
 					 opts->llm[i].name);
 				continue;
@@ -677,24 +683,30 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 
 				snprintf(where, sizeof(where), "patch %.40s",
 					 label);
-				note_add(&notes, &nnotes, &nalloc, where,
-					 left.buf, opts->llm[i].name);
+				note_add(notes, nnotes, nalloc, where, left.buf,
+					 opts->llm[i].name);
 			}
 			sb_release(&left);
 			njobs++;
 		}
 	}
+	return njobs;
+}
 
-	if (opts->ledger)
-		step_down(r, repo, opts, pp, jobs, njobs, &cr.caps);
-	worst_sum(opts, jobs, njobs);
+/* Send the jobs that have a request, all at once, within the caps. */
+static void send_jobs(const struct rv_review_opts *opts, struct job *jobs,
+		      size_t njobs, struct cost_run *cr)
+{
+	struct rv_llm_run_opts ro = {0};
+	struct rv_llm_req *reqs;
+	size_t i, x;
 
 	/* The requests that were built, side by side for the runner. */
 	reqs = xcalloc(njobs + 1, sizeof(*reqs));
-	cr.map = xcalloc(njobs + 1, sizeof(*cr.map));
+	cr->map = xcalloc(njobs + 1, sizeof(*cr->map));
 	for (i = 0, x = 0; i < njobs; i++)
 		if (jobs[i].sent) {
-			cr.map[x] = i;
+			cr->map[x] = i;
 			reqs[x++] = jobs[i].req;
 		}
 	ro.deadline = opts->deadline > 0 ? opts->deadline : 600;
@@ -707,15 +719,24 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 	ro.max_answer = RV_LLM_MAX_ANSWER;
 	ro.admit = cost_admit;
 	ro.done = cost_done;
-	ro.arg = &cr;
+	ro.arg = cr;
 	rv_llm_run(reqs, x, &ro);
-	free(cr.map);
+	free(cr->map);
+	cr->map = NULL;
 	for (i = 0, x = 0; i < njobs; i++)
 		if (jobs[i].sent)
 			jobs[i].req = reqs[x++];
 	free(reqs);
+}
 
-	answered = xcalloc(opts->nllm + 1, sizeof(*answered));
+/* Record every job's call and findings in r and pool, and free the jobs. */
+static void record_jobs(struct rv_review *r, const struct rv_review_opts *opts,
+			struct job *jobs, size_t njobs,
+			struct rv_findings *pool)
+{
+	bool *answered = xcalloc(opts->nllm + 1, sizeof(*answered));
+	size_t i;
+
 	for (i = 0; i < njobs; i++) {
 		record(r, &opts->llm[jobs[i].voter], &jobs[i], pool,
 		       opts->ledger);
@@ -728,21 +749,30 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 	r->nllm = opts->nllm;
 	for (i = 0; i < opts->nllm; i++)
 		r->llm_answered += answered[i];
-	/* The footer's "left today" for the list. */
-	r->day_left = -1;
-	if (opts->ledger && opts->list && opts->budget_day > 0) {
-		struct rv_caps day = {0};
-
-		day.list = opts->list;
-		day.per_day = opts->budget_day;
-		if (rv_ledger_left(opts->ledger, &day, &r->day_left, NULL, 0,
-				   NULL) < 0)
-			r->day_left = -1;
-		r->day_budget = opts->budget_day;
-		r->list = xstrdup_or_null(opts->list);
-	}
 	free(answered);
-	free(jobs);
+}
+
+/* The footer's "left today" for the list. */
+static void note_day_left(struct rv_review *r,
+			  const struct rv_review_opts *opts)
+{
+	struct rv_caps day = {0};
+
+	r->day_left = -1;
+	if (!opts->ledger || !opts->list || opts->budget_day <= 0)
+		return;
+	day.list = opts->list;
+	day.per_day = opts->budget_day;
+	if (rv_ledger_left(opts->ledger, &day, &r->day_left, NULL, 0, NULL) < 0)
+		r->day_left = -1;
+	r->day_budget = opts->budget_day;
+	r->list = xstrdup_or_null(opts->list);
+}
+
+/* Move the notes on left-out context into r, one line each. */
+static void take_notes(struct rv_review *r, struct note *notes, size_t nnotes)
+{
+	size_t i;
 
 	for (i = 0; i < nnotes; i++) {
 		struct sb line = SB_INIT;
@@ -757,4 +787,28 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 		sb_release(&notes[i].voters);
 	}
 	free(notes);
+}
+
+void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
+		     const struct rv_review_opts *opts,
+		     const struct rv_ensemble_patch *pp, size_t np,
+		     struct rv_findings *pool)
+{
+	struct note *notes = NULL;
+	size_t nnotes = 0, nalloc = 0, njobs;
+	struct cost_run cr = {0};
+	struct job *jobs;
+
+	jobs = xcalloc(opts->nllm * np + 1, sizeof(*jobs));
+	cost_run_init(&cr, r, opts, jobs);
+	njobs = build_jobs(r, repo, opts, pp, np, jobs, &notes, &nnotes,
+			   &nalloc);
+	if (opts->ledger)
+		step_down(r, repo, opts, pp, jobs, njobs, &cr.caps);
+	worst_sum(opts, jobs, njobs);
+	send_jobs(opts, jobs, njobs, &cr);
+	record_jobs(r, opts, jobs, njobs, pool);
+	note_day_left(r, opts);
+	free(jobs);
+	take_notes(r, notes, nnotes);
 }
