@@ -464,38 +464,24 @@ static void shrink_job(struct rv_review *r, struct rv_repo *repo,
 	sb_release(&lost);
 }
 
-/*
- * Issue 8 item 3: when the review's worst case does not fit what is
- * left under the caps, first drop the most expensive voters while the
- * quorum can still be met, then shrink the context, then keep only the
- * highest-risk patches, else leave it to the offline voters.
- */
-static void step_down(struct rv_review *r, struct rv_repo *repo,
-		      const struct rv_review_opts *opts,
-		      const struct rv_ensemble_patch *pp, struct job *jobs,
-		      size_t njobs, const struct rv_caps *caps)
+/* "; " unless msg already ends in one. */
+static const char *step_sep(const struct sb *msg)
 {
-	const struct mp_series *s = r->series;
-	struct sb msg = SB_INIT, names = SB_INIT;
-	double left, w, w0, f, *vcost;
-	char which[200];
-	size_t i, k, active = 0, need;
+	return msg->buf[msg->len - 2] == ';' ? "" : "; ";
+}
 
-	if (rv_ledger_left(opts->ledger, caps, &left, which, sizeof(which),
-			   NULL) < 0)
-		return; /* each request still asks before it is sent */
-	w0 = w = worst_sum(opts, jobs, njobs);
-	if (w <= left || w <= 0)
-		return;
-	if (left < 0)
-		left = 0;
-	sb_addf(&msg,
-		"budget short: $%.4f left under %s, the review could "
-		"cost $%.4f; ",
-		left, which, w0);
+/*
+ * Step 1: drop the most expensive voters while enough remain for a
+ * quorum. Returns the worst case of what is left.
+ */
+static double drop_costly_voters(const struct rv_review_opts *opts,
+				 struct job *jobs, size_t njobs, double left,
+				 double w, struct sb *msg)
+{
+	struct sb names = SB_INIT;
+	double *vcost = xcalloc(opts->nllm + 1, sizeof(*vcost));
+	size_t need, active, i;
 
-	/* 1. The most expensive voters, while enough remain for a quorum. */
-	vcost = xcalloc(opts->nllm + 1, sizeof(*vcost));
 	need = opts->quorum > 0 ? (size_t)opts->quorum : opts->nllm > 1 ? 2 : 1;
 	for (;;) {
 		size_t top = opts->nllm;
@@ -523,29 +509,47 @@ static void step_down(struct rv_review *r, struct rv_repo *repo,
 	}
 	free(vcost);
 	if (names.len)
-		sb_addf(&msg,
+		sb_addf(msg,
 			"dropped the most expensive voter(s) %s, the "
 			"quorum can still be met",
 			names.buf);
-	if (w <= left)
-		goto done;
+	sb_release(&names);
+	return w;
+}
 
-	/* 2. Shrink every prompt's context to what the budget holds. */
-	f = shrink_factor(opts, jobs, njobs, left);
-	if (f >= 0.1 && f < 1) {
-		for (i = 0; i < njobs; i++)
-			if (jobs[i].sent)
-				shrink_job(r, repo, opts, pp, &jobs[i], f);
-		w = worst_sum(opts, jobs, njobs);
-		sb_addf(&msg, "%sshrank the context to %d%%",
-			msg.buf[msg.len - 2] == ';' ? "" : "; ",
-			(int)(f * 100));
-	}
-	if (w <= left)
-		goto done;
+/* Step 2: shrink every prompt's context to what the budget holds. */
+static double shrink_contexts(struct rv_review *r, struct rv_repo *repo,
+			      const struct rv_review_opts *opts,
+			      const struct rv_ensemble_patch *pp,
+			      struct job *jobs, size_t njobs, double left,
+			      double w, struct sb *msg)
+{
+	double f = shrink_factor(opts, jobs, njobs, left);
+	size_t i;
 
-	/* 3. Only the highest-risk patches (the series tip goes first). */
-	sb_reset(&names);
+	if (f < 0.1 || f >= 1)
+		return w;
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].sent)
+			shrink_job(r, repo, opts, pp, &jobs[i], f);
+	sb_addf(msg, "%sshrank the context to %d%%", step_sep(msg),
+		(int)(f * 100));
+	return worst_sum(opts, jobs, njobs);
+}
+
+/*
+ * Step 3: ask only about the highest-risk patches (the series tip goes
+ * first); step 4, when nothing fits: the offline voters vote alone.
+ */
+static void keep_riskiest_patches(struct rv_review *r,
+				  const struct rv_review_opts *opts,
+				  struct job *jobs, size_t njobs, double left,
+				  double w, struct sb *msg)
+{
+	const struct mp_series *s = r->series;
+	struct sb names = SB_INIT;
+	size_t i, k, active;
+
 	while (w > left) {
 		size_t drop = SIZE_MAX;
 		double low = 2;
@@ -587,22 +591,53 @@ static void step_down(struct rv_review *r, struct rv_repo *repo,
 	}
 	for (i = 0, active = 0; i < njobs; i++)
 		active += jobs[i].sent;
-	if (active) {
-		sb_addf(&msg, "%sreviewed only the %s (left out: %s)",
-			msg.buf[msg.len - 2] == ';' ? "" : "; ",
+	if (active)
+		sb_addf(msg, "%sreviewed only the %s (left out: %s)",
+			step_sep(msg),
 			r->npatch_info ? "highest-risk patches"
 				       : "first patches, with no history "
 					 "index to rank them by risk",
 			sb_str(&names));
-		goto done;
-	}
-
-	/* 4. Nothing fits: the offline voters vote alone. */
-	sb_addf(&msg, "%sno request fits: only the offline voters voted",
-		msg.buf[msg.len - 2] == ';' ? "" : "; ");
-done:
-	r->stepdown = sb_detach(&msg, NULL);
+	else
+		sb_addf(msg, "%sno request fits: only the offline voters voted",
+			step_sep(msg));
 	sb_release(&names);
+}
+
+/*
+ * When the review's worst case does not fit what is left under the caps,
+ * first drop the most expensive voters while the quorum can still be
+ * met, then shrink the context, then keep only the highest-risk patches,
+ * else leave it to the offline voters; r->stepdown says which.
+ */
+static void step_down(struct rv_review *r, struct rv_repo *repo,
+		      const struct rv_review_opts *opts,
+		      const struct rv_ensemble_patch *pp, struct job *jobs,
+		      size_t njobs, const struct rv_caps *caps)
+{
+	struct sb msg = SB_INIT;
+	double left, w;
+	char which[200];
+
+	if (rv_ledger_left(opts->ledger, caps, &left, which, sizeof(which),
+			   NULL) < 0)
+		return; /* each request still asks before it is sent */
+	w = worst_sum(opts, jobs, njobs);
+	if (w <= left || w <= 0)
+		return;
+	if (left < 0)
+		left = 0;
+	sb_addf(&msg,
+		"budget short: $%.4f left under %s, the review could "
+		"cost $%.4f; ",
+		left, which, w);
+	w = drop_costly_voters(opts, jobs, njobs, left, w, &msg);
+	if (w > left)
+		w = shrink_contexts(r, repo, opts, pp, jobs, njobs, left, w,
+				    &msg);
+	if (w > left)
+		keep_riskiest_patches(r, opts, jobs, njobs, left, w, &msg);
+	r->stepdown = sb_detach(&msg, NULL);
 }
 
 /* The caps every request of this review counts against. */
