@@ -615,121 +615,136 @@ static bool chain_checked(const struct toks *tv, size_t i, size_t clen)
 	return false;
 }
 
-static void rule_unchecked_alloc(struct scan *sc)
+/*
+ * Is token i a call of an allocator whose result is assigned, as a
+ * statement of its own, to a chain `a->b.c` we can follow? Sets the
+ * call's closing parenthesis and the chain's first token and length.
+ */
+static bool alloc_assignment(const struct toks *tv, size_t i, size_t *close,
+			     size_t *lhs, size_t *clen)
 {
 	/* tokens before an lvalue that make it part of a larger expression
 	 * (or a chain longer than we follow) */
 	static const char *const not_stmt[] = {"(", "=",  ",",	"]",  ")",
 					       "!", "&&", "||", "->", "."};
+	const struct tok *t = &tv->v[i];
+	size_t j, k, open;
+
+	if (t->kind != T_ID || !tok_is(tv, i + 1, "(") ||
+	    !is_in(t, alloc_fns, ARRAY_SIZE(alloc_fns)))
+		return false;
+	open = i + 1;
+	*close = close_paren(tv, open);
+	if (*close == SIZE_MAX || !tok_is(tv, *close + 1, ";"))
+		return false;
+	for (j = open; j < *close; j++)
+		if (is(&tv->v[j], "__GFP_NOFAIL"))
+			return false;
+	/* `= (type *)alloc(`: step over the cast */
+	k = i;
+	if (k && is(&tv->v[k - 1], ")")) {
+		k = open_paren(tv, k - 1);
+		if (k == SIZE_MAX)
+			return false;
+	}
+	if (k < 2 || !is(&tv->v[k - 1], "="))
+		return false;
+	/* the lvalue: walk back over `a->b.c` */
+	*lhs = k - 2;
+	if (tv->v[*lhs].kind != T_ID)
+		return false;
+	while (*lhs >= 2 && k - 1 - *lhs + 2 <= RULES_MAX_CHAIN &&
+	       (is(&tv->v[*lhs - 1], "->") || is(&tv->v[*lhs - 1], ".")) &&
+	       tv->v[*lhs - 2].kind == T_ID)
+		*lhs -= 2;
+	*clen = k - 1 - *lhs;
+	if (chain_len(tv, *lhs) < *clen)
+		return false;
+	/* assigned inside a condition, `*pp = `, `a[i] = `: not ours */
+	if (*lhs && (is_in(&tv->v[*lhs - 1], not_stmt, ARRAY_SIZE(not_stmt)) ||
+		     (is(&tv->v[*lhs - 1], "*") &&
+		      (*lhs < 2 || tv->v[*lhs - 2].kind != T_ID))))
+		return false;
+	return true;
+}
+
+/*
+ * The first token after the allocation (whose call ends at close, at
+ * block depth depth) that dereferences the chain lhs/clen before
+ * anything tests it, on the same path; SIZE_MAX when none.
+ */
+static size_t unchecked_use(const struct toks *tv, size_t close, int depth,
+			    size_t lhs, size_t clen)
+{
+	size_t j;
+
+	for (j = close + 2; j < tv->n && j < close + 2 + RULES_WINDOW; j++) {
+		const struct tok *u = &tv->v[j];
+
+		if (u->depth < depth)
+			break; /* left the block: another path */
+		if (is_unevaluated(u) && tok_is(tv, j + 1, "(")) {
+			size_t e = close_paren(tv, j + 1);
+
+			if (e == SIZE_MAX)
+				break;
+			j = e;
+			continue;
+		}
+		if (u->kind == T_ID && (is(u, "return") || is(u, "goto"))) {
+			/* the statement itself may use it, then the
+			 * path ends unless it was a branch */
+			size_t e, hit = SIZE_MAX;
+			bool branch = u->depth > depth ||
+				      (j && (is(&tv->v[j - 1], ")") ||
+					     is(&tv->v[j - 1], "else")));
+
+			for (e = j + 1; e < tv->n && e < j + RULES_WINDOW &&
+					!is(&tv->v[e], ";");
+			     e++) {
+				if (!chain_at(tv, e, lhs, clen))
+					continue;
+				if (chain_deref(tv, e, clen))
+					hit = e;
+				break;
+			}
+			if (hit != SIZE_MAX)
+				return hit;
+			if (!branch ||
+			    (e < tv->n && e > j + 1 && !is(&tv->v[e], ";")))
+				break;
+			j = e < tv->n ? e : j;
+			continue;
+		}
+		if (!chain_at(tv, j, lhs, clen))
+			continue;
+		if (chain_checked(tv, j, clen))
+			break;
+		if (j && is(&tv->v[j - 1], "&") && !tok_is(tv, j + clen, "->"))
+			break; /* its address escapes: who knows */
+		if (tok_is(tv, j + clen, "=") && !(j && is(&tv->v[j - 1], "*")))
+			break; /* reassigned */
+		if (chain_deref(tv, j, clen))
+			return j;
+	}
+	return SIZE_MAX;
+}
+
+static void rule_unchecked_alloc(struct scan *sc)
+{
 	const struct toks *tv = &sc->tk;
-	size_t i, j, k, lhs, clen, open, close, cand = 0;
+	size_t i, j, lhs, clen, close, cand = 0;
 	char name[RULES_MAX_NAME], fn[64], title[512], expl[1024];
 
 	for (i = 0; i + 1 < tv->n && cand < RULES_MAX_CANDIDATES; i++) {
 		const struct tok *t = &tv->v[i];
-		int depth;
-		bool nofail = false;
 
-		if (t->kind != T_ID || !tok_is(tv, i + 1, "(") ||
-		    !is_in(t, alloc_fns, ARRAY_SIZE(alloc_fns)))
-			continue;
-		open = i + 1;
-		close = close_paren(tv, open);
-		if (close == SIZE_MAX || !tok_is(tv, close + 1, ";"))
-			continue;
-		for (j = open; j < close; j++)
-			if (is(&tv->v[j], "__GFP_NOFAIL"))
-				nofail = true;
-		if (nofail)
-			continue;
-		/* `= (type *)alloc(`: step over the cast */
-		k = i;
-		if (k && is(&tv->v[k - 1], ")")) {
-			k = open_paren(tv, k - 1);
-			if (k == SIZE_MAX)
-				continue;
-		}
-		if (k < 2 || !is(&tv->v[k - 1], "="))
-			continue;
-		/* the lvalue: walk back over `a->b.c` */
-		lhs = k - 2;
-		if (tv->v[lhs].kind != T_ID)
-			continue;
-		while (lhs >= 2 && k - 1 - lhs + 2 <= RULES_MAX_CHAIN &&
-		       (is(&tv->v[lhs - 1], "->") ||
-			is(&tv->v[lhs - 1], ".")) &&
-		       tv->v[lhs - 2].kind == T_ID)
-			lhs -= 2;
-		clen = k - 1 - lhs;
-		if (chain_len(tv, lhs) < clen)
-			continue;
-		/* assigned inside a condition, `*pp = `, `a[i] = `: not ours */
-		if (lhs &&
-		    (is_in(&tv->v[lhs - 1], not_stmt, ARRAY_SIZE(not_stmt)) ||
-		     (is(&tv->v[lhs - 1], "*") &&
-		      (lhs < 2 || tv->v[lhs - 2].kind != T_ID))))
+		if (!alloc_assignment(tv, i, &close, &lhs, &clen))
 			continue;
 		cand++;
-		depth = t->depth;
-		for (j = close + 2; j < tv->n && j < close + 2 + RULES_WINDOW;
-		     j++) {
-			const struct tok *u = &tv->v[j];
-
-			if (u->depth < depth)
-				break; /* left the block: another path */
-			if (is_unevaluated(u) && tok_is(tv, j + 1, "(")) {
-				size_t e = close_paren(tv, j + 1);
-
-				if (e == SIZE_MAX)
-					break;
-				j = e;
-				continue;
-			}
-			if (u->kind == T_ID &&
-			    (is(u, "return") || is(u, "goto"))) {
-				/* the statement itself may use it, then the
-				 * path ends unless it was a branch */
-				size_t e, hit = SIZE_MAX;
-				bool branch =
-					u->depth > depth ||
-					(j && (is(&tv->v[j - 1], ")") ||
-					       is(&tv->v[j - 1], "else")));
-
-				for (e = j + 1;
-				     e < tv->n && e < j + RULES_WINDOW &&
-				     !is(&tv->v[e], ";");
-				     e++) {
-					if (!chain_at(tv, e, lhs, clen))
-						continue;
-					if (chain_deref(tv, e, clen))
-						hit = e;
-					break;
-				}
-				if (hit != SIZE_MAX) {
-					j = hit;
-					goto found;
-				}
-				if (!branch || (e < tv->n && e > j + 1 &&
-						!is(&tv->v[e], ";")))
-					break;
-				j = e < tv->n ? e : j;
-				continue;
-			}
-			if (!chain_at(tv, j, lhs, clen))
-				continue;
-			if (chain_checked(tv, j, clen))
-				break;
-			if (j && is(&tv->v[j - 1], "&") &&
-			    !tok_is(tv, j + clen, "->"))
-				break; /* its address escapes: who knows */
-			if (tok_is(tv, j + clen, "=") &&
-			    !(j && is(&tv->v[j - 1], "*")))
-				break; /* reassigned */
-			if (chain_deref(tv, j, clen))
-				goto found;
-		}
-		continue;
-	found:
+		j = unchecked_use(tv, close, t->depth, lhs, clen);
+		if (j == SIZE_MAX)
+			continue;
 		/* the patch must add the allocation or the early use */
 		if ((!tok_added(sc, i) && !tok_added(sc, j)) ||
 		    !tokens_text(tv, lhs, lhs + clen, name, sizeof(name)) ||
