@@ -1472,17 +1472,89 @@ static const struct freefn *find_free_fn(const struct tok *t)
 	return NULL;
 }
 
+/*
+ * The first dereference of the chain a/clen from token from to the end
+ * of the statement (at most RULES_WINDOW tokens past start); SIZE_MAX
+ * when none.
+ */
+static size_t deref_in_statement(const struct toks *tv, size_t from,
+				 size_t start, size_t a, size_t clen)
+{
+	size_t e;
+
+	for (e = from;
+	     e < tv->n && e < start + RULES_WINDOW && !is(&tv->v[e], ";"); e++)
+		if (chain_at(tv, e, a, clen) && chain_deref(tv, e, clen))
+			return e;
+	return SIZE_MAX;
+}
+
+/*
+ * After a free whose call ends at close (block depth depth), the first
+ * use of the freed chain a/clen on the same path: a dereference, or
+ * (*dfree) a second free; SIZE_MAX when none.
+ */
+static size_t use_after_free(const struct toks *tv, size_t close, int depth,
+			     size_t a, size_t clen, bool *dfree)
+{
+	size_t j, e;
+
+	*dfree = false;
+	for (j = close + 2; j < tv->n && j < close + 2 + RULES_WINDOW; j++) {
+		const struct tok *u = &tv->v[j];
+
+		if (u->depth < depth)
+			break; /* the block ended: other paths join */
+		if (u->kind == T_ID && tok_is(tv, j + 1, ":") &&
+		    stmt_boundary(tv, prev_idx(j)))
+			break; /* a label: other paths join */
+		if (is_unevaluated(u) && tok_is(tv, j + 1, "(")) {
+			e = close_paren(tv, j + 1);
+			if (e == SIZE_MAX)
+				break;
+			j = e;
+			continue;
+		}
+		if (u->kind == T_ID &&
+		    (is(u, "goto") || is(u, "break") || is(u, "continue")))
+			break;
+		if (u->kind == T_ID && is(u, "return"))
+			return deref_in_statement(tv, j + 1, j, a, clen);
+		if (!chain_at(tv, j, a, clen))
+			continue;
+		if (j && is(&tv->v[j - 1], "&") &&
+		    !tok_is(tv, j + clen, "->") && !tok_is(tv, j + clen, "["))
+			break; /* its address escapes: may be reset */
+		if (j >= 2 && is(&tv->v[j - 1], "(") &&
+		    tv->v[j - 2].kind == T_ID &&
+		    memmem(tv->v[j - 2].s, tv->v[j - 2].len, "for_each", 8))
+			break; /* an iterator assigns it */
+		if (j >= 2 && is(&tv->v[j - 1], "(") &&
+		    find_free_fn(&tv->v[j - 2]) && tok_is(tv, j + clen, ")") &&
+		    find_free_fn(&tv->v[j - 2])->arg == 0 &&
+		    stmt_boundary(tv, prev_idx(j - 2))) {
+			*dfree = true;
+			return j;
+		}
+		if (tok_is(tv, j + clen, "=") && !(j && is(&tv->v[j - 1], "*")))
+			/* reassigned; the right side may still use it */
+			return deref_in_statement(tv, j + clen + 1, j, a, clen);
+		if (chain_deref(tv, j, clen))
+			return j;
+	}
+	return SIZE_MAX;
+}
+
 static void rule_use_after_free(struct scan *sc)
 {
 	const struct toks *tv = &sc->tk;
-	size_t i, j, e, close, a, b, clen, use, cand = 0;
+	size_t i, close, a, b, clen, use, cand = 0;
 	char fn[32], name[RULES_MAX_NAME], title[512], expl[1024];
 
 	for (i = 0; i + 1 < tv->n && cand < RULES_MAX_CANDIDATES; i++) {
 		const struct tok *t = &tv->v[i];
 		const struct freefn *ff = find_free_fn(t);
-		bool dfree = false;
-		int depth = t->depth;
+		bool dfree;
 
 		if (!ff || !tok_is(tv, i + 1, "(") ||
 		    !stmt_boundary(tv, prev_idx(i)))
@@ -1495,79 +1567,7 @@ static void rule_use_after_free(struct scan *sc)
 		if (!clen || a + clen != b)
 			continue;
 		cand++;
-		use = SIZE_MAX;
-		for (j = close + 2; j < tv->n && j < close + 2 + RULES_WINDOW;
-		     j++) {
-			const struct tok *u = &tv->v[j];
-
-			if (u->depth < depth)
-				break; /* the block ended: other paths join */
-			if (u->kind == T_ID && tok_is(tv, j + 1, ":") &&
-			    stmt_boundary(tv, prev_idx(j)))
-				break; /* a label: other paths join */
-			if (is_unevaluated(u) && tok_is(tv, j + 1, "(")) {
-				e = close_paren(tv, j + 1);
-				if (e == SIZE_MAX)
-					break;
-				j = e;
-				continue;
-			}
-			if (u->kind == T_ID &&
-			    (is(u, "goto") || is(u, "break") ||
-			     is(u, "continue")))
-				break;
-			if (u->kind == T_ID && is(u, "return")) {
-				for (e = j + 1;
-				     e < tv->n && e < j + RULES_WINDOW &&
-				     !is(&tv->v[e], ";");
-				     e++)
-					if (chain_at(tv, e, a, clen) &&
-					    chain_deref(tv, e, clen)) {
-						use = e;
-						break;
-					}
-				break;
-			}
-			if (!chain_at(tv, j, a, clen))
-				continue;
-			if (j && is(&tv->v[j - 1], "&") &&
-			    !tok_is(tv, j + clen, "->") &&
-			    !tok_is(tv, j + clen, "["))
-				break; /* its address escapes: may be reset */
-			if (j >= 2 && is(&tv->v[j - 1], "(") &&
-			    tv->v[j - 2].kind == T_ID &&
-			    memmem(tv->v[j - 2].s, tv->v[j - 2].len, "for_each",
-				   8))
-				break; /* an iterator assigns it */
-			if (j >= 2 && is(&tv->v[j - 1], "(") &&
-			    find_free_fn(&tv->v[j - 2]) &&
-			    tok_is(tv, j + clen, ")") &&
-			    find_free_fn(&tv->v[j - 2])->arg == 0 &&
-			    stmt_boundary(tv, prev_idx(j - 2))) {
-				use = j;
-				dfree = true;
-				break;
-			}
-			if (tok_is(tv, j + clen, "=") &&
-			    !(j && is(&tv->v[j - 1], "*"))) {
-				/* reassigned; the right side may still use it
-				 */
-				for (e = j + clen + 1;
-				     e < tv->n && e < j + RULES_WINDOW &&
-				     !is(&tv->v[e], ";");
-				     e++)
-					if (chain_at(tv, e, a, clen) &&
-					    chain_deref(tv, e, clen)) {
-						use = e;
-						break;
-					}
-				break;
-			}
-			if (chain_deref(tv, j, clen)) {
-				use = j;
-				break;
-			}
-		}
+		use = use_after_free(tv, close, t->depth, a, clen, &dfree);
 		/* the patch must add the free or the use after it */
 		if (use == SIZE_MAX || t->len >= sizeof(fn) ||
 		    (!tok_added(sc, i) && !tok_added(sc, use)) ||
