@@ -3,49 +3,14 @@
 # had to change finds that bug/fix pair, with ids, subjects, score and
 # the lines that matched; fixes from after a commit stay invisible.
 . "$(dirname "$0")/lib.sh"
+. "$TOP/tests/lib/history.sh"
 
-R=$TMP/repo
-mkdir -p "$R" && git -C "$R" init -q
-cd "$R" || exit 1
-n=0
-tick() {
-	n=$((n + 1))
-	export GIT_COMMITTER_DATE="$((1700000000 + n * 3600)) +0000"
-	export GIT_AUTHOR_DATE="$GIT_COMMITTER_DATE"
-}
-cat >net.c <<'EOC'
-#include <string.h>
-
-struct opts {
-	char name[16];
-	int mtu;
-};
-
-int parse_opts(struct opts *o, const char *arg)
-{
-	return 0;
-}
-EOC
+history_repo
+net_c
 tick; git add net.c && git commit -q -m "net: initial"
 
 # The bug: a copy with no bound on the name.
-cat >net.c <<'EOC'
-#include <string.h>
-
-struct opts {
-	char name[16];
-	int mtu;
-};
-
-int parse_opts(struct opts *o, const char *arg)
-{
-	size_t arg_len = strlen(arg);
-
-	memcpy(o->name, arg, arg_len);
-	o->mtu = parse_mtu_value(arg, arg_len);
-	return 0;
-}
-EOC
+net_c bug
 tick; git commit -q -am "net: parse the interface name"
 BUG=$(git rev-parse HEAD)
 echo "int unrelated_counter;" >other.c
@@ -57,24 +22,10 @@ sed -i 's/o->mtu = parse_mtu_value(arg, arg_len);/o->mtu = parse_mtu_value(arg, 
 tick; git commit -q -am "$(printf 'net: \033[31mred\033[0m bounded')" -m "$(printf '\033]0;pwned\007 Copy of o->name, arg.\n\nFixes: %s ("net: parse the interface name")' "$(git rev-parse --short=12 "$BUG")")"
 
 # The fix bounds the copy.
-sed -i 's/memcpy(o->name, arg, arg_len);/memcpy(o->name, arg, min(arg_len, sizeof(o->name) - 1));/' net.c
-tick; git commit -q -am "net: bound the name copy in parse_opts" -m "A name longer than 15 bytes overflowed o->name.
-
-Fixes: $(git rev-parse --short=12 "$BUG") (\"net: parse the interface name\")"
-FIX=$(git rev-parse HEAD)
+commit_net_fix "$BUG"
 
 # A new function re-adds the very same unbounded copy.
-cat >>net.c <<'EOC'
-
-int parse_alias(struct opts *o, const char *arg)
-{
-	size_t arg_len = strlen(arg);
-
-	memcpy(o->name, arg, arg_len);
-	o->mtu = parse_mtu_value(arg, arg_len);
-	return 1;
-}
-EOC
+net_c_alias
 tick; git commit -q -am "net: parse aliases too"
 NEW=$(git rev-parse HEAD)
 git format-patch -q -o "$TMP/mail" -1 HEAD

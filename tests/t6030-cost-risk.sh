@@ -6,56 +6,22 @@
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/lib/llm.sh"
 
-R=$TMP/repo
-mkdir -p "$R" && git -C "$R" init -q
-cd "$R" || exit 1
-n=0
-day() {
-	n=$((n + 1))
-	export GIT_COMMITTER_DATE="$((1500000000 + n * 86400 * 20)) +0000"
-	export GIT_AUTHOR_DATE="$GIT_COMMITTER_DATE"
-}
-feature() {
-	echo "int feature_$1(int *v, int n)"
-	echo "{"
-	j=0
-	while [ $j -lt "$2" ]; do
-		echo "	v[$j % n] += feature_helper_$1(v, n, $j);"
-		j=$((j + 1))
-	done
-	echo "	return 0;"
-	echo "}"
-}
+CLOCK_START=1500000000 CLOCK_STEP=$((86400 * 20))
+. "$TOP/tests/lib/history.sh"
+
+history_repo
 echo "notes" >notes.txt
-day; git add notes.txt && git commit -q -m "initial"
+tick; git add notes.txt && git commit -q -m "initial"
 # Big features needed fixes later; small tidy-ups did not.
-i=0
-while [ $i -lt 12 ]; do
-	day; feature $i 60 >"feat$i.c"
-	git add "feat$i.c" && git commit -q -m "feat: add feature $i"
-	eval "F$i=\$(git rev-parse HEAD)"
-	day; echo "/* tidy $i */" >>notes.txt
-	git commit -q -am "docs: tidy $i"
-	i=$((i + 1))
-done
-i=0
-while [ $i -lt 12 ]; do
-	if [ $((i % 2)) -eq 0 ]; then
-		day
-		eval "f=\$F$i"
-		sed -i 's/return 0;/return n ? 0 : -1;/' "feat$i.c"
-		git commit -q -am "feat: fix feature $i" -m "Fixes: $(git rev-parse --short=12 "$f") (\"feat: add feature $i\")"
-	fi
-	i=$((i + 1))
-done
+risk_history 12
 git tag base
 "$QUORUM" index -C "$R" >/dev/null 2>&1
 ok $? "the history index is built"
 
 # The series: 1/2 a docs note, 2/2 a big feature.
-day; echo "/* one more note */" >>notes.txt
+tick; echo "/* one more note */" >>notes.txt
 git commit -q -am "docs: one more note"
-day; feature big 80 >big.c
+tick; c_function feature_big feature_helper_big 80 >big.c
 git add big.c && git commit -q -m "feat: add the big feature"
 git format-patch -q -o "$TMP/s" base..HEAD
 cat "$TMP"/s/*.patch >"$TMP/s.mbox"
