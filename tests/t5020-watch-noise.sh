@@ -11,16 +11,7 @@ watch_setup
 
 # A fake sendmail: records its argv and the message; fails while
 # $TMP/fail exists.
-mkdir -p "$TMP/sent" "$TMP/bin"
-cat >"$TMP/bin/fake-sendmail" <<EOF2
-#!/bin/sh
-[ -e "$TMP/fail" ] && { cat >/dev/null; echo "relay refused" >&2; exit 75; }
-n=\$(ls "$TMP/sent" | wc -l)
-for a in "\$@"; do printf '%s\n' "\$a"; done >"$TMP/sent/argv-\$n"
-cat >"$TMP/sent/mail-\$n"
-EOF2
-chmod +x "$TMP/bin/fake-sendmail"
-sent_count() { ls "$TMP/sent" | grep -c '^mail-'; }
+fake_sendmail
 
 # 1. mode = reply with a sendmail command: argv split, never a shell.
 watch_config '[list "devel"]' '	mode = reply' \

@@ -11,6 +11,11 @@
 #                      puts the committer on the cover letter)
 #   watch_config [LINES...]  write the quorum config: the devel list plus
 #                      the given lines appended verbatim
+#   fake_sendmail      $TMP/bin/fake-sendmail, a sendmail that keeps the
+#                      Nth message it is given as $TMP/sent/mail-N and its
+#                      arguments, one a line, as $TMP/sent/argv-N, and
+#                      fails (exit 75) while $TMP/fail exists
+#   sent_count         how many messages it took
 #   watch [ARGS]       run `quorum watch --once ARGS` ($TMP/out, $TMP/err, $rc)
 #   outbox_count       mails in the outbox's new/
 
@@ -52,6 +57,19 @@ watch_setup() {
 	watch_repo
 	watch_config
 }
+
+fake_sendmail() {
+	mkdir -p "$TMP/sent" "$TMP/bin"
+	cat >"$TMP/bin/fake-sendmail" <<EOF2
+#!/bin/sh
+[ -e "$TMP/fail" ] && { cat >/dev/null; echo "relay refused" >&2; exit 75; }
+n=\$(ls "$TMP/sent" | grep -c '^mail-')
+for a in "\$@"; do printf '%s\n' "\$a"; done >"$TMP/sent/argv-\$n"
+cat >"$TMP/sent/mail-\$n"
+EOF2
+	chmod +x "$TMP/bin/fake-sendmail"
+}
+sent_count() { ls "$TMP/sent" | grep -c '^mail-'; }
 
 watch() { run "$QUORUM" watch --once "$@"; }
 outbox_count() { ls "$OUTBOX/new" 2>/dev/null | wc -l | tr -d ' '; }
