@@ -261,6 +261,19 @@ EOC
 	git -C "$1" add main.c && git -C "$1" commit -q -m "initial"
 }
 
+# commit_functions DIR N [NAME]: N commits on DIR, the Ith adding NAMEI.c
+# (NAME defaults to f) with `int NAMEI(int x)`, subject "NAMEI: add NAMEI()"
+commit_functions() {
+	_cf_i=1
+	while [ $_cf_i -le "$2" ]; do
+		_cf_n=${3:-f}$_cf_i
+		printf 'int %s(int x)\n{\n\treturn x + %d;\n}\n' "$_cf_n" $_cf_i >"$1/$_cf_n.c"
+		git -C "$1" add "$_cf_n.c" &&
+			git -C "$1" commit -q -m "$_cf_n: add $_cf_n()" || return 1
+		_cf_i=$((_cf_i + 1))
+	done
+}
+
 # commit_sum_ids DIR: commit "main: add sum_ids()" to make_repo's main.c,
 # a clean function.
 commit_sum_ids() {
@@ -278,8 +291,9 @@ EOC
 	git -C "$1" commit -q -am "main: add sum_ids()"
 }
 
-# commit_item_new DIR: commit "main: add item_new()", whose malloc()
-# result is used unchecked (the rules voter's medium null-deref).
+# commit_item_new DIR [SUBJECT]: commit "main: add item_new()" (or
+# SUBJECT), whose malloc() result is used unchecked (the rules voter's
+# medium null-deref).
 commit_item_new() {
 	cat >>"$1/main.c" <<'EOC'
 
@@ -292,7 +306,7 @@ struct item *item_new(int id)
 	return it;
 }
 EOC
-	git -C "$1" commit -q -am "main: add item_new()"
+	git -C "$1" commit -q -am "${2:-main: add item_new()}"
 }
 
 # item_series DIR: on DIR's tag base, the series "main: item helpers"
