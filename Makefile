@@ -11,6 +11,7 @@ DEB_PKGS := build-essential pkg-config git libgit2-dev libgmime-3.0-dev \
 
 BUILD ?= build
 PREFIX ?= /usr/local
+MANDIR ?= $(PREFIX)/share/man
 CC ?= cc
 OPT ?= -O2 -g
 SAN ?=
@@ -37,6 +38,10 @@ BOT_OBJ := $(BOT_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 LIBQ := $(BUILD)/libquorum.a
 
+# What `make install` copies as bin/quorum (the tests install the binary
+# they test: make install QUORUM_INSTALL=...).
+QUORUM_INSTALL ?= quorum
+
 # Quiet by default; `make V=1` shows the commands.
 ifeq ($(V),1)
 Q :=
@@ -49,7 +54,8 @@ endif
 # The binary the tests run; `make asan` points this at the sanitizer build.
 QUORUM_BIN ?= $(CURDIR)/$(BUILD)/quorum
 
-.PHONY: all check unit prove asan deps demo bench fuzz clean install format
+.PHONY: all check unit prove asan deps demo bench fuzz clean install uninstall \
+	format
 all: quorum
 
 quorum: $(BUILD)/quorum
@@ -110,13 +116,20 @@ fuzz:
 format:
 	clang-format -i $(LIB_SRC) $(BOT_SRC) $(UNIT_SRC) mailparse/*.h review/*.h bot/*.h
 
-install: quorum
-	install -D -m 0755 quorum $(DESTDIR)$(PREFIX)/bin/quorum
+install: $(QUORUM_INSTALL)
+	install -D -m 0755 $(QUORUM_INSTALL) $(DESTDIR)$(PREFIX)/bin/quorum
 	install -d $(DESTDIR)$(PREFIX)/share/quorum/prompts/subsystems
 	install -m 0644 prompts/*.md prompts/*.json \
 		$(DESTDIR)$(PREFIX)/share/quorum/prompts/
 	install -m 0644 prompts/subsystems/* \
 		$(DESTDIR)$(PREFIX)/share/quorum/prompts/subsystems/
+	install -D -m 0644 contrib/quorum.1 $(DESTDIR)$(MANDIR)/man1/quorum.1
+
+# Removes what install put there: the shared directories it may have
+# made (bin/, man1/) are left, as they may hold other programs' files.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/quorum $(DESTDIR)$(MANDIR)/man1/quorum.1
+	rm -rf $(DESTDIR)$(PREFIX)/share/quorum
 
 clean:
 	rm -rf build build-asan build-fuzz quorum
