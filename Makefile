@@ -20,11 +20,12 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
-QCFLAGS := -std=gnu11 $(OPT) $(SAN) -Wall -Wextra -Werror -Wshadow \
+QWARN := -Wall -Wextra -Werror -Wshadow \
 	-Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral \
 	-D_GNU_SOURCE -DQUORUM_VERSION='"$(VERSION)"' \
 	-DQUORUM_PROMPTS_DIR='"$(PREFIX)/share/quorum/prompts"' \
-	-I. $(PKG_CFLAGS) $(CFLAGS)
+	-I. $(PKG_CFLAGS)
+QCFLAGS := -std=gnu11 $(OPT) $(SAN) $(QWARN) $(CFLAGS)
 QLDFLAGS := $(SAN) $(LDFLAGS)
 QLIBS := $(PKG_LIBS) -lnotmuch -lm -lpthread $(LIBS)
 
@@ -37,6 +38,18 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 BOT_OBJ := $(BOT_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 LIBQ := $(BUILD)/libquorum.a
+
+# The libFuzzer targets: the library again, built with clang, ASan+UBSan
+# and fuzzer coverage into its own directory. FUZZ_SAN overrides the
+# sanitizers (e.g. to make one known report recoverable while its fix is
+# pending).
+FUZZ_BUILD ?= build-fuzz
+FUZZ_CC ?= clang
+FUZZ_SAN ?= -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS = -std=gnu11 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) \
+	$(QWARN) $(CFLAGS)
+FUZZ_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 
 # What `make install` copies as bin/quorum (the tests install the binary
 # they test: make install QUORUM_INSTALL=...).
@@ -54,8 +67,8 @@ endif
 # The binary the tests run; `make asan` points this at the sanitizer build.
 QUORUM_BIN ?= $(CURDIR)/$(BUILD)/quorum
 
-.PHONY: all check unit prove asan deps demo bench fuzz clean install uninstall \
-	format
+.PHONY: all check unit prove asan deps demo bench fuzz fuzz-targets clean \
+	install uninstall format
 all: quorum
 
 quorum: $(BUILD)/quorum
@@ -83,7 +96,24 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBQ)
 	$(Q)$(CC) $(QCFLAGS) $(CMOCKA_CFLAGS) -MMD -MP -o $@ $< $(LIBQ) \
 		$(QLDFLAGS) $(QLIBS) $(CMOCKA_LIBS)
 
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(QP) FUZZCC $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(FUZZ_BUILD)/libquorum.a: $(FUZZ_OBJ)
+	@rm -f $@
+	$(QP) AR $@
+	$(Q)ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_BUILD)/libquorum.a
+	@mkdir -p $(dir $@)
+	$(QP) FUZZLD $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -o $@ $< \
+		$(FUZZ_BUILD)/libquorum.a $(QLIBS)
+
 -include $(LIB_OBJ:.o=.d) $(BOT_OBJ:.o=.d) $(UNIT_BIN:=.d)
+-include $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d)
 
 # make check: cmocka unit tests, then prove over the shell tests.
 check: unit prove
@@ -110,8 +140,13 @@ demo: deps
 bench: quorum
 	@QUORUM_BIN=$(QUORUM_BIN) sh tests/bench/run.sh
 
-fuzz:
-	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+# make fuzz [FUZZ_SECONDS=N] [FUZZ_TARGETS="mbox diff"]: build the targets,
+# make seeds, run each target N seconds (tests/fuzz/run.sh says how).
+fuzz-targets: $(FUZZ_BIN)
+
+fuzz: fuzz-targets
+	@FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_TARGETS="$(FUZZ_TARGETS)" \
+		sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 format:
 	clang-format -i $(LIB_SRC) $(BOT_SRC) $(UNIT_SRC) mailparse/*.h review/*.h bot/*.h
