@@ -7,7 +7,7 @@ PKGS := libgit2 gmime-3.0 libcurl libcjson sqlite3 zlib
 DEB_PKGS := build-essential pkg-config git libgit2-dev libgmime-3.0-dev \
 	libnotmuch-dev libcurl4-openssl-dev libcjson-dev libcmocka-dev \
 	libsqlite3-dev sqlite3 zlib1g-dev notmuch b4 python3 python3-yaml perl \
-	clang libclang-rt-14-dev groff-base
+	clang libclang-rt-14-dev clang-format groff-base
 
 BUILD ?= build
 PREFIX ?= /usr/local
@@ -51,6 +51,11 @@ FUZZ_CFLAGS = -std=gnu11 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) \
 FUZZ_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 
+# What `make format` and `make format-check` cover.
+FORMAT_SRC := $(LIB_SRC) $(BOT_SRC) $(UNIT_SRC) $(FUZZ_SRC) \
+	$(sort $(wildcard mailparse/*.h review/*.h bot/*.h))
+CLANG_FORMAT ?= clang-format
+
 # What `make install` copies as bin/quorum (the tests install the binary
 # they test: make install QUORUM_INSTALL=...).
 QUORUM_INSTALL ?= quorum
@@ -68,7 +73,7 @@ endif
 QUORUM_BIN ?= $(CURDIR)/$(BUILD)/quorum
 
 .PHONY: all check unit prove asan deps demo bench fuzz fuzz-targets clean \
-	install uninstall format
+	install uninstall format format-check
 all: quorum
 
 quorum: $(BUILD)/quorum
@@ -149,7 +154,21 @@ fuzz: fuzz-targets
 		sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 format:
-	clang-format -i $(LIB_SRC) $(BOT_SRC) $(UNIT_SRC) mailparse/*.h review/*.h bot/*.h
+	$(CLANG_FORMAT) -i $(FORMAT_SRC)
+
+# Every C file as .clang-format wants it; lists those that are not.
+format-check:
+	@command -v $(CLANG_FORMAT) >/dev/null || \
+		{ echo "format-check: $(CLANG_FORMAT) is not installed (make deps)"; exit 3; }
+	@bad=0; for f in $(FORMAT_SRC); do \
+		$(CLANG_FORMAT) --dry-run --Werror "$$f" >/dev/null 2>&1 || \
+			{ echo "  not formatted: $$f"; bad=$$((bad + 1)); }; \
+	done; \
+	if [ $$bad -ne 0 ]; then \
+		echo "format-check: $$bad of $(words $(FORMAT_SRC)) files differ from .clang-format (make format rewrites them)"; \
+		exit 1; \
+	fi; \
+	echo "format-check: all $(words $(FORMAT_SRC)) files are formatted"
 
 install: $(QUORUM_INSTALL)
 	install -D -m 0755 $(QUORUM_INSTALL) $(DESTDIR)$(PREFIX)/bin/quorum
