@@ -7,12 +7,8 @@
 
 test_expect_success 'setup: a bug, a hostile fix, the fix, and a patch re-adding the bug' '
 	history_repo &&
-	net_c &&
-	tick && git add net.c && git commit -q -m "net: initial" &&
 	# The bug: a copy with no bound on the name.
-	net_c bug &&
-	tick && git commit -q -am "net: parse the interface name" &&
-	BUG=$(git rev-parse HEAD) &&
+	commit_net_bug &&
 	echo "int unrelated_counter;" >other.c &&
 	tick && git add other.c && git commit -q -m "other: add a counter" &&
 	BEFORE_FIX=$(git rev-parse HEAD) &&

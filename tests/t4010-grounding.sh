@@ -36,11 +36,7 @@ EOP
 
 test_expect_success 'the history index is built' '
 	history_repo &&
-	net_c &&
-	tick && git add net.c && git commit -q -m "net: initial" &&
-	net_c bug &&
-	tick && git commit -q -am "net: parse the interface name" &&
-	BUG=$(git rev-parse HEAD) &&
+	commit_net_bug &&
 	commit_net_fix "$BUG" &&
 	git tag base &&
 	run "$QUORUM" index -C "$R" &&

@@ -158,25 +158,7 @@ like "$TMP/err" 'no \[list "NAME"\] section with an address' "it says so"
 # 8. A repo that is not there is the config's fault: nothing is sent or
 #    tagged, and the series is reviewed once the repo is back.
 mv "$R" "$R.away"
-cat >"$MAIL/new/norepo" <<EOM
-From: A U Thor <author@example.org>
-To: $LIST
-Subject: [PATCH] main: add f_norepo()
-Message-ID: <norepo-1@example.org>
-Date: Tue, 14 Nov 2023 22:20:00 +0000
-
-main: add f_norepo()
----
-diff --git a/f_norepo.c b/f_norepo.c
-new file mode 100644
---- /dev/null
-+++ b/f_norepo.c
-@@ -0,0 +1,4 @@
-+int f_norepo(void)
-+{
-+	return 1;
-+}
-EOM
+mail_single norepo-1 "A U Thor <author@example.org>" "main: add f_norepo()" norepo
 notmuch new --quiet
 watch_config
 before=$(outbox_count)

@@ -13,6 +13,8 @@
 #                     unbounded memcpy() of the argument into o->name
 #   net_c_fix         bound that copy in net.c, as its fix did
 #   net_c_alias       append parse_alias(), which re-adds the unbounded copy
+#   commit_net_bug    commit net.c as a stub ("net: initial"), then with
+#                     the bug ("net: parse the interface name", $BUG)
 #   commit_net_fix BUG   tick, net_c_fix and commit the fix of BUG; $FIX
 #   fixes COMMIT      the line `Fixes: <12 hex digits> ("<its subject>")`
 #   c_function NAME CALLEE LINES   print int NAME(int *v, int n) of LINES
@@ -93,6 +95,14 @@ EOC
 fixes() {
 	printf 'Fixes: %s ("%s")\n' "$(git rev-parse --short=12 "$1")" \
 		"$(git log -1 --format=%s "$1")"
+}
+
+commit_net_bug() {
+	net_c &&
+	tick && git add net.c && git commit -q -m "net: initial" &&
+	net_c bug &&
+	tick && git commit -q -am "net: parse the interface name" &&
+	BUG=$(git rev-parse HEAD)
 }
 
 commit_net_fix() {

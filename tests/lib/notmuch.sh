@@ -12,6 +12,9 @@
 #                      HERE ***" made "series TAG"; the files of DIR are
 #                      left as they are
 #   post DIR           maildir_put DIR, then notmuch new
+#   mail_single ID FROM TITLE [NAME]  a one-patch series to $LIST as
+#                      $MAIL/new/ID, Message-ID <ID@example.org>, adding
+#                      f_NAME.c (NAME defaults to ID); no notmuch new
 
 LIST=devel@lists.example.org
 MAIL=$TMP/mail
@@ -48,4 +51,27 @@ maildir_put() {
 
 post() {
 	maildir_put "$1" && notmuch new --quiet
+}
+
+mail_single() {
+	_ms_name=${4:-$1}
+	cat >"$MAIL/new/$1" <<EOM
+From: $2
+To: $LIST
+Subject: [PATCH] $3
+Message-ID: <$1@example.org>
+Date: Tue, 14 Nov 2023 22:20:00 +0000
+
+$3
+---
+diff --git a/f_$_ms_name.c b/f_$_ms_name.c
+new file mode 100644
+--- /dev/null
++++ b/f_$_ms_name.c
+@@ -0,0 +1,4 @@
++int f_$_ms_name(void)
++{
++	return 1;
++}
+EOM
 }
