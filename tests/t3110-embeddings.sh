@@ -49,9 +49,8 @@ while [ ! -s "$TMP/port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 [ -s "$TMP/port" ] || { echo "Bail out! the fake embeddings server did not start"; exit 1; }
 PORT=$(cat "$TMP/port")
 
-R=$TMP/repo
-mkdir -p "$R" && git -C "$R" init -q
-cd "$R" || exit 1
+. "$TOP/tests/lib/history.sh"
+history_repo
 cat >net.c <<'EOC'
 int parse_opts(struct opts *o, const char *arg)
 {
@@ -64,8 +63,8 @@ int parse_opts(struct opts *o, const char *arg)
 EOC
 git add net.c && git commit -q -m "net: parse the interface name"
 BUG=$(git rev-parse HEAD)
-sed -i 's/memcpy(o->name, arg, arg_len);/memcpy(o->name, arg, min(arg_len, sizeof(o->name) - 1));/' net.c
-git commit -q -am "net: bound the name copy" -m "Fixes: $(git rev-parse --short=12 "$BUG") (\"net: parse the interface name\")"
+net_c_fix
+git commit -q -am "net: bound the name copy" -m "$(fixes "$BUG")"
 FIX=$(git rev-parse HEAD)
 cat >>net.c <<'EOC'
 
@@ -114,7 +113,7 @@ like "$TMP/err" 'embeddings unavailable.*(malformed|not a number)' "... junk is 
 # and the next run fills in the missing vectors.
 echo fail >"$TMP/mode"
 sed -i 's/o->mtu = parse_mtu_value(arg, arg_len);/o->mtu = parse_mtu_value(arg, (int)arg_len);/' net.c
-git commit -q -am "net: cast the length" -m "Fixes: $(git rev-parse --short=12 "$BUG") (\"net: parse the interface name\")"
+git commit -q -am "net: cast the length" -m "$(fixes "$BUG")"
 run "$QUORUM" index -C "$R"
 is "$rc" 0 "endpoint down: index still exits 0"
 like "$TMP/err" 'embeddings skipped' "... and warns"
