@@ -27,6 +27,7 @@
 #include <notmuch.h>
 
 #include "review/cost.h"
+#include "session.h"
 #include "state.h"
 #include "watch.h"
 

@@ -8,44 +8,9 @@
 
 #include <stdbool.h>
 
+#include "cmd.h"
 #include "mailparse/mailparse.h"
 #include "review/review.h"
-
-/* Exit codes: the command contract (DESIGN.md). */
-enum {
-	EXIT_CLEAN = 0, /* reviewed, nothing at quorum */
-	EXIT_FINDINGS = 1, /* findings at quorum */
-	EXIT_USAGE = 2, /* usage or input error */
-	EXIT_ENV = 3, /* repo, network, budget */
-};
-
-struct cmd {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *usage; /* one line: "quorum review [-C repo] ..." */
-	const char *summary; /* one line for `quorum --help` */
-	const char *help; /* full text for `quorum help NAME` */
-};
-
-extern const struct cmd cmd_review_def;
-extern const struct cmd cmd_parse_def;
-extern const struct cmd cmd_apply_def;
-extern const struct cmd cmd_index_def;
-extern const struct cmd cmd_similar_def;
-extern const struct cmd cmd_eval_def;
-extern const struct cmd cmd_watch_def; /* watch, issue 9 */
-extern const struct cmd cmd_cost_def; /* cost, issue 8 */
-extern const struct cmd cmd_ci_def; /* ci, issue 10 */
-
-/* Print "quorum: <msg>" to stderr; returns -1. */
-int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print "quorum: warning: <msg>" to stderr. */
-void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print the usage line of c and a hint; returns EXIT_USAGE. */
-int usage_error(const struct cmd *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* Print the full help of c to stdout; returns 0. */
-int cmd_print_help(const struct cmd *c);
 
 /*
  * Config: git-config syntax, read with libgit2 from $QUORUM_CONFIG, else
@@ -97,26 +62,10 @@ char *prompts_dir(void);
 const char *qconfig_sources(struct qconfig *cfg);
 
 /*
- * cost (issue 8, bot/cmd-cost.c): open the cost ledger in the state db
- * and set opts' caps from cfg (review.budget-per-review, budget.monthly,
- * list.LIST.budget-per-day when list is not NULL) and run_budget (ci
- * --budget; <= 0: none). list is borrowed. *ledger is for
- * rv_ledger_free() after the reviews. 0, or -1 with err.
- */
-struct rv_ledger;
-int cost_review_opts(struct qconfig *cfg, const char *list, double run_budget,
-		     struct rv_review_opts *opts, struct rv_ledger **ledger,
-		     struct errmsg *err);
-
-/*
  * ci (issue 10, bot/report-json.c): a report in one of the output
  * formats. Reviews are added one by one and the document is written at
  * the end (SARIF lists its rules before the results).
  */
-enum report_format { FMT_TEXT, FMT_JSON, FMT_SARIF, FMT_EMAIL };
-
-/* "text", "json", "sarif" or "email"; -1 when unknown. */
-int report_format_parse(const char *s);
 /*
  * One line of mail text for a terminal: C0 controls (tab kept), newlines,
  * DEL and C1 controls (U+0080..U+009F, e.g. CSI) shown as '?'. text_clean
@@ -148,15 +97,6 @@ void report_set_email(struct report *rp, const char *from,
 /* Write to path (NULL or "-": stdout). 0, or -1 with err. */
 int report_write(struct report *rp, const char *path, struct errmsg *err);
 void report_free(struct report *rp);
-
-/*
- * llm (bot/cmd-review.c; shared with ci, issue 10): with LLM voters,
- * load the prompts and the review's deadline and retry settings into
- * opts. *prompts is for rv_prompts_free(). 0, or -1 with err.
- */
-int llm_review_opts(struct qconfig *cfg, const struct llm_voters *llm,
-		    struct rv_review_opts *opts, struct rv_prompts **prompts,
-		    struct errmsg *err);
 
 /*
  * A config path with a leading ~/ expanded from $HOME (watch, and the
