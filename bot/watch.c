@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * cmd-watch.c - `quorum watch`: read each opted-in list's new mail from
+ * watch.c - `quorum watch`: read each opted-in list's new mail from
  * notmuch, assemble series, review the complete (or long-waiting) ones
  * and reply in their thread exactly once.
  *
