@@ -27,19 +27,7 @@
 #include <notmuch.h>
 
 #include "review/cost.h"
-#include "session.h"
-#include "state.h"
 #include "watch.h"
-
-#define WATCH_MAX_MESSAGE ((size_t)16 << 20)
-#define WATCH_MAX_THREAD 2000 /* messages read from one thread */
-#define DEFAULT_WAIT (30 * 60)
-#define DEFAULT_ATTEMPTS 5
-#define REOPEN_AFTER 500	 /* messages tagged between notmuch reopens */
-#define REPO_REOPEN_AFTER 20	 /* reviews between repository reopens */
-#define DIGEST_PERIOD 86400	 /* mode = digest: one mail a day */
-#define FINDINGS_KEPT_DAYS 180	 /* norepeat: fingerprints are forgotten */
-#define FINDINGS_KEPT_MAX 100000 /* ... after that, or beyond this per list */
 
 static int cmd_watch(int argc, char **argv);
 
@@ -111,57 +99,8 @@ const struct cmd cmd_watch_def = {
 	"database, state db).",
 };
 
-enum list_mode { MODE_DRY_RUN, MODE_REPLY, MODE_DIGEST };
-
-struct wlist {
-	const char *name;
-	const char *address;
-	const char *repo;
-	const char *branch;
-	enum list_mode mode;
-	bool to_author, to_list;
-	char *query;
-	long wait;
-	char **mute; /* lowercase patterns */
-	char **cc;
-	size_t ncc;
-	bool embargo;	    /* replies to the maintainers only */
-	int per_hour;	    /* replies per hour on the list; 0: no limit */
-	int per_author_day; /* replies per author per day; 0: no limit */
-	struct rv_repo *rv; /* opened on first use */
-	size_t rv_uses;	    /* reviews on rv since it was opened */
-	char *workdir;
-	struct rv_history *history;
-	bool repo_failed;
-};
-
-struct watch {
-	struct qconfig *cfg;
-	notmuch_database_t *db;
-	struct state *st;
-	int64_t now;
-	const char *domain;
-	char *from;
-	char *outbox;
-	const char *method; /* for lists in reply mode */
-	char **sendmail;
-	struct smtp_opts smtp;
-	char *smtp_from; /* the address part of from */
-	int max_attempts;
-	int quorum;
-	struct wlist *lists;
-	size_t nlists;
-	struct llm_voters llm; /* [voter] sections with an LLM provider */
-	struct rv_prompts *prompts;
-	char prompt_hash[48]; /* X-Quorum-Prompt */
-	double deadline, backoff;
-	int retries;
-	/* counters for the summary line */
-	size_t reviewed, waiting, skipped, failed, delivered, held;
-	size_t tagged; /* messages tagged since the db was opened */
-};
-
-static volatile sig_atomic_t stop_requested, wake_requested;
+volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t wake_requested;
 
 static void on_stop(int sig)
 {
@@ -174,185 +113,6 @@ static void on_wake(int sig)
 {
 	(void)sig;
 	wake_requested = 1;
-}
-
-/* "30m" -> 1800. -1 when malformed. */
-static long parse_duration(const char *v)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (errno || end == v || n < 0 || n > 365L * 86400)
-		return -1;
-	switch (*end) {
-	case '\0':
-	case 's':
-		break;
-	case 'm':
-		n *= 60;
-		break;
-	case 'h':
-		n *= 3600;
-		break;
-	case 'd':
-		n *= 86400;
-		break;
-	default:
-		return -1;
-	}
-	if (*end && end[1])
-		return -1;
-	return n;
-}
-
-/* Split "a, b,c" into a NULL-terminated array of trimmed lowercase words. */
-static char **split_commas(const char *v, size_t *n)
-{
-	char **arr = NULL;
-	size_t cnt = 0, alloc = 0;
-	const char *p = v;
-
-	while (p && *p) {
-		const char *e = strchr(p, ','), *b = p, *t;
-
-		if (!e)
-			e = p + strlen(p);
-		while (b < e && (*b == ' ' || *b == '\t'))
-			b++;
-		t = e;
-		while (t > b && (t[-1] == ' ' || t[-1] == '\t'))
-			t--;
-		if (t > b) {
-			char *w = xstrndup(b, (size_t)(t - b)), *c;
-
-			for (c = w; *c; c++)
-				*c = (char)tolower((unsigned char)*c);
-			ALLOC_GROW(arr, cnt + 2, alloc);
-			arr[cnt++] = w;
-			arr[cnt] = NULL;
-		}
-		p = *e ? e + 1 : e;
-	}
-	if (n)
-		*n = cnt;
-	return arr;
-}
-
-static int add_list(void *arg, const char *name)
-{
-	struct watch *w = arg;
-	struct wlist *l;
-	struct errmsg err = {""};
-	struct sb key = SB_INIT;
-	const char *v;
-	int ret = 0;
-
-#define LIST_GET(k)                                                            \
-	(sb_reset(&key), sb_addf(&key, "list.%s.%s", name, k),                 \
-	 qconfig_get(w->cfg, key.buf))
-
-	if (!LIST_GET("address"))
-		goto out; /* a section without an address reviews nothing */
-	w->lists = xrealloc(w->lists, (w->nlists + 1) * sizeof(*w->lists));
-	l = &w->lists[w->nlists++];
-	memset(l, 0, sizeof(*l));
-	l->name = xstrdup_or_null(name);
-	l->address = LIST_GET("address");
-	l->repo = LIST_GET("repo");
-	l->branch = LIST_GET("branch");
-	v = LIST_GET("mode");
-	if (!v || !strcmp(v, "dry-run")) {
-		l->mode = MODE_DRY_RUN;
-	} else if (!strcmp(v, "reply")) {
-		l->mode = MODE_REPLY;
-	} else if (!strcmp(v, "digest")) {
-		l->mode = MODE_DIGEST;
-	} else {
-		ret = error(
-			"list %s: mode '%s' is not dry-run, reply or digest",
-			name, v);
-		goto out;
-	}
-	v = LIST_GET("reply-to");
-	if (!v) {
-		l->to_author = l->to_list = true;
-	} else {
-		size_t n, i;
-		char **words = split_commas(v, &n);
-
-		for (i = 0; i < n; i++) {
-			if (!strcmp(words[i], "author"))
-				l->to_author = true;
-			else if (!strcmp(words[i], "list"))
-				l->to_list = true;
-			else
-				ret = error("list %s: reply-to '%s' is not "
-					    "author or list",
-					    name, words[i]);
-		}
-		argv_free(words);
-		if (ret)
-			goto out;
-	}
-	v = LIST_GET("maintainers");
-	l->cc = split_commas(v, &l->ncc);
-	l->mute = split_commas(LIST_GET("mute"), NULL);
-	v = LIST_GET("query");
-	if (v) {
-		l->query = xstrdup_or_null(v);
-	} else {
-		struct sb q = SB_INIT;
-
-		sb_addf(&q, "tag:new and (to:\"%s\" or cc:\"%s\")", l->address,
-			l->address);
-		l->query = sb_detach(&q, NULL);
-	}
-	v = LIST_GET("embargo");
-	if (v && !strcmp(v, "true"))
-		l->embargo = true;
-	else if (v && strcmp(v, "false"))
-		ret = error("list %s: embargo '%s' is not true or false", name,
-			    v);
-	sb_reset(&key);
-	sb_addf(&key, "list.%s.max-per-hour", name);
-	if (!ret && qconfig_get_int(w->cfg, key.buf, 0, &l->per_hour, &err) < 0)
-		ret = error("%s", err.msg);
-	sb_reset(&key);
-	sb_addf(&key, "list.%s.max-per-author-per-day", name);
-	if (!ret &&
-	    qconfig_get_int(w->cfg, key.buf, 0, &l->per_author_day, &err) < 0)
-		ret = error("%s", err.msg);
-	if (ret)
-		goto out;
-	v = LIST_GET("wait");
-	l->wait = v ? parse_duration(v) : DEFAULT_WAIT;
-	if (l->wait < 0)
-		ret = error("list %s: wait '%s' is not a duration like 30m",
-			    name, v);
-out:
-	sb_release(&key);
-	return ret;
-#undef LIST_GET
-}
-
-static void lists_free(struct watch *w)
-{
-	size_t i;
-
-	for (i = 0; i < w->nlists; i++) {
-		struct wlist *l = &w->lists[i];
-
-		free((char *)l->name);
-		free(l->query);
-		argv_free(l->mute);
-		argv_free(l->cc);
-		rv_history_free(l->history);
-		rv_repo_free(l->rv);
-		free(l->workdir);
-	}
-	free(w->lists);
 }
 
 /* ---- tagging ---------------------------------------------------------- */
@@ -369,29 +129,7 @@ static void tag_message(struct watch *w, const char *msgid, const char *tag)
 	notmuch_message_destroy(m);
 }
 
-/* ---- one thread ------------------------------------------------------- */
-
-struct tmsg {
-	char *msgid;
-	int64_t first_seen;
-	const char *tag; /* what happened to it, NULL: seen only */
-};
-
-struct thread_ctx {
-	struct watch *w;
-	struct wlist *l;
-	const char *thread;
-	struct tmsg *msgs;
-	size_t n, alloc;
-	struct mp_patch **cmds; /* replies that carry a #quorum command */
-	size_t ncmds, cmds_alloc;
-	bool retry;  /* a state or repo error: leave the mail untagged */
-	int explain; /* set while answering #quorum explain N */
-	const char *explain_id;	  /* ... the command's Message-ID */
-	const struct mp_set *set; /* the thread's series */
-};
-
-static struct tmsg *tmsg_find(struct thread_ctx *t, const char *msgid)
+struct tmsg *tmsg_find(struct thread_ctx *t, const char *msgid)
 {
 	size_t i;
 
@@ -444,9 +182,9 @@ static bool is_muted(const struct wlist *l, const struct mp_patch *p)
  * version, total and the sender of the patches, so it stays the same
  * whichever of its mails arrived first.
  */
-static void series_key(const struct mp_series *s, struct sb *key)
+void watch_series_key(const struct mp_series *s, struct sb *key)
 {
-	const struct mp_patch *p = reply_parent(s), *first = NULL;
+	const struct mp_patch *p = mp_series_first(s), *first = NULL;
 	const char *root;
 	size_t k;
 
@@ -462,8 +200,8 @@ static void series_key(const struct mp_series *s, struct sb *key)
 }
 
 /* A message-id from a hash of key: stable across a retry. */
-static void reply_msgid(struct watch *w, const char *key, const char *what,
-			struct sb *out)
+void reply_msgid(struct watch *w, const char *key, const char *what,
+		 struct sb *out)
 {
 	git_oid oid;
 	char hex[GIT_OID_HEXSZ + 1];
@@ -530,8 +268,8 @@ static const char *list_method(struct watch *w, const struct wlist *l)
 }
 
 /* Deliver one recorded reply; updates the state. 0 delivered, -1 not. */
-static int deliver_one(struct watch *w, const char *msgid, const char *method,
-		       const char *raw, size_t len, int attempts)
+int deliver_one(struct watch *w, const char *msgid, const char *method,
+		const char *raw, size_t len, int attempts)
 {
 	struct errmsg err = {""};
 	int r;
@@ -595,128 +333,16 @@ static struct rv_repo *list_repo(struct watch *w, struct wlist *l)
 		return NULL;
 	}
 	if (!l->workdir) {
-		if (rv_history_open(&l->history, path, &err) < 0)
-			warning("list %s: %s; reviewing without it", l->name,
-				err.msg);
+		struct sb what = SB_INIT;
+
+		/* The history index with the embeddings, as in review. */
+		sb_addf(&what, "list %s", l->name);
+		l->history = session_history(w->s.cfg, path, what.buf);
 		l->workdir = rv_workdir_of(path);
+		sb_release(&what);
 	}
 	free(path);
 	return l->rv;
-}
-
-/*
- * norepeat: what a finding is across versions of a series: the list, the
- * author, the file, the function, the category and the quoted code with
- * whitespace runs collapsed (the title when nothing is quoted); not the
- * line numbers or the patch, which move when other hunks change.
- */
-static void finding_fingerprint(const char *list, const char *author,
-				const struct rv_finding *f,
-				char out[GIT_OID_HEXSZ + 1])
-{
-	const char *code = f->quote && *f->quote ? f->quote : f->title;
-	struct sb in = SB_INIT;
-	git_oid oid;
-	bool blank = false;
-
-	sb_addf(&in, "%s\n", list);
-	for (; author && *author; author++)
-		sb_addch(&in, (char)tolower((unsigned char)*author));
-	sb_addf(&in, "\n%s\n%s\n%s\n", f->file ? f->file : "",
-		f->function ? f->function : "", f->category ? f->category : "");
-	for (; code && *code; code++) {
-		if (isspace((unsigned char)*code)) {
-			blank = true;
-			continue;
-		}
-		if (blank && in.len && in.buf[in.len - 1] != '\n')
-			sb_addch(&in, ' ');
-		blank = false;
-		sb_addch(&in, *code);
-	}
-	git_odb_hash(&oid, in.buf, in.len, GIT_OBJECT_BLOB);
-	git_oid_tostr(out, GIT_OID_HEXSZ + 1, &oid);
-	sb_release(&in);
-}
-
-/* norepeat: r's findings, and which of them an earlier reply mailed. */
-struct mailed_findings {
-	char (*fp)[GIT_OID_HEXSZ + 1];
-	struct fingerprint_row *rows;
-	struct reply_earlier *earlier; /* for reply_opts.earlier */
-	size_t n, repeated;
-	int version; /* of the series reviewed */
-	const char *title;
-};
-
-/* Look r's findings up in the state db. 0 or -1 (a db error). */
-static int mailed_findings_get(struct thread_ctx *t, const char *key,
-			       const struct mp_series *s,
-			       const struct rv_review *r,
-			       struct mailed_findings *mf)
-{
-	const struct mp_patch *parent = reply_parent(s);
-	size_t i;
-
-	memset(mf, 0, sizeof(*mf));
-	mf->version = s->version > 0 ? s->version : 1;
-	mf->title = mp_series_title(s);
-	if (!r || !r->findings.n)
-		return 0;
-	mf->n = r->findings.n;
-	mf->fp = xcalloc(mf->n, sizeof(*mf->fp));
-	mf->rows = xcalloc(mf->n, sizeof(*mf->rows));
-	mf->earlier = xcalloc(mf->n, sizeof(*mf->earlier));
-	for (i = 0; i < mf->n; i++) {
-		int rc;
-
-		finding_fingerprint(t->l->name, parent->author_email,
-				    &r->findings.items[i], mf->fp[i]);
-		rc = state_fingerprint_get(
-			t->w->st, mf->fp[i], key,
-			t->w->now - FINDINGS_KEPT_DAYS * 86400LL, &mf->rows[i]);
-		if (rc < 0)
-			return -1;
-		if (!rc || !msgid_is_safe(mf->rows[i].reply_msgid))
-			continue;
-		mf->earlier[i].msgid = mf->rows[i].reply_msgid;
-		mf->earlier[i].version = mf->rows[i].version;
-		mf->earlier[i].title = mf->rows[i].title;
-		mf->repeated++;
-	}
-	return 0;
-}
-
-static void mailed_findings_release(struct mailed_findings *mf)
-{
-	free(mf->fp);
-	free(mf->rows);
-	free(mf->earlier);
-}
-
-/*
- * The findings a reply mails in full, in its transaction: a crash leaves
- * both the reply and its fingerprints recorded, or neither.
- */
-static int mailed_findings_add(struct thread_ctx *t, const char *key,
-			       const char *msgid,
-			       const struct mailed_findings *mf)
-{
-	struct watch *w = t->w;
-	size_t i;
-
-	for (i = 0; i < mf->n; i++)
-		if (!mf->earlier[i].msgid &&
-		    state_fingerprint_add(w->st, mf->fp[i], t->l->name, key,
-					  msgid, mf->version, mf->title, w->now,
-					  w->now - FINDINGS_KEPT_DAYS *
-							   86400LL) < 0)
-			return -1;
-	if (!mf->n)
-		return 0;
-	return state_fingerprints_prune(w->st, t->l->name,
-					w->now - FINDINGS_KEPT_DAYS * 86400LL,
-					FINDINGS_KEPT_MAX);
 }
 
 /* Record the reply and the series in one transaction, then deliver. */
@@ -886,165 +512,213 @@ static void watch_prereqs_release(struct watch_prereqs *pq)
 	mp_set_free(pq->set);
 }
 
-static void review_one(struct thread_ctx *t, const struct mp_series *s)
+/* A series of a thread on its way to a reply. */
+struct series_review {
+	const struct mp_series *s;
+	const struct mp_patch *parent; /* the mail the reply answers */
+	struct sb key, pids, msgid, raw;
+	struct series_row row;
+	char earlier[256]; /* a RESEND: the Message-ID of the earlier reply */
+	bool unchanged;	   /* ... which this reply points to */
+	struct rv_review *r;
+	struct rv_ledger *ledger;
+	struct watch_prereqs pq;
+	struct mailed_findings mf;
+};
+
+static const char *subject_of(const struct mp_patch *p)
+{
+	return p->subject_raw ? p->subject_raw : "";
+}
+
+/* Record what became of the series, and tag its mail so. */
+static void series_settle(struct thread_ctx *t, struct series_review *sr,
+			  enum series_status status, const char *pids)
+{
+	static const char *const tags[] = {
+		[SERIES_REVIEWED] = "quorum/reviewed",
+		[SERIES_SKIPPED] = "quorum/skipped",
+		[SERIES_FAILED] = "quorum/failed",
+	};
+
+	state_series_set(t->w->st, sr->key.buf, t->l->name, t->thread, status,
+			 pids, NULL, t->w->now);
+	tag_series(t, sr->s, tags[status]);
+	if (status == SERIES_SKIPPED)
+		t->w->skipped++;
+	else if (status == SERIES_FAILED)
+		t->w->failed++;
+}
+
+/* The series waits (for its patches, or under a rate limit). */
+static void series_wait(struct thread_ctx *t, struct series_review *sr)
+{
+	if (sr->row.status != SERIES_WAITING)
+		state_series_set(t->w->st, sr->key.buf, t->l->name, t->thread,
+				 SERIES_WAITING, NULL, NULL, t->w->now);
+	t->w->waiting++;
+}
+
+/*
+ * Is the series to be reviewed now? Not when it was already, when it
+ * is superseded or muted, waits for patches, has none, or is over a
+ * rate limit; each is recorded and said.
+ */
+static bool series_due(struct thread_ctx *t, struct series_review *sr)
 {
 	struct watch *w = t->w;
 	struct wlist *l = t->l;
-	struct sb key = SB_INIT, pids = SB_INIT, msgid = SB_INIT, raw = SB_INIT;
-	struct sb dline = SB_INIT;
-	struct rv_ledger *ledger = NULL;
-	const char *outcome;
-	struct series_row row;
-	struct rv_review_opts opts = RV_REVIEW_OPTS_INIT;
-	struct rv_review *r = NULL;
-	struct reply_opts ro = {0};
-	struct errmsg err = {""};
-	struct watch_prereqs pq = {0};
-	struct mailed_findings mf = {0};
-	const struct mp_patch *parent = reply_parent(s);
-	char earlier[256];
+	const struct mp_series *s = sr->s;
+	const struct mp_patch *parent = sr->parent;
 	int64_t last;
-	int rr;
 
-	if (!parent)
-		return;
-	series_key(s, &key);
-	if (state_series_get(w->st, key.buf, &row) < 0) {
-		error("state db: %s", state_error(w->st));
-		t->retry = true;
-		goto out;
-	}
-	if (t->explain)
-		goto review; /* asked for: whatever the series' status */
-	if (row.status == SERIES_REVIEWED || row.status == SERIES_SKIPPED ||
-	    row.status == SERIES_FAILED) {
+	if (sr->row.status == SERIES_REVIEWED ||
+	    sr->row.status == SERIES_SKIPPED ||
+	    sr->row.status == SERIES_FAILED) {
 		tag_series(t, s,
-			   row.status == SERIES_REVIEWED  ? "quorum/reviewed"
-			   : row.status == SERIES_SKIPPED ? "quorum/skipped"
-							  : "quorum/failed");
-		goto out;
+			   sr->row.status == SERIES_REVIEWED ? "quorum/reviewed"
+			   : sr->row.status == SERIES_SKIPPED
+				   ? "quorum/skipped"
+				   : "quorum/failed");
+		return false;
 	}
 	if (s->superseded || is_muted(l, parent) ||
 	    (parent->author_email &&
 	     state_is_muted(w->st, l->name, parent->author_email) > 0)) {
-		state_series_set(w->st, key.buf, l->name, t->thread,
-				 SERIES_SKIPPED, NULL, NULL, w->now);
 		printf("%s: skipped %s series \"%s\"\n", l->name,
 		       s->superseded ? "superseded" : "muted",
-		       parent->subject_raw ? parent->subject_raw : "");
-		tag_series(t, s, "quorum/skipped");
-		w->skipped++;
-		goto out;
+		       subject_of(parent));
+		series_settle(t, sr, SERIES_SKIPPED, NULL);
+		return false;
 	}
 	last = series_last_seen(t, s);
 	if (!s->complete && w->now - last < l->wait) {
-		if (row.status != SERIES_WAITING) {
-			state_series_set(w->st, key.buf, l->name, t->thread,
-					 SERIES_WAITING, NULL, NULL, w->now);
+		if (sr->row.status != SERIES_WAITING)
 			printf("%s: waiting for %zu missing patch%s of \"%s\" "
 			       "(up to %llds)\n",
 			       l->name, s->nmissing,
-			       s->nmissing == 1 ? "" : "es",
-			       parent->subject_raw ? parent->subject_raw : "",
+			       s->nmissing == 1 ? "" : "es", subject_of(parent),
 			       (long long)(l->wait - (w->now - last)));
-		}
-		w->waiting++;
-		goto out;
+		series_wait(t, sr);
+		return false;
 	}
 	if (s->nmissing >= s->npatches) {
 		/* A cover letter alone: nothing to review. */
-		state_series_set(w->st, key.buf, l->name, t->thread,
-				 SERIES_SKIPPED, NULL, NULL, w->now);
 		printf("%s: skipped \"%s\": no patch of it arrived\n", l->name,
-		       parent->subject_raw ? parent->subject_raw : "");
-		tag_series(t, s, "quorum/skipped");
-		w->skipped++;
-		goto out;
+		       subject_of(parent));
+		series_settle(t, sr, SERIES_SKIPPED, NULL);
+		return false;
 	}
 	if (over_rate_limit(t, parent)) {
-		if (row.status != SERIES_WAITING)
-			state_series_set(w->st, key.buf, l->name, t->thread,
-					 SERIES_WAITING, NULL, NULL, w->now);
-		w->waiting++;
-		goto out;
+		series_wait(t, sr);
+		return false;
 	}
-review:
-	patch_ids(s, &pids);
-	rr = t->explain ? 0
-			: state_series_same_patches(w->st, key.buf, pids.buf,
-						    earlier, sizeof(earlier));
-	if (rr > 0 && state_series_unchanged_noted(w->st, pids.buf) != 0) {
+	return true;
+}
+
+/*
+ * A RESEND of patches reviewed before: said "unchanged" once (then
+ * sr->unchanged, with the earlier reply), then skipped. false when the
+ * series is skipped.
+ */
+static bool series_check_unchanged(struct thread_ctx *t,
+				   struct series_review *sr)
+{
+	struct watch *w = t->w;
+	int rr;
+
+	if (t->explain)
+		return true;
+	rr = state_series_same_patches(w->st, sr->key.buf, sr->pids.buf,
+				       sr->earlier, sizeof(sr->earlier));
+	if (rr <= 0)
+		return true;
+	if (state_series_unchanged_noted(w->st, sr->pids.buf) != 0) {
 		/* Said "unchanged" once already: stay quiet. */
-		state_series_set(w->st, key.buf, l->name, t->thread,
-				 SERIES_SKIPPED, pids.buf, NULL, w->now);
 		printf("%s: skipped \"%s\": unchanged, and already said so\n",
-		       l->name, parent->subject_raw ? parent->subject_raw : "");
-		tag_series(t, s, "quorum/skipped");
-		w->skipped++;
-		goto out;
+		       t->l->name, subject_of(sr->parent));
+		series_settle(t, sr, SERIES_SKIPPED, sr->pids.buf);
+		return false;
 	}
-	if (rr > 0) {
-		/* A RESEND: say so once, never review it again. */
-		reply_msgid(w, key.buf, "unchanged", &msgid);
-		ro.unchanged_since = earlier;
+	/* A RESEND: say so once, never review it again. */
+	reply_msgid(w, sr->key.buf, "unchanged", &sr->msgid);
+	sr->unchanged = true;
+	return true;
+}
+
+/* The Message-ID of the reply: a review, a rerun's, an explanation. */
+static void review_msgid(struct thread_ctx *t, struct series_review *sr)
+{
+	struct sb key = SB_INIT;
+
+	sb_adds(&key, sr->key.buf);
+	if (t->explain) {
+		sb_addf(&key, "#%s", t->explain_id);
+		reply_msgid(t->w, key.buf, "explain", &sr->msgid);
+	} else if (sr->row.generation) {
+		/* A rerun: a new reply, a new Message-ID. */
+		sb_addf(&key, "#%d", sr->row.generation);
+		reply_msgid(t->w, key.buf, "review", &sr->msgid);
 	} else {
-		if (!list_repo(w, l) && l->repo) {
-			/* The config's fault, not the series': try again. */
-			t->retry = true;
-			w->failed++;
-			goto out;
-		}
-		opts.apply.branch = l->branch;
-		opts.quorum = w->quorum;
-		opts.history = l->history;
-		opts.workdir = l->workdir;
-		if (w->llm.n) {
-			/* cost (issue 8): caps and the answer cache. */
-			if (cost_review_opts(w->cfg, l->name, 0, &opts, &ledger,
-					     &err) < 0) {
-				error("list %s: %s", l->name, err.msg);
-				goto out;
-			}
-			opts.series_key = key.buf;
-			opts.llm = w->llm.v;
-			opts.nllm = w->llm.n;
-			opts.prompts = w->prompts;
-			opts.deadline = w->deadline;
-			opts.backoff = w->backoff;
-			opts.retries = w->retries;
-		}
-		plan_prereqs(t, s, l->rv, &opts.apply, &pq);
-		opts.apply.prereqs = pq.v;
-		opts.apply.nprereqs = pq.n;
-		rr = rv_review_series(&r, l->rv, s, &opts, &err);
-		l->rv_uses++;
-		if (rr < 0 && !r) {
-			error("list %s: cannot review \"%s\": %s", l->name,
-			      parent->subject_raw ? parent->subject_raw : "",
-			      err.msg);
-			state_series_set(w->st, key.buf, l->name, t->thread,
-					 SERIES_FAILED, pids.buf, NULL, w->now);
-			tag_series(t, s, "quorum/failed");
-			w->failed++;
-			goto out;
-		}
-		if (t->explain) {
-			sb_addf(&key, "#%s", t->explain_id);
-			reply_msgid(w, key.buf, "explain", &msgid);
-			sb_setlen(&key, key.len - strlen(t->explain_id) - 1);
-		} else if (row.generation) {
-			/* A rerun: a new reply, a new Message-ID. */
-			sb_addf(&key, "#%d", row.generation);
-			reply_msgid(w, key.buf, "review", &msgid);
-			sb_setlen(&key,
-				  key.len - strlen(strrchr(key.buf, '#')));
-		} else {
-			reply_msgid(w, key.buf, "review", &msgid);
-		}
+		reply_msgid(t->w, key.buf, "review", &sr->msgid);
 	}
+	sb_release(&key);
+}
+
+/*
+ * Review the series with the list's repository, the session's voters
+ * and the list's caps. 0, or -1 when there is nothing to reply.
+ */
+static int series_review_run(struct thread_ctx *t, struct series_review *sr)
+{
+	struct watch *w = t->w;
+	struct wlist *l = t->l;
+	struct rv_review_opts opts = w->s.opts;
+	struct errmsg err = {""};
+	int rr;
+
+	if (!list_repo(w, l) && l->repo) {
+		/* The config's fault, not the series': try again. */
+		t->retry = true;
+		w->failed++;
+		return -1;
+	}
+	opts.apply.branch = l->branch;
+	opts.history = l->history;
+	opts.workdir = l->workdir;
+	if (w->s.llm.n) {
+		/* The list's caps, and the answer cache. */
+		if (cost_review_opts(w->s.cfg, l->name, 0, &opts, &sr->ledger,
+				     &err) < 0)
+			return error("list %s: %s", l->name, err.msg);
+		opts.series_key = sr->key.buf;
+	}
+	plan_prereqs(t, sr->s, l->rv, &opts.apply, &sr->pq);
+	opts.apply.prereqs = sr->pq.v;
+	opts.apply.nprereqs = sr->pq.n;
+	rr = rv_review_series(&sr->r, l->rv, sr->s, &opts, &err);
+	l->rv_uses++;
+	if (rr < 0 && !sr->r) {
+		error("list %s: cannot review \"%s\": %s", l->name,
+		      subject_of(sr->parent), err.msg);
+		series_settle(t, sr, SERIES_FAILED, sr->pids.buf);
+		return -1;
+	}
+	review_msgid(t, sr);
+	return 0;
+}
+
+/* Compose the reply into sr->raw. 0, or -1 (recorded and said). */
+static int series_compose(struct thread_ctx *t, struct series_review *sr)
+{
+	struct watch *w = t->w;
+	struct wlist *l = t->l;
+	struct reply_opts ro = REPLY_OPTS_INIT;
+	struct errmsg err = {""};
+
 	ro.from = w->from;
 	ro.domain = w->domain;
-	ro.msgid = msgid.buf;
+	ro.msgid = sr->msgid.buf;
 	ro.list_address = l->address;
 	/* An embargoed (security) list: only the maintainers hear of it. */
 	ro.to_author = l->to_author && !l->embargo;
@@ -1052,70 +726,128 @@ review:
 	ro.maintainers = (const char *const *)l->cc;
 	ro.nmaintainers = l->ncc;
 	ro.prompt_hash = w->prompt_hash;
+	ro.unchanged_since = sr->unchanged ? sr->earlier : NULL;
 	ro.explain = t->explain;
 	ro.now = w->now;
-	ro.missing_prereqs = (const char *const *)pq.missing;
-	ro.nmissing_prereqs = pq.nmissing;
+	ro.missing_prereqs = (const char *const *)sr->pq.missing;
+	ro.nmissing_prereqs = sr->pq.nmissing;
 	/* An explanation shows its finding whatever was mailed before. */
-	if (!t->explain && !ro.unchanged_since) {
-		if (mailed_findings_get(t, key.buf, s, r, &mf) < 0) {
+	if (!t->explain && !sr->unchanged) {
+		if (mailed_findings_get(t, sr->key.buf, sr->s, sr->r, &sr->mf) <
+		    0) {
 			error("state db: %s", state_error(w->st));
 			t->retry = true;
-			goto out;
+			return -1;
 		}
-		ro.earlier = mf.earlier;
+		ro.earlier = sr->mf.earlier;
 	}
-	if (reply_compose(&raw, s, r, &ro, &err) < 0) {
+	if (reply_compose(&sr->raw, sr->s, sr->r, &ro, &err) < 0) {
 		error("list %s: %s", l->name, err.msg);
-		state_series_set(w->st, key.buf, l->name, t->thread,
-				 SERIES_FAILED, pids.buf, NULL, w->now);
-		tag_series(t, s, "quorum/failed");
-		w->failed++;
-		goto out;
+		series_settle(t, sr, SERIES_FAILED, sr->pids.buf);
+		return -1;
 	}
-	if (ro.unchanged_since)
+	return 0;
+}
+
+/* The series' line in the list's digest. */
+static void series_digest_line(const struct series_review *sr, struct sb *out)
+{
+	const struct mp_patch *parent = sr->parent;
+	const char *outcome;
+
+	if (sr->unchanged)
 		outcome = "unchanged since an earlier review";
-	else if (r->apply && r->apply->failed >= 0)
+	else if (sr->r->apply && sr->r->apply->failed >= 0)
 		outcome = "does not apply";
 	else
-		outcome = r->findings.n ? "findings" : "no findings";
-	sb_addf(&dline, "\"%s\" from %s: %s <%s>",
-		parent->subject_raw ? parent->subject_raw : "",
+		outcome = sr->r->findings.n ? "findings" : "no findings";
+	sb_addf(out, "\"%s\" from %s: %s <%s>", subject_of(parent),
 		parent->from ? parent->from : "?", outcome, parent->message_id);
-	if (r && r->findings.n && !ro.unchanged_since)
-		sb_addf(&dline, " (%zu at quorum)", r->findings.n);
-	if (record_and_send(t, key.buf, t->explain ? NULL : pids.buf, msgid.buf,
-			    parent->author_email, t->explain ? NULL : dline.buf,
-			    t->explain ? NULL : &mf, &raw) < 0) {
+	if (!sr->unchanged && sr->r->findings.n)
+		sb_addf(out, " (%zu at quorum)", sr->r->findings.n);
+}
+
+/* Say what was sent, and count it. */
+static void series_report(struct thread_ctx *t, struct series_review *sr)
+{
+	struct watch *w = t->w;
+	struct wlist *l = t->l;
+
+	if (t->explain) {
+		printf("%s: explained finding %d of \"%s\", reply <%s> (%s)\n",
+		       l->name, t->explain, subject_of(sr->parent),
+		       sr->msgid.buf, list_method(w, l));
+		return;
+	}
+	printf("%s: reviewed \"%s\": %s", l->name, subject_of(sr->parent),
+	       sr->unchanged	   ? "unchanged since an earlier review"
+	       : sr->r->findings.n ? "findings"
+				   : "no findings");
+	if (sr->mf.repeated)
+		printf(" (%zu of them still open from earlier reviews)",
+		       sr->mf.repeated);
+	printf(", reply <%s> (%s)\n", sr->msgid.buf, list_method(w, l));
+	tag_series(t, sr->s, "quorum/reviewed");
+	w->reviewed++;
+}
+
+static void series_review_release(struct series_review *sr)
+{
+	mailed_findings_release(&sr->mf);
+	rv_review_free(sr->r);
+	watch_prereqs_release(&sr->pq);
+	rv_ledger_free(sr->ledger);
+	sb_release(&sr->key);
+	sb_release(&sr->pids);
+	sb_release(&sr->msgid);
+	sb_release(&sr->raw);
+}
+
+void review_one(struct thread_ctx *t, const struct mp_series *s)
+{
+	struct series_review sr = {
+		.s = s,
+		.parent = mp_series_first(s),
+		.key = SB_INIT,
+		.pids = SB_INIT,
+		.msgid = SB_INIT,
+		.raw = SB_INIT,
+	};
+	struct sb dline = SB_INIT;
+	struct wlist *l = t->l;
+
+	if (!sr.parent)
+		return;
+	watch_series_key(s, &sr.key);
+	if (state_series_get(t->w->st, sr.key.buf, &sr.row) < 0) {
+		error("state db: %s", state_error(t->w->st));
 		t->retry = true;
 		goto out;
 	}
-	if (t->explain) {
-		printf("%s: explained finding %d of \"%s\", reply <%s> (%s)\n",
-		       l->name, t->explain,
-		       parent->subject_raw ? parent->subject_raw : "",
-		       msgid.buf, list_method(w, l));
+	/* An explanation is asked for: whatever the series' status. */
+	if (!t->explain && !series_due(t, &sr))
+		goto out;
+	patch_ids(s, &sr.pids);
+	if (!series_check_unchanged(t, &sr))
+		goto out;
+	if (!sr.unchanged && series_review_run(t, &sr) < 0)
+		goto out;
+	if (series_compose(t, &sr) < 0)
+		goto out;
+	if (!t->explain)
+		series_digest_line(&sr, &dline);
+	/* pids NULL: an explanation, which leaves the series as it is. */
+	if (record_and_send(t, sr.key.buf, t->explain ? NULL : sr.pids.buf,
+			    sr.msgid.buf, sr.parent->author_email,
+			    t->explain ? NULL : dline.buf,
+			    t->explain ? NULL : &sr.mf, &sr.raw) < 0) {
+		t->retry = true;
 		goto out;
 	}
-	sb_reset(&dline);
-	if (mf.repeated)
-		sb_addf(&dline,
-			" (%zu of them still open from earlier "
-			"reviews)",
-			mf.repeated);
-	printf("%s: reviewed \"%s\": %s%s, reply <%s> (%s)\n", l->name,
-	       parent->subject_raw ? parent->subject_raw : "",
-	       ro.unchanged_since ? "unchanged since an earlier review"
-	       : r->findings.n	  ? "findings"
-				  : "no findings",
-	       sb_str(&dline), msgid.buf, list_method(w, l));
-	tag_series(t, s, "quorum/reviewed");
-	w->reviewed++;
+	series_report(t, &sr);
 out:
-	mailed_findings_release(&mf);
-	rv_review_free(r);
-	watch_prereqs_release(&pq);
-	rv_ledger_free(ledger);
+	series_review_release(&sr);
+	sb_release(&dline);
 	/*
 	 * The repo handle keeps every object a review wrote in memory:
 	 * reopen it now and then so memory does not grow with the series.
@@ -1125,159 +857,11 @@ out:
 		l->rv = NULL;
 		l->rv_uses = 0;
 	}
-	sb_release(&key);
-	sb_release(&pids);
-	sb_release(&msgid);
-	sb_release(&raw);
-	sb_release(&dline);
-}
-
-enum command { CMD_NONE, CMD_RERUN, CMD_MUTE, CMD_EXPLAIN };
-
-/*
- * The #quorum command on a line of its own in p's text (quoted lines
- * never count), with the finding number of explain in *n.
- */
-static enum command command_of(const struct mp_patch *p, int *n)
-{
-	const char *text = p->commit_message, *line;
-
-	for (line = text; line && *line;) {
-		const char *nl = strchr(line, '\n'), *c = line;
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-
-		while (*c == ' ' || *c == '\t')
-			c++;
-		if (!strncmp(c, "#quorum ", 8) && (size_t)(c - line) < len) {
-			char word[16] = "";
-			int num = 0;
-
-			sscanf(c + 8, "%15s %d", word, &num);
-			if (!strcmp(word, "rerun"))
-				return CMD_RERUN;
-			if (!strcmp(word, "mute"))
-				return CMD_MUTE;
-			if (!strcmp(word, "explain") && num > 0 && num < 1000) {
-				if (n)
-					*n = num;
-				return CMD_EXPLAIN;
-			}
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	return CMD_NONE;
-}
-
-static bool refers_to(const struct mp_patch *cmd, const char *id)
-{
-	size_t i;
-
-	if (!id)
-		return false;
-	if (cmd->in_reply_to && !strcmp(cmd->in_reply_to, id))
-		return true;
-	for (i = 0; i < cmd->nreferences; i++)
-		if (!strcmp(cmd->references[i], id))
-			return true;
-	return false;
-}
-
-/* The series the command is about: the one its references name. */
-static const struct mp_series *command_series(const struct mp_set *set,
-					      const struct mp_patch *cmd)
-{
-	size_t i, k;
-
-	for (i = 0; i < set->nseries; i++) {
-		const struct mp_series *s = set->series[i];
-
-		if (s->cover && refers_to(cmd, s->cover->message_id))
-			return s;
-		for (k = 0; k < s->npatches; k++)
-			if (s->patches[k] &&
-			    refers_to(cmd, s->patches[k]->message_id))
-				return s;
-	}
-	return set->nseries == 1 ? set->series[0] : NULL;
-}
-
-/* The series' author, or a maintainer of the list? */
-static bool may_command(const struct wlist *l, const struct mp_series *s,
-			const char *sender)
-{
-	const struct mp_patch *p = reply_parent(s);
-	size_t i;
-
-	if (!sender)
-		return false;
-	if (p && p->author_email && !strcasecmp(p->author_email, sender))
-		return true;
-	for (i = 0; i < l->ncc; i++)
-		if (!strcasecmp(l->cc[i], sender))
-			return true;
-	return false;
-}
-
-static void run_command(struct thread_ctx *t, const struct mp_set *set,
-			const struct mp_patch *cmd)
-{
-	static const char *const names[] = {"", "rerun", "mute", "explain"};
-	struct watch *w = t->w;
-	const struct mp_series *s = command_series(set, cmd);
-	const char *sender = cmd->author_email;
-	struct tmsg *tm = tmsg_find(t, cmd->message_id);
-	struct sb key = SB_INIT;
-	int n = 0, fresh;
-	enum command c = command_of(cmd, &n);
-
-	if (!s)
-		return;
-	if (!may_command(t->l, s, sender)) {
-		if (tm)
-			tm->tag = "quorum/skipped";
-		if (state_command_once(w->st, cmd->message_id, w->now) > 0)
-			printf("%s: ignored #quorum %s from %s: not the "
-			       "author or a maintainer\n",
-			       t->l->name, names[c], sender ? sender : "?");
-		return;
-	}
-	series_key(s, &key);
-	if (state_begin(w->st) < 0)
-		goto out;
-	fresh = state_command_once(w->st, cmd->message_id, w->now);
-	if (fresh > 0 && c == CMD_RERUN)
-		fresh = state_series_rerun(w->st, key.buf, w->now) < 0 ? -1 : 1;
-	else if (fresh > 0 && c == CMD_MUTE)
-		fresh = state_mute_add(w->st, t->l->name,
-				       reply_parent(s)->author_email,
-				       w->now) < 0
-				? -1
-				: 1;
-	if (fresh < 0 || state_commit(w->st) < 0) {
-		state_rollback(w->st);
-		error("state db: %s", state_error(w->st));
-		goto out;
-	}
-	if (tm)
-		tm->tag = "quorum/reviewed";
-	if (!fresh)
-		goto out;
-	printf("%s: #quorum %s from %s\n", t->l->name, names[c], sender);
-	if (c == CMD_EXPLAIN) {
-		t->explain = n;
-		t->explain_id = cmd->message_id;
-		review_one(t, s);
-		t->explain = 0;
-		t->explain_id = NULL;
-	}
-out:
-	sb_release(&key);
 }
 
 static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 {
-	struct thread_ctx t = {w, l, thread, NULL, 0,	 0,   NULL,
-			       0, 0, false,  0,	   NULL, NULL};
+	struct thread_ctx t = THREAD_CTX_INIT(w, l, thread);
 	struct mp_collector *c = mp_collector_new();
 	struct mp_set *set = NULL;
 	notmuch_query_t *q;
@@ -1460,57 +1044,6 @@ out:
 	return ret;
 }
 
-/*
- * mode = digest: once a day, one mail to the maintainers listing the
- * series reviewed since the last one; recorded like any reply.
- */
-static void send_digest(struct watch *w, struct wlist *l)
-{
-	struct sb lines = SB_INIT, msgid = SB_INIT, raw = SB_INIT,
-		  key = SB_INIT;
-	struct reply_opts ro = {0};
-	struct errmsg err = {""};
-	const char *method = l->ncc ? w->method : "outbox";
-	size_t n = 0;
-	int due;
-
-	due = state_digest_due(w->st, l->name, w->now, DIGEST_PERIOD, &lines,
-			       &n);
-	if (due <= 0)
-		goto out;
-	sb_addf(&key, "digest/%s/%lld", l->name, (long long)w->now);
-	reply_msgid(w, key.buf, "digest", &msgid);
-	ro.from = w->from;
-	ro.msgid = msgid.buf;
-	ro.maintainers = (const char *const *)l->cc;
-	ro.nmaintainers = l->ncc;
-	ro.now = w->now;
-	if (reply_compose_digest(&raw, l->name, lines.buf, n, &ro, &err) < 0) {
-		error("list %s: %s", l->name, err.msg);
-		goto out;
-	}
-	if (state_begin(w->st) < 0)
-		goto fail;
-	if (state_reply_add(w->st, msgid.buf, key.buf, l->name, NULL, method,
-			    raw.buf, raw.len, w->now) < 0 ||
-	    state_digest_mark(w->st, l->name, msgid.buf, w->now) < 0 ||
-	    state_commit(w->st) < 0) {
-		state_rollback(w->st);
-		goto fail;
-	}
-	deliver_one(w, msgid.buf, method, raw.buf, raw.len, 0);
-	printf("%s: digest of %zu series, <%s> (%s)\n", l->name, n, msgid.buf,
-	       method);
-	goto out;
-fail:
-	error("state db: %s", state_error(w->st));
-out:
-	sb_release(&lines);
-	sb_release(&msgid);
-	sb_release(&raw);
-	sb_release(&key);
-}
-
 static int64_t watch_now(void)
 {
 	/* QUORUM_NOW: a fixed clock for the tests, never for real use. */
@@ -1523,7 +1056,8 @@ static int64_t watch_now(void)
 
 static int open_notmuch(struct watch *w)
 {
-	const char *v = qconfig_get(w->cfg, "notmuch.database");
+	struct qconfig *cfg = w->s.cfg;
+	const char *v = qconfig_get(cfg, "notmuch.database");
 	char *path = v ? expand_home(v) : NULL, *msg = NULL;
 	notmuch_status_t s;
 
@@ -1575,175 +1109,6 @@ static int run_once(struct watch *w, bool once)
 	return 0;
 }
 
-/* Add name and the bytes of path to the hash input; 0 or -1. */
-static int hash_file(struct sb *in, const char *dir, const char *name)
-{
-	struct sb path = SB_INIT;
-	int ret;
-
-	sb_addf(&path, "%s/%s", dir, name);
-	sb_addf(in, "%s%c", name, 0);
-	ret = read_file_capped(path.buf, (size_t)4 << 20, in, NULL);
-	in->cap = 0;
-	sb_release(&path);
-	return ret;
-}
-
-/*
- * The prompts' identity for X-Quorum-Prompt: a hash over the files the
- * LLM voters read (names and bytes, subsystems by their index order).
- */
-static void hash_prompts(struct watch *w, const char *dir)
-{
-	static const char *const files[] = {"review.md", "false-positives.md",
-					    "schema.json", "subsystems/index"};
-	struct sb in = SB_INIT, idx = SB_INIT, name = SB_INIT;
-	git_oid oid;
-	char hex[GIT_OID_HEXSZ + 1];
-	size_t i;
-	const char *p;
-
-	for (i = 0; i < ARRAY_SIZE(files); i++)
-		hash_file(&in, dir, files[i]);
-	sb_addf(&name, "%s/subsystems/index", dir);
-	if (read_file_capped(name.buf, (size_t)1 << 20, &idx, NULL) == 0) {
-		/* Lines "PATTERN FILE": hash each FILE too. */
-		for (p = sb_str(&idx); *p;) {
-			const char *nl = strchr(p, '\n'), *sp;
-			size_t n = nl ? (size_t)(nl - p) : strlen(p);
-
-			sp = memrchr(p, ' ', n);
-			if (sp && *p != '#') {
-				sb_reset(&name);
-				sb_adds(&name, "subsystems/");
-				sb_add(&name, sp + 1, n - (size_t)(sp + 1 - p));
-				hash_file(&in, dir, name.buf);
-			}
-			p += n + (nl ? 1 : 0);
-		}
-	}
-	git_odb_hash(&oid, in.buf ? in.buf : "", in.len, GIT_OBJECT_BLOB);
-	git_oid_tostr(hex, sizeof(hex), &oid);
-	snprintf(w->prompt_hash, sizeof(w->prompt_hash), "sha1:%.16s", hex);
-	sb_release(&in);
-	sb_release(&idx);
-	sb_release(&name);
-}
-
-/* [voter] sections with an LLM provider, the prompts and their hash. */
-static int load_llm(struct watch *w)
-{
-	static const char *const keys[] = {"review.deadline", "review.backoff"};
-	double vals[2] = {0, 0};
-	struct errmsg err = {""};
-	char *dir;
-	size_t i;
-	int n;
-
-	snprintf(w->prompt_hash, sizeof(w->prompt_hash), "none");
-	if (llm_voters_load(w->cfg, &w->llm, &err) < 0)
-		return error("%s", err.msg);
-	if (!w->llm.n)
-		return 0;
-	for (i = 0; i < ARRAY_SIZE(keys); i++) {
-		const char *v = qconfig_get(w->cfg, keys[i]);
-		char *end;
-
-		if (!v)
-			continue;
-		vals[i] = strtod(v, &end);
-		if (end == v || *end || !(vals[i] > 0 && vals[i] <= 86400))
-			return error("config %s = '%s' is not a number of "
-				     "seconds",
-				     keys[i], v);
-	}
-	if (qconfig_get_int(w->cfg, "review.retries", 2, &n, &err) < 0)
-		return error("%s", err.msg);
-	w->deadline = vals[0];
-	w->backoff = vals[1];
-	w->retries = n > 0 ? n : -1;
-	dir = prompts_dir();
-	if (rv_prompts_load(&w->prompts, dir, &err) < 0) {
-		free(dir);
-		return error("%s", err.msg);
-	}
-	hash_prompts(w, dir);
-	free(dir);
-	return 0;
-}
-
-static int load_watch_config(struct watch *w)
-{
-	struct errmsg err = {""};
-	const char *v, *xdg, *home;
-	struct sb s = SB_INIT;
-
-	w->domain = qconfig_get(w->cfg, "watch.domain");
-	if (!w->domain)
-		w->domain = "quorum.invalid";
-	if (!msgid_is_safe(w->domain) || strchr(w->domain, '@'))
-		return error("watch.domain '%s' is not a domain name",
-			     w->domain);
-	v = qconfig_get(w->cfg, "watch.from");
-	if (v) {
-		w->from = xstrdup_or_null(v);
-	} else {
-		sb_addf(&s, "quorum <quorum@%s>", w->domain);
-		w->from = sb_detach(&s, NULL);
-	}
-	v = qconfig_get(w->cfg, "deliver.outbox");
-	if (v) {
-		w->outbox = expand_home(v);
-	} else {
-		xdg = getenv("XDG_DATA_HOME");
-		home = getenv("HOME");
-		if (xdg && *xdg)
-			sb_addf(&s, "%s/quorum/outbox", xdg);
-		else
-			sb_addf(&s, "%s/.local/share/quorum/outbox",
-				home ? home : ".");
-		w->outbox = sb_detach(&s, NULL);
-	}
-	w->method = qconfig_get(w->cfg, "deliver.method");
-	if (!w->method)
-		w->method = "outbox";
-	if (strcmp(w->method, "outbox") && strcmp(w->method, "sendmail") &&
-	    strcmp(w->method, "smtp"))
-		return error("deliver.method '%s' is not outbox, sendmail or "
-			     "smtp",
-			     w->method);
-	w->smtp.url = qconfig_get(w->cfg, "deliver.smtp-url");
-	if (!strcmp(w->method, "smtp") && !w->smtp.url)
-		return error("deliver.method = smtp needs deliver.smtp-url "
-			     "(smtp://host:587)");
-	w->smtp.user = qconfig_get(w->cfg, "deliver.smtp-user");
-	v = qconfig_get(w->cfg, "deliver.smtp-password-env");
-	w->smtp.password = v ? getenv(v) : NULL;
-	v = qconfig_get(w->cfg, "deliver.starttls");
-	w->smtp.starttls = !v || strcmp(v, "false");
-	{
-		const char *lt = strrchr(w->from, '<'),
-			   *gt = strrchr(w->from, '>');
-
-		w->smtp_from = lt && gt && gt > lt
-				       ? xstrndup(lt + 1, (size_t)(gt - lt - 1))
-				       : xstrdup_or_null(w->from);
-		w->smtp.mail_from = w->smtp_from;
-	}
-	v = qconfig_get(w->cfg, "deliver.sendmail");
-	if (argv_split(v ? v : "sendmail -i -t", &w->sendmail) < 0)
-		return error("deliver.sendmail '%s' is not a command", v);
-	if (qconfig_get_int(w->cfg, "deliver.max-attempts", DEFAULT_ATTEMPTS,
-			    &w->max_attempts, &err) < 0 ||
-	    qconfig_get_int(w->cfg, "review.quorum", 0, &w->quorum, &err) < 0)
-		return error("%s", err.msg);
-	if (w->max_attempts < 1)
-		w->max_attempts = 1;
-	if (qconfig_subsections(w->cfg, "list", add_list, w))
-		return -1;
-	return load_llm(w);
-}
-
 /* watch.pid next to the state db, for the post-new hook. */
 static char *write_pid_file(const char *state_path)
 {
@@ -1765,69 +1130,90 @@ static char *write_pid_file(const char *state_path)
 	return sb_detach(&p, NULL);
 }
 
-static int cmd_watch(int argc, char **argv)
+/* The options of watch; 0, or -1 to return *exit_code. */
+static int watch_options(int argc, char **argv, bool *once, long *interval,
+			 int *exit_code)
 {
 	static const struct option longopts[] = {
 		{"once", no_argument, NULL, 'o'},
 		{"interval", required_argument, NULL, 'i'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		CMD_OPT_HELP,
+		CMD_OPT_END,
 	};
-	struct watch w;
-	struct errmsg err = {""};
-	char *state_path = NULL, *pid_path = NULL, *end;
-	bool once = false;
-	long interval = 300;
-	int c, ret = EXIT_USAGE;
+	struct cmd_opts co = CMD_OPTS_INIT;
+	char *end;
+	int c;
 
-	memset(&w, 0, sizeof(w));
-	opterr = 0;
-	optind = 1;
+	cmd_opt_start();
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			once = true;
-			break;
-		case 'i':
-			interval = strtol(optarg, &end, 10);
-			if (*end || interval < 1 || interval > 86400)
-				return usage_error(&cmd_watch_def,
-						   "--interval wants seconds "
-						   "from 1 to 86400, not '%s'",
-						   optarg);
-			break;
-		case 'h':
-			return cmd_print_help(&cmd_watch_def);
-		default:
-			return usage_error(&cmd_watch_def,
-					   "unknown or incomplete option '%s'",
-					   argv[optind - 1]);
+		if (c == 'o') {
+			*once = true;
+		} else if (c == 'i') {
+			*interval = strtol(optarg, &end, 10);
+			if (*end || *interval < 1 || *interval > 86400) {
+				*exit_code = usage_error(
+					&cmd_watch_def,
+					"--interval wants seconds from 1 to "
+					"86400, not '%s'",
+					optarg);
+				return -1;
+			}
+		} else if (cmd_opt(&cmd_watch_def, c, argv, &co, exit_code) <
+			   0) {
+			return -1;
 		}
 	}
-	if (optind < argc)
-		return usage_error(&cmd_watch_def, "watch takes no arguments");
-	if (qconfig_load(&w.cfg, NULL, &err) < 0) {
-		error("%s", err.msg);
-		goto out;
+	if (optind < argc) {
+		*exit_code =
+			usage_error(&cmd_watch_def, "watch takes no arguments");
+		return -1;
 	}
-	if (load_watch_config(&w) < 0)
-		goto out;
-	if (!w.nlists) {
+	return 0;
+}
+
+/*
+ * The session (config, quorum, voters), the lists and the state db.
+ * 0, or an exit status after an error on stderr.
+ */
+static int watch_open(struct watch *w, char **state_path)
+{
+	struct cmd_opts co = CMD_OPTS_INIT;
+	struct qconfig *cfg;
+	struct errmsg err = {""};
+	const char *v;
+	int ret;
+
+	ret = session_open(&w->s, &co, SESSION_CONFIG_GLOBAL | SESSION_VOTERS,
+			   &err);
+	if (ret < 0)
+		return session_fail(ret, &err);
+	if (watch_config_load(w) < 0)
+		return EXIT_USAGE;
+	if (!w->nlists) {
+		v = qconfig_sources(w->s.cfg);
 		error("no [list \"NAME\"] section with an address in the "
-		      "config "
-		      "(%s); nothing to watch",
-		      *qconfig_sources(w.cfg) ? qconfig_sources(w.cfg)
-					      : "none found");
-		goto out;
+		      "config (%s); nothing to watch",
+		      *v ? v : "none found");
+		return EXIT_USAGE;
 	}
-	state_path = qconfig_get(w.cfg, "watch.state")
-			     ? expand_home(qconfig_get(w.cfg, "watch.state"))
-			     : state_default_path();
-	if (state_open(&w.st, state_path, &err) < 0) {
+	cfg = w->s.cfg;
+	v = qconfig_get(cfg, "watch.state");
+	*state_path = v ? expand_home(v) : state_default_path();
+	if (state_open(&w->st, *state_path, &err) < 0) {
 		error("%s", err.msg);
-		ret = EXIT_ENV;
-		goto out;
+		return EXIT_ENV;
 	}
+	return 0;
+}
+
+/* Pass after pass until a signal; one pass with once. */
+static int watch_loop(struct watch *w, bool once, long interval,
+		      const char *state_path)
+{
+	char *pid_path = NULL;
+	long i;
+	int ret;
+
 	signal(SIGTERM, on_stop);
 	signal(SIGINT, on_stop);
 	signal(SIGUSR1, on_wake);
@@ -1835,13 +1221,13 @@ static int cmd_watch(int argc, char **argv)
 		pid_path = write_pid_file(state_path);
 	for (;;) {
 		wake_requested = 0;
-		ret = run_once(&w, once);
+		ret = run_once(w, once);
 		if (once || stop_requested)
 			break;
 		if (ret) /* notmuch busy (notmuch new?): try at the next poll */
 			warning("will try again in %lds", interval);
-		for (c = 0; c < interval && !stop_requested && !wake_requested;
-		     c++)
+		for (i = 0; i < interval && !stop_requested && !wake_requested;
+		     i++)
 			sleep(1);
 		if (stop_requested)
 			break;
@@ -1853,17 +1239,26 @@ static int cmd_watch(int argc, char **argv)
 	}
 	if (pid_path)
 		unlink(pid_path);
-out:
+	free(pid_path);
+	return ret;
+}
+
+static int cmd_watch(int argc, char **argv)
+{
+	struct watch w = {.s = SESSION_INIT};
+	char *state_path = NULL;
+	bool once = false;
+	long interval = 300;
+	int ret;
+
+	if (watch_options(argc, argv, &once, &interval, &ret) < 0)
+		return ret;
+	ret = watch_open(&w, &state_path);
+	if (!ret)
+		ret = watch_loop(&w, once, interval, state_path);
 	state_close(w.st);
 	free(state_path);
-	free(pid_path);
-	argv_free(w.sendmail);
-	free(w.from);
-	free(w.smtp_from);
-	free(w.outbox);
-	lists_free(&w);
-	rv_prompts_free(w.prompts);
-	llm_voters_release(&w.llm);
-	qconfig_free(w.cfg);
+	watch_config_release(&w);
+	session_close(&w.s);
 	return ret;
 }
