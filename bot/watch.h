@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * watch.h - `quorum watch` internals: the lists and the pass over them
- * (bot/watch.c), their config (watch-config.c), the #quorum commands in
- * replies (watch-commands.c), the fingerprints that keep a finding from
- * being mailed twice (watch-fingerprint.c), the daily digest
- * (watch-digest.c), reply composition (reply.c) and delivery (deliver.c).
+ * watch.h - `quorum watch` internals: the pass over the lists' threads
+ * (bot/watch.c), one series' review and reply (watch-review.c), the
+ * config (watch-config.c), the #quorum commands in replies
+ * (watch-commands.c), the fingerprints that keep a finding from being
+ * mailed twice (watch-fingerprint.c), the daily digest (watch-digest.c),
+ * reply composition (reply.c) and delivery (deliver.c).
  */
 #ifndef QUORUM_WATCH_H
 #define QUORUM_WATCH_H
@@ -235,7 +236,10 @@ void reply_msgid(struct watch *w, const char *key, const char *what,
 /* Deliver one recorded reply and update the state. 0, or -1 not yet. */
 int deliver_one(struct watch *w, const char *msgid, const char *method,
 		const char *raw, size_t len, int attempts);
-/* Review series s of the thread and reply (or explain, t->explain). */
+/*
+ * Review series s of the thread and reply, or explain a finding
+ * (t->explain); bot/watch-review.c.
+ */
 void review_one(struct thread_ctx *t, const struct mp_series *s);
 
 /* ---- #quorum commands (bot/watch-commands.c) -------------------------- */
