@@ -331,7 +331,7 @@ static int cmd_apply(int argc, char **argv)
 	struct cmd_opts co = CMD_OPTS_INIT;
 	struct session s = SESSION_INIT;
 	struct rv_prereq_plan plan = {0};
-	struct apply_args a = {NULL, NULL, false};
+	struct apply_args a = {.path = NULL};
 	struct mp_set *set = NULL;
 	struct errmsg err = {""};
 	cJSON *jout = NULL;

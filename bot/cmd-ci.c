@@ -185,6 +185,11 @@ struct ci_opts {
 	int max_commits; /* 0: ci.max-commits */
 };
 
+#define CI_OPTS_INIT                                                           \
+	{                                                                      \
+		.fail_on = RV_SEV_MEDIUM,                                      \
+	}
+
 /* A ci run in progress: where it reports, and what it came to. */
 struct ci_review {
 	struct session *s;
@@ -468,7 +473,7 @@ static int ci_finish(const struct ci_review *cr, const struct ci_opts *ci,
 static int cmd_ci(int argc, char **argv)
 {
 	struct cmd_opts co = CMD_OPTS_INIT;
-	struct ci_opts ci = {NULL, RV_SEV_MEDIUM, 0};
+	struct ci_opts ci = CI_OPTS_INIT;
 	struct session s = SESSION_INIT;
 	struct ci_review cr = {0};
 	struct rv_range commits = {0};

@@ -12,7 +12,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "quorum.h"
+#include "cmd.h"
+#include "review/review.h"
 
 static int cmd_eval(int argc, char **argv);
 

@@ -13,7 +13,8 @@
 #include <cjson/cJSON.h>
 #include <glib.h>
 
-#include "quorum.h"
+#include "cmd.h"
+#include "mailparse/mailparse.h"
 
 static int cmd_parse(int argc, char **argv);
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "review/cost.h"
+#include "local-mail.h"
 #include "session.h"
 
 static int cmd_review(int argc, char **argv);

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "report.h"
+
 /* Exit codes: the command contract (DESIGN.md). */
 enum {
 	EXIT_CLEAN = 0,	   /* reviewed, nothing at quorum */
@@ -45,12 +47,6 @@ int usage_error(const struct cmd *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Print the full help of c to stdout; returns 0. */
 int cmd_print_help(const struct cmd *c);
-
-/* The output formats of a report (bot/report-json.c). */
-enum report_format { FMT_TEXT, FMT_JSON, FMT_SARIF, FMT_EMAIL };
-
-/* "text", "json", "sarif" or "email"; -1 when unknown. */
-int report_format_parse(const char *s);
 
 /*
  * Options that mean the same in every command that takes them, parsed

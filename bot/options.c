@@ -8,7 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "quorum.h"
+#include "cmd.h"
+#include "mailparse/sb.h"
 
 /* The names report_format_parse() knows, for the error that lists them. */
 static const char *const format_names[] = {

@@ -8,23 +8,10 @@
 
 #include <gmime/gmime.h>
 
-#include "watch.h"
+#include "reply.h"
 
 #define WRAP 78
 #define MAX_REFERENCES 20
-
-bool msgid_is_safe(const char *id)
-{
-	const unsigned char *p = (const unsigned char *)id;
-
-	if (!id || !*id || strlen(id) > 250)
-		return false;
-	for (; *p; p++)
-		if (*p <= ' ' || *p >= 0x7f || *p == '<' || *p == '>' ||
-		    *p == '"' || *p == '\\')
-			return false;
-	return true;
-}
 
 /* An address fit for a header: user@host, nothing else. */
 static bool addr_is_safe(const char *a)
@@ -37,11 +24,6 @@ static bool addr_is_safe(const char *a)
 		if (*p <= ' ' || *p >= 0x7f || strchr("<>\"(),;:\\[]", *p))
 			return false;
 	return true;
-}
-
-const struct mp_patch *reply_parent(const struct mp_series *s)
-{
-	return mp_series_first(s);
 }
 
 /* Copy s with control characters (CR, LF, ...) made spaces. */
@@ -263,7 +245,7 @@ static void add_explanation(struct sb *out, const struct mp_series *s,
 }
 
 /*
- * prereq: one line per prerequisite series the series was applied (or,
+ * One line per prerequisite series the series was applied (or,
  * when it did not apply, tried) on top of; they are not reviewed here.
  */
 static void add_prereqs(struct sb *out, const struct rv_review *r)
@@ -274,7 +256,7 @@ static void add_prereqs(struct sb *out, const struct rv_review *r)
 	/* No repository: nothing was applied, the diff reviewed alone. */
 	for (i = 0; r->apply && i < r->nprereqs; i++) {
 		const struct mp_series *ps = r->prereqs[i];
-		const struct mp_patch *first = reply_parent(ps);
+		const struct mp_patch *first = mp_series_first(ps);
 		struct sb line = SB_INIT;
 		char *title;
 
@@ -289,7 +271,7 @@ static void add_prereqs(struct sb *out, const struct rv_review *r)
 			applied ? "Applied" : "Tried", title ? title : "",
 			ps->version > 0 ? ps->version : 1, n,
 			n == 1 ? "" : "es");
-		if (msgid_is_safe(first->message_id))
+		if (mp_msgid_valid(first->message_id))
 			sb_addf(&line, ", <%s>", first->message_id);
 		sb_adds(&line, "), not reviewed here.");
 		add_wrapped(out, sb_str(&line), "");
@@ -299,8 +281,8 @@ static void add_prereqs(struct sb *out, const struct rv_review *r)
 }
 
 /*
- * prereq: a series that did not apply and declares prerequisites quorum
- * has no mail of: say which, and what would help.
+ * A series that did not apply and declares prerequisites quorum has no
+ * mail of: say which, and what would help.
  */
 static void add_missing_prereqs(struct sb *out, const struct rv_review *r,
 				const struct reply_opts *o)
@@ -311,7 +293,7 @@ static void add_missing_prereqs(struct sb *out, const struct rv_review *r,
 	if (!r->apply || r->apply->failed < 0)
 		return;
 	for (i = 0; i < o->nmissing_prereqs; i++) {
-		if (!msgid_is_safe(o->missing_prereqs[i]))
+		if (!mp_msgid_valid(o->missing_prereqs[i]))
 			continue;
 		sb_addf(&line, "%s<%s>", n++ ? ", " : "",
 			o->missing_prereqs[i]);
@@ -334,7 +316,7 @@ static void add_missing_prereqs(struct sb *out, const struct rv_review *r,
 }
 
 /*
- * norepeat: the findings an earlier reply mailed in full, one line each
+ * The findings an earlier reply mailed in full, one line each
  * under the reply that did, in the order of the review.
  */
 static void add_still_open(struct sb *out, const struct rv_review *r,
@@ -559,7 +541,7 @@ int reply_compose(struct sb *out, const struct mp_series *s,
 		  const struct rv_review *r, const struct reply_opts *o,
 		  struct errmsg *err)
 {
-	const struct mp_patch *parent = reply_parent(s);
+	const struct mp_patch *parent = mp_series_first(s);
 	GMimeMessage *m = NULL;
 	GDateTime *date = NULL;
 	struct sb body = SB_INIT, refs = SB_INIT, subj = SB_INIT,
@@ -568,7 +550,7 @@ int reply_compose(struct sb *out, const struct mp_series *s,
 	size_t i, first;
 	int ret = -1;
 
-	if (!parent || !msgid_is_safe(parent->message_id)) {
+	if (!parent || !mp_msgid_valid(parent->message_id)) {
 		errmsg_set(err, -1, "the series has no usable Message-ID to "
 				    "reply to");
 		goto out;
@@ -613,10 +595,10 @@ int reply_compose(struct sb *out, const struct mp_series *s,
 			parent->nreferences - MAX_REFERENCES :
 			0;
 	/* Keep the thread root when trimming, as mail clients do. */
-	if (first && msgid_is_safe(parent->references[0]))
+	if (first && mp_msgid_valid(parent->references[0]))
 		sb_addf(&refs, "<%s> ", parent->references[0]);
 	for (i = first; i < parent->nreferences; i++)
-		if (msgid_is_safe(parent->references[i]))
+		if (mp_msgid_valid(parent->references[i]))
 			sb_addf(&refs, "<%s> ", parent->references[i]);
 	sb_addf(&refs, "<%s>", parent->message_id);
 	g_mime_object_set_header((GMimeObject *)m, "References", refs.buf, NULL);

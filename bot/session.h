@@ -8,7 +8,10 @@
 #ifndef QUORUM_SESSION_H
 #define QUORUM_SESSION_H
 
-#include "quorum.h"
+#include "cmd.h"
+#include "config.h"
+#include "llm-voters.h"
+#include "review/review.h"
 
 /* What session_open() opens; the parts a command needs, or-ed. */
 enum session_need {

@@ -263,7 +263,7 @@ static int load_deliver_config(struct watch *w)
 	w->domain = qconfig_get(cfg, "watch.domain");
 	if (!w->domain)
 		w->domain = "quorum.invalid";
-	if (!msgid_is_safe(w->domain) || strchr(w->domain, '@'))
+	if (!mp_msgid_valid(w->domain) || strchr(w->domain, '@'))
 		return error("watch.domain '%s' is not a domain name",
 			     w->domain);
 	v = qconfig_get(cfg, "watch.from");

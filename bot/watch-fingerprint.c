@@ -12,7 +12,7 @@
 #include "watch.h"
 
 /*
- * norepeat: what a finding is across versions of a series: the list, the
+ * What a finding is across versions of a series: the list, the
  * author, the file, the function, the category and the quoted code with
  * whitespace runs collapsed (the title when nothing is quoted); not the
  * line numbers or the patch, which move when other hunks change.
@@ -72,7 +72,7 @@ int mailed_findings_get(struct thread_ctx *t, const char *key,
 			t->w->now - FINDINGS_KEPT_DAYS * 86400LL, &mf->rows[i]);
 		if (rc < 0)
 			return -1;
-		if (!rc || !msgid_is_safe(mf->rows[i].reply_msgid))
+		if (!rc || !mp_msgid_valid(mf->rows[i].reply_msgid))
 			continue;
 		mf->earlier[i].msgid = mf->rows[i].reply_msgid;
 		mf->earlier[i].version = mf->rows[i].version;

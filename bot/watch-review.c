@@ -177,7 +177,7 @@ static bool over_rate_limit(struct thread_ctx *t, const struct mp_patch *parent)
 	return false;
 }
 
-/* prereq: what a series is applied on, and what it declares in vain. */
+/* What a series is applied on, and what it declares in vain. */
 struct watch_prereqs {
 	struct mp_set *set;	    /* the prerequisite threads read */
 	const struct mp_series **v; /* applied first, in order */
