@@ -333,18 +333,15 @@ static int cmd_apply(int argc, char **argv)
 	struct rv_prereq_plan plan = {0};
 	struct apply_args a = {.path = NULL};
 	struct mp_set *set = NULL;
-	struct errmsg err = {""};
 	cJSON *jout = NULL;
 	int ret, napplied = 0;
 	size_t i;
 
 	if (apply_options(argc, argv, &co, &opts, &a, &ret) < 0)
 		return ret;
-	ret = session_open(&s, &co, SESSION_REPO, &err);
-	if (ret < 0) {
-		ret = session_fail(ret, &err);
+	ret = session_start(&s, &co, SESSION_REPO);
+	if (ret)
 		goto out;
-	}
 	ret = apply_read_input(a.path, &set);
 	if (ret)
 		goto out;

@@ -484,14 +484,11 @@ static int cmd_ci(int argc, char **argv)
 
 	if (ci_options(argc, argv, &co, &ci, &ret) < 0)
 		return ret;
-	ret = session_open(&s, &co,
-			   SESSION_REPO | SESSION_HISTORY | SESSION_VOTERS |
-				   SESSION_COST,
-			   &err);
-	if (ret < 0) {
-		ret = session_fail(ret, &err);
+	ret = session_start(&s, &co,
+			    SESSION_REPO | SESSION_HISTORY | SESSION_VOTERS |
+				    SESSION_COST);
+	if (ret)
 		goto out;
-	}
 	ret = EXIT_USAGE;
 	if (ci_max_commits(&s, &ci, &err) < 0 ||
 	    rv_range_commits(&commits, s.repo, ci.range, &err) < 0) {

@@ -116,9 +116,8 @@ static int cmd_index(int argc, char **argv)
 
 	if (index_options(argc, argv, &co, &opts, &quiet, &ret) < 0)
 		return ret;
-	ret = session_open(&s, &co, SESSION_CONFIG, &err);
-	if (ret < 0) {
-		ret = session_fail(ret, &err);
+	ret = session_start(&s, &co, SESSION_CONFIG);
+	if (ret) {
 		session_close(&s);
 		return ret;
 	}

@@ -298,7 +298,6 @@ static int cmd_review(int argc, char **argv)
 {
 	struct cmd_opts co = CMD_OPTS_INIT;
 	struct session s = SESSION_INIT;
-	struct errmsg err = {""};
 	struct mp_set *set = NULL;
 	char *target = NULL;
 	const char *path;
@@ -306,14 +305,11 @@ static int cmd_review(int argc, char **argv)
 
 	if (review_options(argc, argv, &co, &path, &ret) < 0)
 		return ret;
-	ret = session_open(&s, &co,
-			   SESSION_REPO_IF_ANY | SESSION_HISTORY |
-				   SESSION_VOTERS | SESSION_COST,
-			   &err);
-	if (ret < 0) {
-		ret = session_fail(ret, &err);
+	ret = session_start(&s, &co,
+			    SESSION_REPO_IF_ANY | SESSION_HISTORY |
+				    SESSION_VOTERS | SESSION_COST);
+	if (ret)
 		goto out;
-	}
 	ret = review_read_input(&s, path, &set, &target);
 	if (ret)
 		goto out;

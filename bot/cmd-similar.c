@@ -245,7 +245,6 @@ static int cmd_similar(int argc, char **argv)
 {
 	struct cmd_opts co = CMD_OPTS_INIT;
 	struct session s = SESSION_INIT;
-	struct errmsg err = {""};
 	const char *what;
 	struct stat st;
 	long k = 5;
@@ -253,11 +252,9 @@ static int cmd_similar(int argc, char **argv)
 
 	if (similar_options(argc, argv, &co, &k, &what, &ret) < 0)
 		return ret;
-	ret = session_open(&s, &co, SESSION_HISTORY_NEEDED, &err);
-	if (ret < 0) {
-		ret = session_fail(ret, &err);
+	ret = session_start(&s, &co, SESSION_HISTORY_NEEDED);
+	if (ret)
 		goto out;
-	}
 	/* A path that exists is mail (a file, or a maildir); else a REV. */
 	if (!strcmp(what, "-") || stat(what, &st) == 0)
 		ret = similar_of_file(s.history, what, (size_t)k);

@@ -255,8 +255,13 @@ void session_close(struct session *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int session_fail(int rc, const struct errmsg *err)
+int session_start(struct session *s, const struct cmd_opts *o, unsigned need)
 {
-	error("%s", err->msg);
+	struct errmsg err = {""};
+	int rc = session_open(s, o, need, &err);
+
+	if (!rc)
+		return 0;
+	error("%s", err.msg);
 	return rc == SESSION_ERR_CONFIG ? EXIT_USAGE : EXIT_ENV;
 }

@@ -73,8 +73,12 @@ int session_open(struct session *s, const struct cmd_opts *o, unsigned need,
 		 struct errmsg *err);
 void session_close(struct session *s);
 
-/* Print err and return the exit status for rc, session_open()'s result. */
-int session_fail(int rc, const struct errmsg *err);
+/*
+ * session_open() for a command: 0, or the exit status the command is to
+ * return, after the error is printed (EXIT_USAGE for a bad config value,
+ * else EXIT_ENV). session_close() s either way.
+ */
+int session_start(struct session *s, const struct cmd_opts *o, unsigned need);
 
 /*
  * The embeddings the config names: [history] embeddings-url,

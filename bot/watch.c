@@ -568,10 +568,9 @@ static int watch_open(struct watch *w, char **state_path)
 	const char *v;
 	int ret;
 
-	ret = session_open(&w->s, &co, SESSION_CONFIG_GLOBAL | SESSION_VOTERS,
-			   &err);
-	if (ret < 0)
-		return session_fail(ret, &err);
+	ret = session_start(&w->s, &co, SESSION_CONFIG_GLOBAL | SESSION_VOTERS);
+	if (ret)
+		return ret;
 	if (watch_config_load(w) < 0)
 		return EXIT_USAGE;
 	if (!w->nlists) {
