@@ -244,76 +244,109 @@ static int deliver_pending_one(void *arg, const struct reply_row *r)
 	return stop_requested ? 1 : 0;
 }
 
-static int process_thread(struct watch *w, struct wlist *l, const char *thread)
+/*
+ * Sort one message of the thread: its tag when it is not for review,
+ * a #quorum command into t->cmds, a patch or cover letter into c.
+ */
+static void thread_add_message(struct thread_ctx *t, struct mp_collector *c,
+			       notmuch_message_t *m, struct sb *raw)
 {
-	struct thread_ctx t = THREAD_CTX_INIT(w, l, thread);
-	struct mp_collector *c = mp_collector_new();
-	struct mp_set *set = NULL;
+	struct watch *w = t->w;
+	const char *id = notmuch_message_get_message_id(m);
+	const char *file = notmuch_message_get_filename(m);
+	struct errmsg err = {""};
+	struct mp_patch *p = NULL;
+	struct tmsg *tm;
+
+	if (!id)
+		return;
+	ALLOC_GROW(t->msgs, t->n + 1, t->alloc);
+	tm = &t->msgs[t->n++];
+	tm->msgid = xstrdup_or_null(id);
+	tm->tag = NULL;
+	if (state_message_seen(w->st, id, t->l->name, w->now, &tm->first_seen) <
+	    0)
+		tm->first_seen = w->now;
+	sb_reset(raw);
+	if (!file || read_file_capped(file, WATCH_MAX_MESSAGE, raw, &err) < 0) {
+		tm->tag = "quorum/failed";
+		return;
+	}
+	if (is_own_mail(w, id, raw) ||
+	    mp_patch_parse(&p, raw->buf, raw->len, NULL, &err) < 0) {
+		tm->tag = "quorum/skipped";
+		return;
+	}
+	if (!p->auto_submitted && p->kind == MP_KIND_REPLY &&
+	    command_of(p, NULL)) {
+		tm->tag = "quorum/seen";
+		ALLOC_GROW(t->cmds, t->ncmds + 1, t->cmds_alloc);
+		t->cmds[t->ncmds++] = p;
+		return;
+	}
+	if (p->auto_submitted || p->subject.reply ||
+	    (p->kind != MP_KIND_PATCH && p->kind != MP_KIND_COVER)) {
+		/*
+		 * Replies (even with a diff: a reviewer's suggestion), pull
+		 * requests, auto-replies: never reviewed.
+		 */
+		tm->tag = "quorum/skipped";
+		mp_patch_free(p);
+		return;
+	}
+	/* notmuch and the parser agree on the id (both strip <>). */
+	mp_collector_add(c, p);
+}
+
+/* The thread's series, its messages sorted into t. NULL: no search. */
+static struct mp_set *thread_read(struct thread_ctx *t)
+{
+	struct mp_collector *c;
 	notmuch_query_t *q;
 	notmuch_messages_t *msgs = NULL;
 	struct sb qs = SB_INIT, raw = SB_INIT;
-	struct errmsg err = {""};
-	size_t i, n = 0;
+	struct mp_set *set = NULL;
+	size_t n = 0;
 
-	sb_addf(&qs, "thread:%s", thread);
-	q = notmuch_query_create(w->db, qs.buf);
+	sb_addf(&qs, "thread:%s", t->thread);
+	q = notmuch_query_create(t->w->db, qs.buf);
 	if (!q || notmuch_query_search_messages(q, &msgs)) {
 		error("notmuch: cannot search %s", qs.buf);
 		goto out;
 	}
+	c = mp_collector_new();
 	for (; notmuch_messages_valid(msgs) && n < WATCH_MAX_THREAD;
-	     notmuch_messages_move_to_next(msgs), n++) {
-		notmuch_message_t *m = notmuch_messages_get(msgs);
-		const char *id = notmuch_message_get_message_id(m);
-		const char *file = notmuch_message_get_filename(m);
-		struct mp_patch *p = NULL;
-		struct tmsg *tm;
-
-		if (!id)
-			continue;
-		ALLOC_GROW(t.msgs, t.n + 1, t.alloc);
-		tm = &t.msgs[t.n++];
-		tm->msgid = xstrdup_or_null(id);
-		tm->tag = NULL;
-		if (state_message_seen(w->st, id, l->name, w->now,
-				       &tm->first_seen) < 0)
-			tm->first_seen = w->now;
-		sb_reset(&raw);
-		if (!file ||
-		    read_file_capped(file, WATCH_MAX_MESSAGE, &raw, &err) < 0) {
-			tm->tag = "quorum/failed";
-			continue;
-		}
-		if (is_own_mail(w, id, &raw)) {
-			tm->tag = "quorum/skipped";
-			continue;
-		}
-		if (mp_patch_parse(&p, raw.buf, raw.len, NULL, &err) < 0) {
-			tm->tag = "quorum/skipped";
-			continue;
-		}
-		if (!p->auto_submitted && p->kind == MP_KIND_REPLY &&
-		    command_of(p, NULL)) {
-			tm->tag = "quorum/seen";
-			ALLOC_GROW(t.cmds, t.ncmds + 1, t.cmds_alloc);
-			t.cmds[t.ncmds++] = p;
-			continue;
-		}
-		if (p->auto_submitted || p->subject.reply ||
-		    (p->kind != MP_KIND_PATCH && p->kind != MP_KIND_COVER)) {
-			/*
-			 * Replies (even with a diff: a reviewer's suggestion),
-			 * pull requests, auto-replies: never reviewed.
-			 */
-			tm->tag = "quorum/skipped";
-			mp_patch_free(p);
-			continue;
-		}
-		/* notmuch and the parser agree on the id (both strip <>). */
-		mp_collector_add(c, p);
-	}
+	     notmuch_messages_move_to_next(msgs), n++)
+		thread_add_message(t, c, notmuch_messages_get(msgs), &raw);
 	set = mp_collector_finish(c);
-	c = NULL;
+out:
+	if (q)
+		notmuch_query_destroy(q);
+	sb_release(&qs);
+	sb_release(&raw);
+	return set;
+}
+
+static void thread_release(struct thread_ctx *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->msgs[i].msgid);
+	free(t->msgs);
+	for (i = 0; i < t->ncmds; i++)
+		mp_patch_free(t->cmds[i]);
+	free(t->cmds);
+}
+
+static int process_thread(struct watch *w, struct wlist *l, const char *thread)
+{
+	struct thread_ctx t = THREAD_CTX_INIT(w, l, thread);
+	struct mp_set *set = thread_read(&t);
+	size_t i;
+
+	if (!set)
+		goto out;
 	t.set = set;
 	for (i = 0; i < t.ncmds; i++)
 		run_command(&t, set, t.cmds[i]);
@@ -328,19 +361,8 @@ static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 		notmuch_database_end_atomic(w->db);
 	}
 out:
-	if (c)
-		mp_set_free(mp_collector_finish(c));
 	mp_set_free(set);
-	if (q)
-		notmuch_query_destroy(q);
-	for (i = 0; i < t.n; i++)
-		free(t.msgs[i].msgid);
-	free(t.msgs);
-	for (i = 0; i < t.ncmds; i++)
-		mp_patch_free(t.cmds[i]);
-	free(t.cmds);
-	sb_release(&qs);
-	sb_release(&raw);
+	thread_release(&t);
 	return 0;
 }
 
