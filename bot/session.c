@@ -22,11 +22,20 @@ void session_embed_opts(struct qconfig *cfg, struct rv_embed_opts *eo)
 	eo->key = env ? getenv(env) : NULL;
 }
 
+/* Give h (may be NULL) the embeddings cfg names, if any. */
+static void history_embeddings(struct rv_history *h, struct qconfig *cfg)
+{
+	struct rv_embed_opts eo;
+
+	session_embed_opts(cfg, &eo);
+	if (h && eo.url)
+		rv_history_set_embeddings(h, &eo);
+}
+
 struct rv_history *session_history(struct qconfig *cfg, const char *path,
 				   const char *what)
 {
 	struct rv_history *h = NULL;
-	struct rv_embed_opts eo;
 	struct errmsg err = {""};
 
 	if (rv_history_open(&h, path, &err) < 0) {
@@ -34,9 +43,7 @@ struct rv_history *session_history(struct qconfig *cfg, const char *path,
 			what ? ": " : "", err.msg);
 		return NULL;
 	}
-	session_embed_opts(cfg, &eo);
-	if (h && eo.url)
-		rv_history_set_embeddings(h, &eo);
+	history_embeddings(h, cfg);
 	return h;
 }
 
@@ -69,7 +76,6 @@ static int open_history(struct session *s, unsigned need, struct errmsg *err)
 	if (!s->repo_path)
 		return 0;
 	if (need & SESSION_HISTORY_NEEDED) {
-		struct rv_embed_opts eo;
 		const char *p = s->repo_path;
 		bool here = !strcmp(p, ".");
 
@@ -80,9 +86,7 @@ static int open_history(struct session *s, unsigned need, struct errmsg *err)
 					  "no history index in %s; run `quorum "
 					  "index%s%s` first",
 					  p, here ? "" : " -C ", here ? "" : p);
-		session_embed_opts(s->cfg, &eo);
-		if (eo.url)
-			rv_history_set_embeddings(s->history, &eo);
+		history_embeddings(s->history, s->cfg);
 		return 0;
 	}
 	s->history = session_history(s->cfg, s->repo_path, NULL);
