@@ -106,6 +106,11 @@ struct indexer {
 	struct pjob *jobs;    /* pairs whose hunks are still to be read */
 	size_t njobs, jobs_alloc;
 	int64_t next_seq;
+	char *path;	   /* of the db */
+	git_revwalk *walk; /* from HEAD, hiding the tips indexed before */
+	git_oid *todo;	   /* the commits to read, oldest first */
+	size_t ntodo, todo_alloc;
+	bool in_tx; /* the write transaction is open */
 	sqlite3_stmt *ins_commit, *ins_pair, *ins_hunk, *ins_fts, *ins_unres,
 		*ins_funcfix;
 	/* counts of this run, added to the stored ones at the end */
@@ -318,7 +323,7 @@ static int entry_diff(git_repository *repo, const git_tree_entry *ea,
 		     git_tree_lookup(&sa, repo, git_tree_entry_id(ea)) < 0) ||
 		    (tb &&
 		     git_tree_lookup(&sb_, repo, git_tree_entry_id(eb)) < 0)) {
-			ret = -1;
+			ret = RV_ERR_REPO;
 			goto out;
 		}
 		sb_adds(prefix, name);
@@ -351,7 +356,7 @@ static int tree_diff(git_repository *repo, const git_tree *a, const git_tree *b,
 	int ret = 0;
 
 	if (depth > 64)
-		return -1; /* a hostile tree nested without end */
+		return RV_ERR_REPO; /* a hostile tree nested without end */
 	n = b ? git_tree_entrycount(b) : 0;
 	for (i = 0; i < n && !ret; i++) {
 		const git_tree_entry *eb = git_tree_entry_byindex(b, i);
@@ -379,7 +384,7 @@ static int commit_changes(git_repository *repo, git_commit *c,
 	git_commit *parent = NULL;
 	git_tree *tree = NULL, *ptree = NULL;
 	struct sb prefix = SB_INIT;
-	int ret = -1;
+	int ret = RV_ERR_REPO;
 
 	if (git_commit_tree(&tree, c) < 0)
 		goto out;
@@ -507,7 +512,7 @@ static int commit_hunks(git_repository *repo, git_commit *c, char **paths,
 	dopts.context_lines = 3;
 	if (commit_changes(repo, c, &tc) < 0) {
 		tchanges_release(&tc);
-		return -1;
+		return RV_ERR_REPO;
 	}
 	for (i = 0; i < tc.n && done < HIST_MAX_FILES_PER_PAIR; i++) {
 		const struct tchange *ch = &tc.v[i];
@@ -884,7 +889,7 @@ static void *hunk_worker(void *arg)
 	size_t i;
 
 	if (git_repository_open(&repo, w->gitdir) < 0) {
-		w->ret = -1;
+		w->ret = RV_ERR_REPO;
 		return NULL;
 	}
 	for (i = w->first; i < w->njobs; i += w->step)
@@ -1320,24 +1325,252 @@ static int hide_tips(struct indexer *ix, git_revwalk *walk, bool *gone)
 	return 0;
 }
 
+/* Create <git dir>/quorum, where the db lives. */
+static int make_index_dir(const char *db_path, struct errmsg *err)
+{
+	struct sb dir = SB_INIT;
+	int ret = 0;
+
+	sb_add(&dir, db_path, strlen(db_path) - strlen("/history.db"));
+	if (mkdir(sb_str(&dir), 0777) < 0 && errno != EEXIST)
+		ret = errmsg_set(err, RV_ERR_INTERNAL, "cannot create %s: %s",
+				 sb_str(&dir), strerror(errno));
+	sb_release(&dir);
+	return ret;
+}
+
+/*
+ * Open (or create) the db, take the write lock and hide the tips indexed
+ * before from the walk. A tip that is gone means the history was
+ * rewritten: the db is thrown away and made anew, once.
+ */
+static int open_db_locked(struct indexer *ix)
+{
+	struct rv_index_stats *st = ix->st;
+	bool gone = false;
+	int ret;
+
+again:
+	ret = hist_db_open(&ix->db, ix->path, true, st->rebuilt_reason,
+			   sizeof(st->rebuilt_reason), ix->err);
+	if (ret < 0)
+		return ret;
+	if (st->rebuilt_reason[0])
+		st->rebuilt = true;
+	git_odb_free(ix->odb);
+	ix->odb = NULL;
+	if (git_repository_odb(&ix->odb, ix->repo) < 0 ||
+	    git_revwalk_new(&ix->walk, ix->repo) < 0)
+		return errmsg_set(ix->err, RV_ERR_REPO,
+				  "cannot walk the history: %s",
+				  git_error_last() ? git_error_last()->message
+						   : "unknown error");
+	git_revwalk_sorting(ix->walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME |
+					      GIT_SORT_REVERSE);
+	/* Hold the write lock from reading the tips on: two runs never
+	 * index the same commits twice. */
+	if (hist_exec(ix->db, "BEGIN IMMEDIATE", NULL) < 0)
+		return errmsg_set(ix->err, RV_ERR_INTERNAL,
+				  "the history index %s is being written by "
+				  "another process (a quorum index?); try "
+				  "again when it is done",
+				  ix->path);
+	ix->in_tx = true;
+	if ((ret = hide_tips(ix, ix->walk, &gone)))
+		return ret;
+	if (gone && !st->rebuilt) {
+		/* A tip we indexed is gone: the history was rewritten. */
+		git_revwalk_free(ix->walk);
+		ix->walk = NULL;
+		hist_exec(ix->db, "ROLLBACK", NULL);
+		ix->in_tx = false;
+		sqlite3_close(ix->db);
+		ix->db = NULL;
+		hist_db_remove(ix->path);
+		st->rebuilt = true;
+		snprintf(st->rebuilt_reason, sizeof(st->rebuilt_reason),
+			 "a commit indexed before is gone (history was "
+			 "rewritten); the history index was rebuilt");
+		goto again;
+	}
+	return 0;
+}
+
+/* The commits of HEAD not indexed yet, oldest first, into ix->todo. */
+static int list_new_commits(struct indexer *ix, const git_oid *head)
+{
+	git_oid oid;
+	int wret;
+
+	/*
+	 * libgit2 1.5 cannot walk past a shallow boundary (and leaks when it
+	 * tries): say so before walking.
+	 */
+	if (git_repository_is_shallow(ix->repo) == 1)
+		return errmsg_set(ix->err, RV_ERR_REPO,
+				  "the repository is a shallow clone and its "
+				  "history cannot be walked; fetch the "
+				  "history first (git fetch --unshallow)");
+	if (git_revwalk_push(ix->walk, head) < 0)
+		return errmsg_set(ix->err, RV_ERR_REPO,
+				  "cannot walk from HEAD: %s",
+				  git_error_last() ? git_error_last()->message
+						   : "unknown error");
+	while ((wret = git_revwalk_next(&oid, ix->walk)) == 0) {
+		ALLOC_GROW(ix->todo, ix->ntodo + 1, ix->todo_alloc);
+		ix->todo[ix->ntodo++] = oid;
+	}
+	/* Never "up to date" on a history we could not read. */
+	if (wret != GIT_ITEROVER)
+		return errmsg_set(ix->err, RV_ERR_REPO,
+				  "cannot walk the history of HEAD: %s",
+				  git_error_last() ? git_error_last()->message
+						   : "unknown error");
+	return 0;
+}
+
+static int prepare_inserts(struct indexer *ix)
+{
+	int ret;
+
+	if ((ret = prep(ix, &ix->ins_commit,
+			"INSERT INTO commits VALUES (?, ?, ?, ?, ?,"
+			" ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) ||
+	    (ret = prep(ix, &ix->ins_pair,
+			"INSERT INTO pairs(kind, how, fix_seq, fix_oid,"
+			" fix_subject, fix_expl, bug_seq, bug_oid,"
+			" bug_subject) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) ||
+	    (ret = prep(ix, &ix->ins_hunk,
+			"INSERT INTO hunks(pair_id, role, file, func, lines)"
+			" VALUES (?, ?, ?, ?, ?)")) ||
+	    (ret = prep(
+		     ix, &ix->ins_fts,
+		     "INSERT INTO hunks_fts(rowid, tokens) VALUES (?, ?)")) ||
+	    (ret = prep(ix, &ix->ins_unres,
+			"INSERT INTO unresolved VALUES (?, ?, ?, ?)")) ||
+	    (ret = prep(ix, &ix->ins_funcfix,
+			"INSERT INTO funcfix VALUES (?, ?, ?)")))
+		return ret;
+	return 0;
+}
+
+/* Read every listed commit's facts and references, with progress lines. */
+static int walk_new_commits(struct indexer *ix)
+{
+	double last_progress = now_seconds();
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < ix->ntodo && !ret; i++) {
+		git_commit *c = NULL;
+		double now;
+
+		if (git_commit_lookup(&c, ix->repo, &ix->todo[i]) < 0)
+			return errmsg_set(ix->err, RV_ERR_REPO,
+					  "cannot read a commit: %s",
+					  git_error_last()
+						  ? git_error_last()->message
+						  : "unknown error");
+		if (git_commit_parentcount(c) > 1)
+			ix->st->merges++;
+		else
+			ret = index_commit(ix, c);
+		git_commit_free(c);
+		if ((i & 255) == 0 &&
+		    (now = now_seconds()) - last_progress > 0.2) {
+			progress(ix, i, ix->ntodo, false);
+			last_progress = now;
+		}
+	}
+	return ret;
+}
+
+/* HEAD is indexed: the next run starts from it. */
+static int record_tip(struct indexer *ix, const char *head_hex)
+{
+	sqlite3_stmt *ts = NULL;
+	int ret;
+
+	if ((ret = hist_exec(ix->db, "DELETE FROM tips", ix->err)) ||
+	    (ret = prep(ix, &ts, "INSERT INTO tips VALUES (?)")))
+		return ret;
+	sqlite3_bind_text(ts, 1, head_hex, -1, SQLITE_STATIC);
+	ret = step_done(ix, ts);
+	sqlite3_finalize(ts);
+	return ret;
+}
+
+/* After the walk: the pairs' hunks, the state, the model, then commit. */
+static int finish_index(struct indexer *ix, const char *head_hex)
+{
+	int ret;
+
+	if (ix->njobs && ix->opts->progress)
+		ix->opts->progress(
+			ix->opts->progress_arg,
+			"indexing history: reading the fixes' diffs");
+	if ((ret = store_hunks(ix)) || (ret = record_tip(ix, head_hex)) ||
+	    (ret = save_state(ix)))
+		return ret;
+	embed_pending(ix);
+	if ((ret = fit_model(ix)) || (ret = read_totals(ix)) ||
+	    (ret = hist_exec(ix->db, "COMMIT", ix->err)))
+		return ret;
+	ix->in_tx = false;
+	progress(ix, ix->ntodo, ix->ntodo, true);
+	return 0;
+}
+
+/* Nothing new: only vectors still missing may be added. */
+static int finish_up_to_date(struct indexer *ix)
+{
+	int ret;
+
+	ix->st->up_to_date = true;
+	embed_pending(ix);
+	ret = read_totals(ix);
+	if (!ret && !hist_exec(ix->db, "COMMIT", ix->err))
+		ix->in_tx = false;
+	return ret;
+}
+
+static void indexer_release(struct indexer *ix, int ret)
+{
+	size_t i;
+
+	if (ix->in_tx)
+		hist_exec(ix->db, "ROLLBACK", NULL);
+	finalize_stmts(ix);
+	if (ix->db && !ret)
+		hist_exec(ix->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL);
+	sqlite3_close(ix->db);
+	smap_release(&ix->paths);
+	smap_release(&ix->authors);
+	smap_release(&ix->subjects);
+	smap_release(&ix->oids);
+	smap_release(&ix->subsys);
+	for (i = 0; i < ix->njobs; i++)
+		pjob_release(&ix->jobs[i]);
+	free(ix->jobs);
+	free(ix->todo);
+	free(ix->path);
+	git_revwalk_free(ix->walk);
+	git_odb_free(ix->odb);
+	git_repository_free(ix->repo);
+}
+
 int rv_history_index(const char *repo_path, const struct rv_index_opts *opts,
 		     struct rv_index_stats *st, struct errmsg *err)
 {
 	static const struct rv_index_opts defaults = RV_INDEX_OPTS_INIT;
 	struct indexer ix = {0};
-	git_revwalk *walk = NULL;
-	git_oid oid, head;
-	git_oid *todo = NULL;
-	size_t ntodo = 0, todo_alloc = 0, i;
-	char *path = NULL, head_hex[GIT_OID_HEXSZ + 1];
-	double t0 = now_seconds(), last_progress = t0;
-	bool gone = false, in_tx = false;
-	int ret = 0, wret;
+	char head_hex[GIT_OID_HEXSZ + 1];
+	double t0 = now_seconds();
+	git_oid head;
+	int ret = 0;
 
 	memset(st, 0, sizeof(*st));
-	if (!opts)
-		opts = &defaults;
-	ix.opts = opts;
+	ix.opts = opts ? opts : &defaults;
 	ix.st = st;
 	ix.err = err;
 	ix.next_seq = 1;
@@ -1353,195 +1586,23 @@ int rv_history_index(const char *repo_path, const struct rv_index_opts *opts,
 		goto out;
 	}
 	git_oid_tostr(head_hex, sizeof(head_hex), &head);
-	path = hist_db_path(ix.repo);
-	{
-		struct sb dir = SB_INIT;
-
-		sb_add(&dir, path, strlen(path) - strlen("/history.db"));
-		if (mkdir(sb_str(&dir), 0777) < 0 && errno != EEXIST) {
-			ret = errmsg_set(err, RV_ERR_INTERNAL,
-					 "cannot create %s: %s", sb_str(&dir),
-					 strerror(errno));
-			sb_release(&dir);
-			goto out;
-		}
-		sb_release(&dir);
-	}
-	if (opts->rebuild)
-		hist_db_remove(path);
-again:
-	ret = hist_db_open(&ix.db, path, true, st->rebuilt_reason,
-			   sizeof(st->rebuilt_reason), err);
-	if (ret < 0)
+	ix.path = hist_db_path(ix.repo);
+	if ((ret = make_index_dir(ix.path, err)))
 		goto out;
-	if (st->rebuilt_reason[0])
-		st->rebuilt = true;
-	if (git_odb_free(ix.odb), ix.odb = NULL,
-	    git_repository_odb(&ix.odb, ix.repo) < 0 ||
-		    git_revwalk_new(&walk, ix.repo) < 0) {
-		ret = errmsg_set(err, RV_ERR_REPO,
-				 "cannot walk the history: %s",
-				 git_error_last() ? git_error_last()->message
-						  : "unknown error");
+	if (ix.opts->rebuild)
+		hist_db_remove(ix.path);
+	if ((ret = open_db_locked(&ix)) || (ret = list_new_commits(&ix, &head)))
+		goto out;
+	if (!ix.ntodo) {
+		ret = finish_up_to_date(&ix);
 		goto out;
 	}
-	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME |
-					  GIT_SORT_REVERSE);
-	/* Hold the write lock from reading the tips on: two runs never
-	 * index the same commits twice. */
-	if (hist_exec(ix.db, "BEGIN IMMEDIATE", NULL) < 0) {
-		ret = errmsg_set(err, RV_ERR_INTERNAL,
-				 "the history index %s is being written by "
-				 "another process (a quorum index?); try again "
-				 "when it is done",
-				 path);
+	if ((ret = load_state(&ix)) || (ret = prepare_inserts(&ix)) ||
+	    (ret = walk_new_commits(&ix)))
 		goto out;
-	}
-	in_tx = true;
-	if ((ret = hide_tips(&ix, walk, &gone)))
-		goto out;
-	if (gone && !st->rebuilt) {
-		/* A tip we indexed is gone: the history was rewritten. */
-		git_revwalk_free(walk);
-		walk = NULL;
-		hist_exec(ix.db, "ROLLBACK", NULL);
-		in_tx = false;
-		sqlite3_close(ix.db);
-		ix.db = NULL;
-		hist_db_remove(path);
-		st->rebuilt = true;
-		snprintf(st->rebuilt_reason, sizeof(st->rebuilt_reason),
-			 "a commit indexed before is gone (history was "
-			 "rewritten); the history index was rebuilt");
-		goto again;
-	}
-	/*
-	 * libgit2 1.5 cannot walk past a shallow boundary (and leaks when it
-	 * tries): say so before walking.
-	 */
-	if (git_repository_is_shallow(ix.repo) == 1) {
-		ret = errmsg_set(err, RV_ERR_REPO,
-				 "the repository is a shallow clone and its "
-				 "history cannot be walked; fetch the history "
-				 "first (git fetch --unshallow)");
-		goto out;
-	}
-	if (git_revwalk_push(walk, &head) < 0) {
-		ret = errmsg_set(err, RV_ERR_REPO, "cannot walk from HEAD: %s",
-				 git_error_last() ? git_error_last()->message
-						  : "unknown error");
-		goto out;
-	}
-	while ((wret = git_revwalk_next(&oid, walk)) == 0) {
-		ALLOC_GROW(todo, ntodo + 1, todo_alloc);
-		todo[ntodo++] = oid;
-	}
-	if (wret != GIT_ITEROVER) {
-		/* Never "up to date" on a history we could not read. */
-		ret = errmsg_set(err, RV_ERR_REPO,
-				 "cannot walk the history of HEAD: %s",
-				 git_error_last() ? git_error_last()->message :
-						    "unknown error");
-		goto out;
-	}
-	if (!ntodo) {
-		st->up_to_date = true;
-		embed_pending(&ix);
-		ret = read_totals(&ix);
-		if (!ret && !hist_exec(ix.db, "COMMIT", err))
-			in_tx = false;
-		goto out;
-	}
-	if ((ret = load_state(&ix)))
-		goto out;
-	if ((ret = prep(&ix, &ix.ins_commit,
-			"INSERT INTO commits VALUES (?, ?, ?, ?, ?,"
-			" ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) ||
-	    (ret = prep(&ix, &ix.ins_pair,
-			"INSERT INTO pairs(kind, how, fix_seq, fix_oid,"
-			" fix_subject, fix_expl, bug_seq, bug_oid,"
-			" bug_subject) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) ||
-	    (ret = prep(&ix, &ix.ins_hunk,
-			"INSERT INTO hunks(pair_id, role, file, func, lines)"
-			" VALUES (?, ?, ?, ?, ?)")) ||
-	    (ret = prep(
-		     &ix, &ix.ins_fts,
-		     "INSERT INTO hunks_fts(rowid, tokens) VALUES (?, ?)")) ||
-	    (ret = prep(&ix, &ix.ins_unres,
-			"INSERT INTO unresolved VALUES (?, ?, ?, ?)")) ||
-	    (ret = prep(&ix, &ix.ins_funcfix,
-			"INSERT INTO funcfix VALUES (?, ?, ?)")))
-		goto out;
-	for (i = 0; i < ntodo && !ret; i++) {
-		git_commit *c = NULL;
-		double now;
-
-		if (git_commit_lookup(&c, ix.repo, &todo[i]) < 0) {
-			ret = errmsg_set(
-				err, RV_ERR_REPO, "cannot read a commit: %s",
-				git_error_last() ? git_error_last()->message
-						 : "unknown error");
-			break;
-		}
-		if (git_commit_parentcount(c) > 1)
-			st->merges++;
-		else
-			ret = index_commit(&ix, c);
-		git_commit_free(c);
-		if ((i & 255) == 0 &&
-		    (now = now_seconds()) - last_progress > 0.2) {
-			progress(&ix, i, ntodo, false);
-			last_progress = now;
-		}
-	}
-	if (ret)
-		goto out;
-	if (ix.njobs && opts->progress)
-		opts->progress(opts->progress_arg,
-			       "indexing history: reading the fixes' diffs");
-	if ((ret = store_hunks(&ix)))
-		goto out;
-	if ((ret = hist_exec(ix.db, "DELETE FROM tips", err)) ||
-	    (ret = save_state(&ix)))
-		goto out;
-	{
-		sqlite3_stmt *ts = NULL;
-
-		if ((ret = prep(&ix, &ts, "INSERT INTO tips VALUES (?)")))
-			goto out;
-		sqlite3_bind_text(ts, 1, head_hex, -1, SQLITE_STATIC);
-		ret = step_done(&ix, ts);
-		sqlite3_finalize(ts);
-		if (ret)
-			goto out;
-	}
-	embed_pending(&ix);
-	if ((ret = fit_model(&ix)) || (ret = read_totals(&ix)))
-		goto out;
-	if ((ret = hist_exec(ix.db, "COMMIT", err)))
-		goto out;
-	in_tx = false;
-	progress(&ix, ntodo, ntodo, true);
+	ret = finish_index(&ix, head_hex);
 out:
-	if (in_tx)
-		hist_exec(ix.db, "ROLLBACK", NULL);
-	finalize_stmts(&ix);
-	if (ix.db && !ret)
-		hist_exec(ix.db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL);
-	sqlite3_close(ix.db);
-	smap_release(&ix.paths);
-	smap_release(&ix.authors);
-	smap_release(&ix.subjects);
-	smap_release(&ix.oids);
-	smap_release(&ix.subsys);
-	for (i = 0; i < ix.njobs; i++)
-		pjob_release(&ix.jobs[i]);
-	free(ix.jobs);
-	free(todo);
-	free(path);
-	git_revwalk_free(walk);
-	git_odb_free(ix.odb);
-	git_repository_free(ix.repo);
+	indexer_release(&ix, ret);
 	st->seconds = now_seconds() - t0;
 	return ret;
 }

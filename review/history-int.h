@@ -84,8 +84,8 @@ int hist_embed_hunks(sqlite3 *db, const struct rv_embed_opts *o, size_t *nvec,
 		     struct errmsg *err);
 /*
  * Cosine of the query text against the visible hunks' vectors: the best
- * max hunks into ids/cos (sorted, best first). Returns how many, or -1
- * (h->embed_error says why).
+ * max hunks into ids/cos (sorted, best first). Returns how many, or
+ * RV_ERR_INTERNAL (h->embed_error says why).
  */
 int hist_embed_search(struct rv_history *h, const char *query, size_t max,
 		      int64_t *ids, double *cos);

@@ -320,13 +320,13 @@ static int cmp_cand(const void *a, const void *b)
 static int fill_pair(struct rv_history *h, struct cand *c, struct rv_similar *s)
 {
 	sqlite3_stmt *st = NULL;
-	int ret = -1;
+	int ret = RV_ERR_INTERNAL;
 
 	if (sqlite3_prepare_v2(h->db,
 			       "SELECT kind, fix_oid, fix_subject, fix_expl,"
 			       " bug_oid, bug_subject FROM pairs WHERE id = ?",
 			       -1, &st, NULL) != SQLITE_OK)
-		return -1;
+		return RV_ERR_INTERNAL;
 	sqlite3_bind_int64(st, 1, c->pair);
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		const char *kind = (const char *)sqlite3_column_text(st, 0);

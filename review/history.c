@@ -410,11 +410,11 @@ int hist_model_save(sqlite3 *db, const struct hist_model *m)
 				-1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, sb_str(&s), -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : RV_ERR_INTERNAL;
 	}
 	sqlite3_finalize(st);
 	sb_release(&s);
-	return rc ? -1 : 0;
+	return rc ? RV_ERR_INTERNAL : 0;
 }
 
 void hist_model_load(sqlite3 *db, struct hist_model *m)
@@ -518,7 +518,7 @@ int64_t hist_meta_int(sqlite3 *db, const char *key, int64_t def)
 int hist_meta_set_int(sqlite3 *db, const char *key, int64_t v)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = -1;
+	int rc = RV_ERR_INTERNAL;
 
 	if (sqlite3_prepare_v2(db,
 			       "INSERT OR REPLACE INTO meta(key, value) "
@@ -526,7 +526,7 @@ int hist_meta_set_int(sqlite3 *db, const char *key, int64_t v)
 			       -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, v);
-		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : RV_ERR_INTERNAL;
 	}
 	sqlite3_finalize(st);
 	return rc;

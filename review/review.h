@@ -528,7 +528,7 @@ int rv_prompts_load(struct rv_prompts **out, const char *dir,
 		    struct errmsg *err);
 void rv_prompts_free(struct rv_prompts *p);
 
-/* ---- history index (review/history*.c; owner: hist) ---
+/* ---- history index (review/history*.c) ---
  *
  * The tree's own past bugs: every commit with a `Fixes:` trailer (or a
  * `Revert "..."` with `This reverts commit X.`) names the commit that
