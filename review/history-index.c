@@ -92,6 +92,11 @@ static struct smap_ent *smap_get(struct smap *m, const char *key, bool create)
 
 /* ---- the run -------------------------------------------------------- */
 
+/* One shingle of one hunk's shape. */
+struct posting {
+	int64_t h, hunk;
+};
+
 struct indexer {
 	git_repository *repo;
 	git_odb *odb;
@@ -113,6 +118,9 @@ struct indexer {
 	bool in_tx; /* the write transaction is open */
 	sqlite3_stmt *ins_commit, *ins_pair, *ins_hunk, *ins_fts, *ins_unres,
 		*ins_funcfix;
+	struct hist_api api;	  /* calls kept in shapes */
+	struct posting *postings; /* shingle -> hunk, stored sorted */
+	size_t npostings, postings_alloc;
 	/* counts of this run, added to the stored ones at the end */
 	int64_t n_trailers, n_by_id, n_by_subject, n_unresolved, n_ambiguous,
 		n_not_commit, n_reverts;
@@ -418,6 +426,8 @@ struct hhunk {
 	char *func;
 	struct sb plus, minus, ctx; /* lines, each ending in '\n' */
 	size_t nplus, nminus, nctx;
+	struct sb ordered; /* the hunk in order, each line with its origin */
+	size_t nordered;
 };
 
 struct hhunks {
@@ -435,6 +445,7 @@ static void hhunks_release(struct hhunks *hs)
 		sb_release(&hs->v[i].plus);
 		sb_release(&hs->v[i].minus);
 		sb_release(&hs->v[i].ctx);
+		sb_release(&hs->v[i].ordered);
 	}
 	free(hs->v);
 	memset(hs, 0, sizeof(*hs));
@@ -483,6 +494,14 @@ static void patch_hunks(git_patch *patch, const char *file, size_t max_lines,
 
 			if (git_patch_get_line_in_hunk(&gl, patch, h, l) < 0)
 				continue;
+			if ((gl->origin == '+' || gl->origin == '-' ||
+			     gl->origin == ' ') &&
+			    hk->nordered < 3 * max_lines) {
+				sb_addch(&hk->ordered, gl->origin);
+				add_line(&hk->ordered, &hk->nordered,
+					 gl->content, gl->content_len,
+					 SIZE_MAX);
+			}
 			if (gl->origin == '+')
 				add_line(&hk->plus, &hk->nplus, gl->content,
 					 gl->content_len, max_lines);
@@ -629,15 +648,36 @@ static void select_bug_lines(const char *plus, size_t nplus,
 	sb_release(&norm);
 }
 
+/* The winnowed shingles of a hunk's buggy code, to store with its id. */
+static size_t shape_postings(struct indexer *ix, const char *shape_of,
+			     uint64_t **sh)
+{
+	struct hist_shape shape = {0};
+	size_t n;
+
+	*sh = NULL;
+	if (!shape_of || !*shape_of)
+		return 0;
+	hist_shape_lex(shape_of, strlen(shape_of), &ix->api, &shape,
+		       HIST_SHAPE_MAX_TOKENS);
+	n = hist_shape_shingles(&shape, true, sh);
+	hist_shape_release(&shape);
+	return n;
+}
+
 static int store_hunk(struct indexer *ix, int64_t pair, int role,
 		      const char *file, const char *func, const char *lines,
-		      const char *token_text)
+		      const char *token_text, const char *shape_of)
 {
 	struct sb tok = SB_INIT;
+	uint64_t *sh = NULL;
+	size_t nsh, i;
+	int64_t id;
 	int ret;
 
 	hist_tokens(token_text, &tok, 400);
-	if (!tok.len) {
+	nsh = shape_postings(ix, shape_of, &sh);
+	if (!tok.len && !nsh) {
 		sb_release(&tok);
 		return 0;
 	}
@@ -647,14 +687,22 @@ static int store_hunk(struct indexer *ix, int64_t pair, int role,
 	if (func)
 		sqlite3_bind_text(ix->ins_hunk, 4, func, -1, SQLITE_STATIC);
 	sqlite3_bind_text(ix->ins_hunk, 5, lines, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(ix->ins_hunk, 6, (int64_t)nsh);
 	ret = step_done(ix, ix->ins_hunk);
-	if (!ret) {
-		sqlite3_bind_int64(ix->ins_fts, 1,
-				   sqlite3_last_insert_rowid(ix->db));
+	id = sqlite3_last_insert_rowid(ix->db);
+	if (!ret && tok.len) {
+		sqlite3_bind_int64(ix->ins_fts, 1, id);
 		sqlite3_bind_text(ix->ins_fts, 2, sb_str(&tok), -1,
 				  SQLITE_STATIC);
 		ret = step_done(ix, ix->ins_fts);
 	}
+	for (i = 0; !ret && i < nsh; i++) {
+		ALLOC_GROW(ix->postings, ix->npostings + 1, ix->postings_alloc);
+		ix->postings[ix->npostings].h = (int64_t)sh[i];
+		ix->postings[ix->npostings].hunk = id;
+		ix->npostings++;
+	}
+	free(sh);
 	sb_release(&tok);
 	return ret;
 }
@@ -696,6 +744,7 @@ static char *explanation(const char *msg)
 struct hrow {
 	int role; /* 0: the bug commit's hunk, 1: the fix's */
 	char *file, *func, *lines, *tokens_of;
+	char *shape_of; /* the buggy code, in order, for its shape */
 };
 
 struct pjob {
@@ -706,7 +755,8 @@ struct pjob {
 };
 
 static void pjob_add_row(struct pjob *j, int role, const char *file,
-			 const char *func, struct sb *lines, const char *tok)
+			 const char *func, struct sb *lines, const char *tok,
+			 struct sb *shape_of)
 {
 	struct hrow *r;
 
@@ -717,6 +767,7 @@ static void pjob_add_row(struct pjob *j, int role, const char *file,
 	r->func = xstrdup_or_null(func);
 	r->lines = sb_detach(lines, NULL);
 	r->tokens_of = xstrdup_or_null(tok);
+	r->shape_of = sb_detach(shape_of, NULL);
 }
 
 static void pjob_release(struct pjob *j)
@@ -728,6 +779,7 @@ static void pjob_release(struct pjob *j)
 		free(j->rows[i].func);
 		free(j->rows[i].lines);
 		free(j->rows[i].tokens_of);
+		free(j->rows[i].shape_of);
 	}
 	free(j->rows);
 	j->rows = NULL;
@@ -749,6 +801,21 @@ static void prefix_lines(struct sb *out, char origin, const char *text)
 	}
 }
 
+/* The lines of an ordered hunk whose origin is in want, without it. */
+static void lines_of(const char *ordered, const char *want, struct sb *out)
+{
+	const char *p = ordered;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+
+		if (strchr(want, *p))
+			sb_add(out, p + 1, n - 1);
+		p += n;
+	}
+}
+
 /* Read the hunks of a pair's fix and bug commits (thread-safe: own repo). */
 static void extract_hunks(git_repository *repo, struct pjob *j)
 {
@@ -765,7 +832,7 @@ static void extract_hunks(git_repository *repo, struct pjob *j)
 		goto out;
 	for (i = 0; i < fh.n; i++) {
 		struct hhunk *h = &fh.v[i];
-		struct sb lines = SB_INIT;
+		struct sb lines = SB_INIT, pre = SB_INIT;
 
 		hset_add_lines(&fixlines, sb_str(&h->minus));
 		hset_add_lines(&fixlines, sb_str(&h->ctx));
@@ -778,12 +845,17 @@ static void extract_hunks(git_repository *repo, struct pjob *j)
 		}
 		if (stored >= HIST_MAX_HUNKS_PER_PAIR)
 			continue;
-		/* The fix's own hunk: its '-' lines are the buggy code. */
-		prefix_lines(&lines, '-', sb_str(&h->minus));
-		prefix_lines(&lines, '+', sb_str(&h->plus));
+		/*
+		 * The fix's own hunk, in order: its '-' lines are the buggy
+		 * code, and with the context they are the code's shape.
+		 */
+		sb_add(&lines, sb_str(&h->ordered), h->ordered.len);
+		lines_of(sb_str(&h->ordered), " -", &pre);
 		pjob_add_row(j, 1, h->file, h->func, &lines,
-			     h->nminus ? sb_str(&h->minus) : sb_str(&h->ctx));
+			     h->nminus ? sb_str(&h->minus) : sb_str(&h->ctx),
+			     &pre);
 		sb_release(&lines);
+		sb_release(&pre);
 		stored++;
 	}
 	if (!npaths)
@@ -802,9 +874,12 @@ static void extract_hunks(git_repository *repo, struct pjob *j)
 		select_bug_lines(sb_str(&h->plus), h->nplus, &fixlines, &kept,
 				 &nkept);
 		if (nkept) {
+			struct sb shape = SB_INIT;
+
 			prefix_lines(&lines, '+', sb_str(&kept));
+			sb_add(&shape, sb_str(&kept), kept.len);
 			pjob_add_row(j, 0, h->file, h->func, &lines,
-				     sb_str(&kept));
+				     sb_str(&kept), &shape);
 			stored++;
 		}
 		sb_release(&kept);
@@ -898,6 +973,75 @@ static void *hunk_worker(void *arg)
 	return NULL;
 }
 
+/*
+ * The tree's API prefixes, learned from the first run's hunks and kept
+ * after: a shape must mean the same thing in every run. --rebuild
+ * learns them anew.
+ */
+static int learn_api(struct indexer *ix)
+{
+	struct hist_api_counts c = {0};
+	struct sb text = SB_INIT;
+	size_t i, k;
+	int ret;
+
+	if (hist_meta_text(ix->db, "api", &text)) {
+		hist_api_parse(sb_str(&text), &ix->api);
+		sb_release(&text);
+		return 0;
+	}
+	for (i = 0; i < ix->njobs; i++)
+		for (k = 0; k < ix->jobs[i].nrows; k++)
+			hist_api_count(&c, ix->jobs[i].rows[k].shape_of,
+				       ix->jobs[i].rows[k].file);
+	hist_api_choose(&c, &ix->api);
+	hist_api_counts_release(&c);
+	hist_api_format(&ix->api, &text);
+	ret = hist_meta_set_text(ix->db, "api", sb_str(&text));
+	sb_release(&text);
+	if (ret)
+		return errmsg_set(ix->err, RV_ERR_INTERNAL,
+				  "history index: cannot store the API "
+				  "prefixes: %s",
+				  sqlite3_errmsg(ix->db));
+	return 0;
+}
+
+static int cmp_posting(const void *a, const void *b)
+{
+	const struct posting *x = a, *y = b;
+
+	if (x->h != y->h)
+		return x->h < y->h ? -1 : 1;
+	return x->hunk < y->hunk ? -1 : x->hunk > y->hunk;
+}
+
+/* In key order: appends to the b-tree instead of splitting it at random. */
+static int store_postings(struct indexer *ix)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int ret;
+
+	if (!ix->npostings)
+		return 0;
+	qsort(ix->postings, ix->npostings, sizeof(*ix->postings), cmp_posting);
+	if ((ret = prep(ix, &st,
+			"INSERT OR IGNORE INTO shapes(h, hunk_id)"
+			" VALUES (?, ?)")))
+		return ret;
+	for (i = 0; i < ix->npostings && !ret; i++) {
+		sqlite3_bind_int64(st, 1, ix->postings[i].h);
+		sqlite3_bind_int64(st, 2, ix->postings[i].hunk);
+		ret = step_done(ix, st);
+	}
+	sqlite3_finalize(st);
+	free(ix->postings);
+	ix->postings = NULL;
+	ix->npostings = ix->postings_alloc = 0;
+	return ret;
+}
+
 /* How many threads read the pairs' diffs (the walk itself is one). */
 #define HIST_HUNK_THREADS 2
 
@@ -934,6 +1078,8 @@ static int store_hunks(struct indexer *ix)
 				ix->err, RV_ERR_REPO,
 				"cannot reopen the repository to read "
 				"the fixes' diffs");
+	if ((ret = learn_api(ix)))
+		return ret;
 	for (i = 0; i < ix->njobs && !ret; i++) {
 		struct pjob *j = &ix->jobs[i];
 
@@ -941,7 +1087,7 @@ static int store_hunks(struct indexer *ix)
 			struct hrow *r = &j->rows[k];
 
 			ret = store_hunk(ix, j->pair, r->role, r->file, r->func,
-					 r->lines, r->tokens_of);
+					 r->lines, r->tokens_of, r->shape_of);
 			if (!ret && r->role == 1 && r->func) {
 				sqlite3_bind_text(ix->ins_funcfix, 1, r->file,
 						  -1, SQLITE_STATIC);
@@ -954,7 +1100,7 @@ static int store_hunks(struct indexer *ix)
 		}
 		pjob_release(j);
 	}
-	return ret;
+	return ret ? ret : store_postings(ix);
 }
 
 static int note_unresolved(struct indexer *ix, const char *fix_hex,
@@ -1441,8 +1587,8 @@ static int prepare_inserts(struct indexer *ix)
 			" fix_subject, fix_expl, bug_seq, bug_oid,"
 			" bug_subject) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) ||
 	    (ret = prep(ix, &ix->ins_hunk,
-			"INSERT INTO hunks(pair_id, role, file, func, lines)"
-			" VALUES (?, ?, ?, ?, ?)")) ||
+			"INSERT INTO hunks(pair_id, role, file, func, lines,"
+			" nshape) VALUES (?, ?, ?, ?, ?, ?)")) ||
 	    (ret = prep(
 		     ix, &ix->ins_fts,
 		     "INSERT INTO hunks_fts(rowid, tokens) VALUES (?, ?)")) ||
@@ -1552,6 +1698,7 @@ static void indexer_release(struct indexer *ix, int ret)
 	for (i = 0; i < ix->njobs; i++)
 		pjob_release(&ix->jobs[i]);
 	free(ix->jobs);
+	free(ix->postings);
 	free(ix->todo);
 	free(ix->path);
 	git_revwalk_free(ix->walk);
