@@ -619,6 +619,7 @@ struct rv_similar_match {
 	char *past_line;
 	bool fix_removed;  /* the past line is one the fix removed */
 	double similarity; /* token Jaccard in [0.75,1]; 1 for the same line */
+	bool by_shape; /* same code with other names (the shape matched) */
 };
 
 /* A past bug/fix pair that resembles a patch. */
@@ -636,6 +637,14 @@ struct rv_similar {
 	bool same_function; /* ... and in a function the patch touches */
 	struct rv_similar_match *matches;
 	size_t nmatches;
+	double lexical; /* the part of score from shared names, in [0,1] */
+	double shape;	/* ... from the same code shape, names abstracted */
+	/*
+	 * For a shape match, the names of the patch and of the past code
+	 * that map one onto the other, "out <-> s, n <-> len" (UTF-8 arrows),
+	 * or NULL when the names are the same.
+	 */
+	char *renaming;
 };
 
 struct rv_similar_list {
@@ -644,7 +653,9 @@ struct rv_similar_list {
 };
 
 /*
- * The k past bug/fix pairs whose buggy code most resembles what d adds.
+ * The k past bug/fix pairs whose buggy code most resembles what d adds:
+ * by shared names (lexical) and by shape (the same code with names and
+ * literals abstracted, so a renamed recurrence in another file matches).
  * Fills out (caller releases with rv_similar_list_release()). Returns 0
  * (maybe with no items) or RV_ERR_INTERNAL on a db error.
  */
