@@ -300,6 +300,7 @@ static void score_hunk(const struct plines *pl, int role, const char *lines,
 			used[bi] = true;
 			c->m = xrealloc(c->m, (c->nm + 1) * sizeof(*c->m));
 			m = &c->m[c->nm++];
+			memset(m, 0, sizeof(*m));
 			m->file = xstrdup_or_null(pl->v[bi].file);
 			m->new_no = pl->v[bi].new_no;
 			m->patch_line = xstrdup_or_null(pl->v[bi].text);
@@ -505,9 +506,12 @@ static size_t add_embedded(struct rv_history *h, const struct plines *pl,
 #define SIM_SHAPE_MAX_LINES 4000  /* added lines of a patch lexed */
 #define SIM_SHAPE_MAX_QUERY 3000  /* shingles looked up; more: winnowed */
 #define SIM_SHAPE_CANDIDATES 40	  /* hunks re-ranked from the shapes */
-#define SIM_SHAPE_LINE_MIN_TOK 5  /* symbols of a line that can match */
+#define SIM_SHAPE_LINE_MIN_TOK 6  /* symbols of a line that can match */
 #define SIM_SHAPE_FULL_IDF 5.0	  /* rare shingles that make full evidence */
 #define SIM_SHAPE_MAX_DF_SHARE 50 /* a shingle in 1/50 of hunks is common */
+#define SIM_SHAPE_EXPLAIN_MIN                                                  \
+	0.15 /* shape score from which lines are shown                         \
+	      */
 
 /* The added lines of a patch as one token stream, hunk by hunk. */
 struct pshape {
@@ -777,6 +781,35 @@ static int cmp_npair(const void *x, const void *y)
 	return a->n < b->n ? 1 : a->n > b->n ? -1 : 0;
 }
 
+/*
+ * The share of the name occurrences on the matched lines that a
+ * consistent renaming explains: pairs seen twice or more, whose names
+ * pair with no other. A renamed clone reuses its names line after line
+ * (out in malloc, memcpy and out[n - 1]); lines that merely look alike
+ * (".name = x," and ".id = y,") pair each name once.
+ */
+static double renaming_consistency(const struct npair *v, size_t n)
+{
+	size_t i, j, all = 0, good = 0;
+
+	for (i = 0; i < n; i++) {
+		bool clash = false;
+
+		all += v[i].n;
+		if (v[i].n < 2)
+			continue;
+		for (j = 0; j < n && !clash; j++)
+			clash = j != i &&
+				((v[j].alen == v[i].alen &&
+				  !memcmp(v[j].a, v[i].a, v[i].alen)) ||
+				 (v[j].blen == v[i].blen &&
+				  !memcmp(v[j].b, v[i].b, v[i].blen)));
+		if (!clash)
+			good += v[i].n;
+	}
+	return all ? (double)good / (double)all : 0;
+}
+
 /* "out <-> s, n <-> len": each name once, the most frequent pairs first. */
 static char *format_renaming(struct npair *v, size_t n)
 {
@@ -806,6 +839,19 @@ static char *format_renaming(struct npair *v, size_t n)
 	return sb_detach(&out, NULL);
 }
 
+/* Does an added line of the fix have the shape of removed line pl? */
+static bool shape_kept(const struct pshape_line *past, const char *origin,
+		       size_t npast, const struct pshape_line *pl)
+{
+	size_t i;
+
+	for (i = 0; i < npast; i++)
+		if (origin[i] == '+' && past[i].sig == pl->sig &&
+		    past[i].ntok == pl->ntok)
+			return true;
+	return false;
+}
+
 /*
  * The lines of a past hunk whose shape the patch repeats, as matches,
  * and the renaming that maps the patch's names onto the past ones. Past
@@ -828,7 +874,8 @@ static void shape_explain(const struct pshape *ps, const struct hist_api *api,
 	while (p && *p && npast < 4 * HIST_MAX_HUNK_LINES) {
 		const char *nl = strchr(p, '\n');
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		bool want = role == 0 ? *p == '+' : (*p == '-' || *p == ' ');
+		/* The fix's added lines too: did it change the shape? */
+		bool want = role == 0 || *p == '-' || *p == ' ' || *p == '+';
 
 		if (want && len > 1) {
 			ALLOC_GROW(past, npast + 1, alloc);
@@ -852,7 +899,8 @@ static void shape_explain(const struct pshape *ps, const struct hist_api *api,
 		struct rv_similar_match *m;
 		size_t bi = SIZE_MAX, t;
 
-		if (pl->ntok < SIM_SHAPE_LINE_MIN_TOK)
+		if (pl->ntok < SIM_SHAPE_LINE_MIN_TOK ||
+		    (role == 1 && origin[i] == '+'))
 			continue;
 		/* In order after the last match, else anywhere unused. */
 		for (j = next; j < ps->nlines && bi == SIZE_MAX; j++)
@@ -894,12 +942,21 @@ static void shape_explain(const struct pshape *ps, const struct hist_api *api,
 		m->patch_line = xstrdup_or_null(sb_str(&norm));
 		hist_normalize(text.buf + pl->off, pl->len, &norm);
 		m->past_line = xstrdup_or_null(sb_str(&norm));
-		m->fix_removed = role == 1 && origin[i] == '-';
+		/*
+		 * A line the fix removed only to add it back with other
+		 * names or literals (a message, a constant) keeps its shape:
+		 * the shape of that line is not what the fix changed.
+		 */
+		m->fix_removed = role == 1 && origin[i] == '-' &&
+				 !shape_kept(past, origin, npast, pl);
 		m->similarity = 1.0;
-		m->by_shape = true;
+		/* The same line verbatim is no renaming. */
+		m->by_shape = strcmp(m->patch_line, m->past_line) != 0;
 	}
 	free(c->renaming);
 	c->renaming = format_renaming(names, nnames);
+	/* Names that map one onto the other line after line: a real clone. */
+	c->shape *= 0.4 + 0.6 * renaming_consistency(names, nnames);
 out:
 	free(used);
 	free(past);
@@ -970,8 +1027,11 @@ static size_t add_shape_cands(struct rv_history *h, const struct plines *pl,
 				   c);
 		}
 		c->shape = shape;
-		shape_explain(ps, &h->api, sqlite3_column_int(st, 1),
-			      (const char *)sqlite3_column_text(st, 4), c);
+		/* A faint resemblance is no reason to show lines. */
+		if (shape >= SIM_SHAPE_EXPLAIN_MIN)
+			shape_explain(ps, &h->api, sqlite3_column_int(st, 1),
+				      (const char *)sqlite3_column_text(st, 4),
+				      c);
 	}
 out:
 	sqlite3_finalize(st);
