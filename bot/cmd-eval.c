@@ -194,6 +194,10 @@ static int cmd_eval(int argc, char **argv)
 						res.baseline_auc);
 		cJSON_AddNumberToObject(o, "precision", res.precision);
 		cJSON_AddNumberToObject(o, "recall", res.recall);
+		cJSON_AddNumberToObject(o, "history_flagged",
+					(double)res.history_flagged);
+		cJSON_AddNumberToObject(o, "history_flagged_positive",
+					(double)res.history_flagged_positive);
 		cJSON_AddNumberToObject(o, "seconds", res.seconds);
 		s = cJSON_PrintUnformatted(o);
 		puts(s ? s : "{}");
@@ -208,6 +212,16 @@ static int cmd_eval(int argc, char **argv)
 	printf("%-13s %.3f (%zu of %zu flagged commits were buggy)\n",
 	       "precision", res.precision, res.flagged_positive, res.flagged);
 	printf("%-13s %.3f\n", "recall", res.recall);
+	/* Is the history voter better than picking commits at random? */
+	printf("%-13s %zu flagged, %zu later fixed", "history",
+	       res.history_flagged, res.history_flagged_positive);
+	if (res.history_flagged && res.positives)
+		printf(" (%.2fx the base rate %.3f)",
+		       ((double)res.history_flagged_positive /
+			(double)res.history_flagged) /
+			       ((double)res.positives / (double)res.commits),
+		       (double)res.positives / (double)res.commits);
+	putchar('\n');
 	printf("%-13s %.2f\n", "seconds", res.seconds);
 	return 0;
 }

@@ -745,6 +745,8 @@ struct rv_eval_result {
 	size_t positives; /* ... later named by a Fixes: (or reverted) */
 	size_t flagged;	  /* ... with a finding at quorum */
 	size_t flagged_positive;
+	size_t history_flagged;		 /* ... with a history voter finding */
+	size_t history_flagged_positive; /* ... of them later fixed */
 	double auc;		  /* of the risk score; -1 when undefined */
 	double baseline_auc;	  /* of lines changed; -1 when undefined */
 	double precision, recall; /* of findings at quorum; 0 when undefined */
