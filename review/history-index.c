@@ -1717,15 +1717,23 @@ int rv_history_index(const char *repo_path, const struct rv_index_opts *opts,
 	int ret = 0;
 
 	memset(st, 0, sizeof(*st));
+	/*
+	 * libgit2 re-hashes every object it reads; git does not (git fsck
+	 * does). Reading the fixes' blobs spent 38% of an index run in
+	 * SHA-1: skip it while indexing, as git would.
+	 */
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
 	ix.opts = opts ? opts : &defaults;
 	ix.st = st;
 	ix.err = err;
 	ix.next_seq = 1;
 	if (git_repository_open_ext(&ix.repo, repo_path ? repo_path : ".", 0,
-				    NULL) < 0)
-		return errmsg_set(err, RV_ERR_REPO,
-				  "%s is not in a git repository",
-				  repo_path ? repo_path : ".");
+				    NULL) < 0) {
+		ret = errmsg_set(err, RV_ERR_REPO,
+				 "%s is not in a git repository",
+				 repo_path ? repo_path : ".");
+		goto out;
+	}
 	if (git_reference_name_to_id(&head, ix.repo, "HEAD") < 0) {
 		ret = errmsg_set(err, RV_ERR_REPO,
 				 "the repository has no commits (HEAD does "
@@ -1750,6 +1758,7 @@ int rv_history_index(const char *repo_path, const struct rv_index_opts *opts,
 	ret = finish_index(&ix, head_hex);
 out:
 	indexer_release(&ix, ret);
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 1);
 	st->seconds = now_seconds() - t0;
 	return ret;
 }

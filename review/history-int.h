@@ -189,11 +189,14 @@ struct hist_api_counts {
 	struct {
 		char *name;
 		size_t len;
-		uint64_t files[HIST_API_SPREAD]; /* hashes of files it is called
-						    from */
+		uint64_t hash;
+		/* hashes of the files it is called from */
+		uint64_t files[HIST_API_SPREAD];
 		size_t nfiles;
 	} * v;
 	size_t n, alloc;
+	size_t *slot; /* open addressing: index + 1 into v, or 0 */
+	size_t cap;
 };
 
 /* One token of code: where it is, and the symbol it stands as. */

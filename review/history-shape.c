@@ -119,8 +119,9 @@ static bool in_list(const char *const *v, size_t n, const char *w, size_t len)
 {
 	size_t i;
 
+	/* The first byte first: most names differ there. */
 	for (i = 0; i < n; i++)
-		if (!strncmp(v[i], w, len) && !v[i][len])
+		if (v[i][0] == w[0] && !strncmp(v[i], w, len) && !v[i][len])
 			return true;
 	return false;
 }
@@ -429,6 +430,50 @@ size_t hist_shape_shingles(const struct hist_shape *s, bool winnow,
 
 /* ---- learning the tree's API prefixes -------------------------------- */
 
+static size_t *callee_slot(size_t *slot, size_t cap,
+			   const struct hist_api_counts *c, const char *w,
+			   size_t n, uint64_t h)
+{
+	size_t i = (size_t)h & (cap - 1);
+
+	while (slot[i] &&
+	       (c->v[slot[i] - 1].hash != h || c->v[slot[i] - 1].len != n ||
+		memcmp(c->v[slot[i] - 1].name, w, n)))
+		i = (i + 1) & (cap - 1);
+	return &slot[i];
+}
+
+/* The index of callee w in c, or c->n when it is not there. */
+static size_t callee_find(const struct hist_api_counts *c, const char *w,
+			  size_t n)
+{
+	size_t *s;
+
+	if (!c->cap)
+		return c->n;
+	s = callee_slot(c->slot, c->cap, c, w, n, hist_hash(w, n));
+	return *s ? *s - 1 : c->n;
+}
+
+static void callee_slot_set(struct hist_api_counts *c, size_t idx)
+{
+	size_t i;
+
+	if ((c->n + 1) * 2 > c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 1024;
+		size_t *slot = xcalloc(cap, sizeof(*slot));
+
+		for (i = 0; i + 1 < c->n; i++)
+			*callee_slot(slot, cap, c, c->v[i].name, c->v[i].len,
+				     c->v[i].hash) = i + 1;
+		free(c->slot);
+		c->slot = slot;
+		c->cap = cap;
+	}
+	*callee_slot(c->slot, c->cap, c, c->v[idx].name, c->v[idx].len,
+		     c->v[idx].hash) = idx + 1;
+}
+
 void hist_api_count(struct hist_api_counts *c, const char *text,
 		    const char *file)
 {
@@ -453,9 +498,7 @@ void hist_api_count(struct hist_api_counts *c, const char *text,
 		n = (size_t)(p - w);
 		if (*p != '(' || !(pl = api_prefix_len(w, n)))
 			continue;
-		for (i = 0; i < c->n; i++)
-			if (c->v[i].len == n && !memcmp(c->v[i].name, w, n))
-				break;
+		i = callee_find(c, w, n);
 		if (i == c->n) {
 			if (c->n >= HIST_API_MAX_CALLEES)
 				continue;
@@ -463,7 +506,9 @@ void hist_api_count(struct hist_api_counts *c, const char *text,
 			memset(&c->v[c->n], 0, sizeof(c->v[c->n]));
 			c->v[c->n].name = xstrndup(w, n);
 			c->v[c->n].len = n;
+			c->v[c->n].hash = hist_hash(w, n);
 			c->n++;
+			callee_slot_set(c, c->n - 1);
 		}
 		/* The files it is called from, up to HIST_API_SPREAD. */
 		for (pl = 0; pl < c->v[i].nfiles; pl++)
@@ -481,6 +526,7 @@ void hist_api_counts_release(struct hist_api_counts *c)
 	for (i = 0; i < c->n; i++)
 		free(c->v[i].name);
 	free(c->v);
+	free(c->slot);
 	memset(c, 0, sizeof(*c));
 }
 
