@@ -990,6 +990,8 @@ static int learn_api(struct indexer *ix)
 		sb_release(&text);
 		return 0;
 	}
+	if (!ix->njobs)
+		return 0; /* nothing to learn from yet: learn next time */
 	for (i = 0; i < ix->njobs; i++)
 		for (k = 0; k < ix->jobs[i].nrows; k++)
 			hist_api_count(&c, ix->jobs[i].rows[k].shape_of,

@@ -682,12 +682,13 @@ static int64_t count_hunks(struct rv_history *h)
  * idiom) is skipped. Into *out the hunks hit, heaviest first.
  */
 static size_t shape_lookup(struct rv_history *h, const struct pshape *ps,
-			   struct shit **out, struct errmsg *err, int *ret)
+			   int64_t nh, struct shit **out, struct errmsg *err,
+			   int *ret)
 {
 	struct shits m = {0};
 	sqlite3_stmt *st = NULL;
 	uint64_t *sh = NULL;
-	int64_t nh = count_hunks(h), *ids = NULL;
+	int64_t *ids = NULL;
 	size_t nsh, i, j, n = 0, ids_alloc = 0, maxdf;
 
 	*out = NULL;
@@ -978,9 +979,10 @@ static size_t add_shape_cands(struct rv_history *h, const struct plines *pl,
 {
 	struct shit *hits = NULL;
 	sqlite3_stmt *st = NULL;
+	int64_t nh = count_hunks(h); /* ids from 1: an upper bound, cheap */
 	size_t nhits, i, j, n0 = ncands, took = 0;
 
-	nhits = shape_lookup(h, ps, &hits, err, ret);
+	nhits = shape_lookup(h, ps, nh, &hits, err, ret);
 	if (*ret || !nhits)
 		goto out;
 	if (sqlite3_prepare_v2(h->db,
@@ -1008,8 +1010,8 @@ static size_t add_shape_cands(struct rv_history *h, const struct plines *pl,
 		took++;
 		nshape = sqlite3_column_int64(st, 5);
 		cov = nshape > 0 ? (double)hits[i].hits / (double)nshape : 0;
-		strength = hits[i].w / (SIM_SHAPE_FULL_IDF *
-					log((double)count_hunks(h) + 1));
+		strength =
+			hits[i].w / (SIM_SHAPE_FULL_IDF * log((double)nh + 1));
 		shape = fmin(1.0, cov) * fmin(1.0, strength);
 		for (j = 0; j < n0; j++)
 			if (cands[j].hunk == hits[i].hunk)

@@ -618,7 +618,8 @@ struct rv_similar_match {
 	char *patch_line;
 	char *past_line;
 	bool fix_removed;  /* the past line is one the fix removed */
-	double similarity; /* token Jaccard in [0.75,1]; 1 for the same line */
+	/* token Jaccard in [0.75,1]; 1 for the same line or the same shape */
+	double similarity;
 	bool by_shape; /* same code with other names (the shape matched) */
 };
 
