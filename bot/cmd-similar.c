@@ -94,6 +94,8 @@ static void print_results(const struct rv_similar_list *l)
 		/* The renaming that maps the patch's code onto the past. */
 		if (s->renaming)
 			printf("   renaming %s\n", text_clean(&a, s->renaming));
+		if (s->has_fix)
+			printf("   the patch also has what the fix added\n");
 		for (j = 0; j < s->nmatches; j++) {
 			const struct rv_similar_match *m = &s->matches[j];
 
@@ -102,6 +104,7 @@ static void print_results(const struct rv_similar_list *l)
 			       m->new_no, text_clean(&b, m->patch_line));
 			printf("   ~ %s%s: %s\n",
 			       m->fix_removed ? "removed by the fix"
+			       : m->fix_site  ? "where the fix added code"
 			       : m->by_shape  ? "past code"
 					      : "added by the bug",
 			       m->by_shape ? " (same shape)" : "",

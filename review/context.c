@@ -693,6 +693,9 @@ static void past_fix_parts(struct parts *ps, const struct rv_context_in *in,
 			sb_addf(&p->text, "why it was fixed:\n%s\n",
 				s->fix_explanation);
 		/* A shape match: the same code with other names. */
+		if (s->has_fix)
+			sb_addf(&p->text, "this patch also has, nearby, the "
+					  "shape of what the fix added\n");
 		if (s->renaming)
 			sb_addf(&p->text,
 				"the same code with other names; renaming "
@@ -708,7 +711,10 @@ static void past_fix_parts(struct parts *ps, const struct rv_context_in *in,
 				m->file ? m->file : "?", m->new_no,
 				m->patch_line ? m->patch_line : "",
 				m->by_shape ? " in shape" : "",
-				m->fix_removed ? " the fix removed:" : ":",
+				m->fix_removed ? " the fix removed:"
+				: m->fix_site  ? " next to which the fix added "
+						 "code:"
+					       : ":",
 				m->past_line ? m->past_line : "");
 		}
 		sb_rtrim(&p->text);

@@ -225,7 +225,8 @@ struct cand {
 	struct rv_similar_match *m;
 	size_t nm;
 	char *renaming;
-	double lex; /* the lexical part of score */
+	double lex;   /* the lexical part of score */
+	bool has_fix; /* the patch holds what the fix added, near the match */
 };
 
 static void cand_release(struct cand *c)
@@ -367,6 +368,7 @@ static int fill_pair(struct rv_history *h, struct cand *c, struct rv_similar *s)
 		s->lexical = c->lex;
 		s->shape = c->shape;
 		s->renaming = c->renaming;
+		s->has_fix = c->has_fix;
 		c->renaming = NULL;
 		c->file = c->func = NULL;
 		c->m = NULL;
@@ -433,6 +435,7 @@ static void merge_cand(struct rv_similar *s, struct cand *c)
 	if (c->score > s->score)
 		s->score = c->score;
 	s->lexical = fmax(s->lexical, c->lex);
+	s->has_fix = s->has_fix || c->has_fix;
 	s->shape = fmax(s->shape, c->shape);
 }
 
@@ -854,6 +857,63 @@ static bool shape_kept(const struct pshape_line *past, const char *origin,
 }
 
 /*
+ * Of a fix that removed nothing (it added a missing check), the context
+ * lines next to what it added: there the bug was. NULL for other hunks.
+ */
+static bool *fix_sites(const char *origin, size_t n, int role)
+{
+	bool *site;
+	size_t i, j;
+
+	if (role != 1 || memchr(origin, '-', n))
+		return NULL;
+	site = xcalloc(n + 1, sizeof(*site));
+	for (i = 0; i < n; i++) {
+		if (origin[i] != '+')
+			continue;
+		for (j = i > 2 ? i - 2 : 0; j < n && j <= i + 2; j++)
+			site[j] = origin[j] == ' ';
+	}
+	return site;
+}
+
+/* Has the fix's pre-image a line of pl's shape (pl only moved)? */
+static bool in_preimage(const struct pshape_line *past, const char *origin,
+			size_t npast, const struct pshape_line *pl)
+{
+	size_t i;
+
+	for (i = 0; i < npast; i++)
+		if (origin[i] != '+' && past[i].sig == pl->sig &&
+		    past[i].ntok == pl->ntok)
+			return true;
+	return false;
+}
+
+/*
+ * Does the patch hold, among or next to its lines lo..hi that matched,
+ * the shape of a line the fix added? Then it repeats the fixed code.
+ */
+static bool patch_has_fix(const struct pshape *ps,
+			  const struct pshape_line *past, const char *origin,
+			  size_t npast, size_t lo, size_t hi)
+{
+	size_t i, j, from = lo > 3 ? lo - 3 : 0;
+	size_t to = hi + 3 < ps->nlines ? hi + 3 : ps->nlines;
+
+	for (i = 0; i < npast; i++) {
+		if (origin[i] != '+' || past[i].ntok < 3)
+			continue;
+		for (j = from; j < to; j++)
+			if (ps->lines[j].sig == past[i].sig &&
+			    ps->lines[j].ntok == past[i].ntok &&
+			    !in_preimage(past, origin, npast, &past[i]))
+				return true;
+	}
+	return false;
+}
+
+/*
  * The lines of a past hunk whose shape the patch repeats, as matches,
  * and the renaming that maps the patch's names onto the past ones. Past
  * buggy code: what the bug added (role 0), or the fix's pre-image, its
@@ -867,7 +927,8 @@ static void shape_explain(const struct pshape *ps, const struct hist_api *api,
 	struct pshape_line *past = NULL;
 	char *origin = NULL;
 	size_t npast = 0, alloc = 0, oalloc = 0, i, j, next = 0;
-	bool *used = xcalloc(ps->nlines + 1, sizeof(*used));
+	size_t lo = SIZE_MAX, hi = 0; /* the patch lines matched */
+	bool *used = xcalloc(ps->nlines + 1, sizeof(*used)), *site = NULL;
 	struct npair names[64];
 	size_t nnames = 0;
 	const char *p = lines;
@@ -895,6 +956,7 @@ static void shape_explain(const struct pshape *ps, const struct hist_api *api,
 		goto out;
 	hist_shape_lex(sb_str(&text), text.len, api, &s, HIST_SHAPE_MAX_TOKENS);
 	line_signatures(&s, 0, past, npast, 0);
+	site = fix_sites(origin, npast, role);
 	for (i = 0; i < npast && c->nm < 12; i++) {
 		const struct pshape_line *pl = &past[i];
 		struct rv_similar_match *m;
@@ -950,16 +1012,23 @@ static void shape_explain(const struct pshape *ps, const struct hist_api *api,
 		 */
 		m->fix_removed = role == 1 && origin[i] == '-' &&
 				 !shape_kept(past, origin, npast, pl);
+		m->fix_site = site && site[i];
 		m->similarity = 1.0;
 		/* The same line verbatim is no renaming. */
 		m->by_shape = strcmp(m->patch_line, m->past_line) != 0;
+		lo = bi < lo ? bi : lo;
+		hi = bi + 1 > hi ? bi + 1 : hi;
 	}
+	if (role == 1 && hi > lo)
+		c->has_fix = c->has_fix ||
+			     patch_has_fix(ps, past, origin, npast, lo, hi);
 	free(c->renaming);
 	c->renaming = format_renaming(names, nnames);
 	/* Names that map one onto the other line after line: a real clone. */
 	c->shape *= 0.4 + 0.6 * renaming_consistency(names, nnames);
 out:
 	free(used);
+	free(site);
 	free(past);
 	free(origin);
 	hist_shape_release(&s);

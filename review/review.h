@@ -617,10 +617,15 @@ struct rv_similar_match {
 	int new_no; /* the patch line's post-image number */
 	char *patch_line;
 	char *past_line;
-	bool fix_removed;  /* the past line is one the fix removed */
+	bool fix_removed; /* the past line is one the fix removed */
 	/* token Jaccard in [0.75,1]; 1 for the same line or the same shape */
 	double similarity;
 	bool by_shape; /* same code with other names (the shape matched) */
+	/*
+	 * The past line is where a fix that removed nothing added its code
+	 * (a missing check): next to the lines the fix added.
+	 */
+	bool fix_site;
 };
 
 /* A past bug/fix pair that resembles a patch. */
@@ -646,6 +651,9 @@ struct rv_similar {
 	 * or NULL when the names are the same.
 	 */
 	char *renaming;
+	/* The patch also holds, near the match, the shape of what the fix
+	 * added: it repeats the fixed code, not the bug. */
+	bool has_fix;
 };
 
 struct rv_similar_list {

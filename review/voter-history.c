@@ -149,7 +149,7 @@ static bool strong(const struct rv_history *h, const struct rv_similar *s,
 }
 
 /* The share of the shape score a renamed recurrence must reach. */
-#define HIST_SHAPE_STRONG 0.5
+#define HIST_SHAPE_STRONG 0.35
 /*
  * A recurrence by shape: the patch repeats, maybe with other names, code
  * that a fix (not a revert) of source code had to change. The line the
@@ -165,15 +165,15 @@ static bool strong_shape(const struct rv_history *h, const struct rv_similar *s,
 {
 	size_t i, j;
 
-	if (strcmp(s->kind, "fixes") || !s->file ||
+	if (strcmp(s->kind, "fixes") || !s->file || s->has_fix ||
 	    hist_file_kind(s->file) != 0)
 		return false;
 	for (i = 0; i < s->nmatches; i++) {
 		const struct rv_similar_match *m = &s->matches[i];
 		size_t close = 0;
 
-		if (!m->fix_removed || m->similarity < 0.999 || !m->file ||
-		    !distinctive(m->past_line) ||
+		if (!(m->fix_removed || m->fix_site) || m->similarity < 0.999 ||
+		    !m->file || !distinctive(m->past_line) ||
 		    in_set(rm, nrm, m->patch_line))
 			continue;
 		for (j = 0; j < s->nmatches; j++)
@@ -182,7 +182,7 @@ static bool strong_shape(const struct rv_history *h, const struct rv_similar *s,
 			    !in_set(rm, nrm, s->matches[j].patch_line))
 				close++;
 		if ((close >= 2 && s->shape >= HIST_SHAPE_STRONG) ||
-		    (s->same_function && m->by_shape &&
+		    (s->same_function && m->by_shape && m->fix_removed &&
 		     shape_symbols(h, m->past_line) >= HIST_LONG_LINE)) {
 			*first = i;
 			return true;
@@ -286,7 +286,11 @@ static int history_review(const struct rv_voter *v,
 				s->function ? "()" : "",
 				s->renaming ? "; renaming " : "",
 				s->renaming ? s->renaming : "");
-		sb_addf(&expl, "\nThe fix changed this line: %s",
+		sb_addf(&expl,
+			s->matches[first].fix_removed
+				? "\nThe fix changed this line: %s"
+				: "\nThe fix added a check next to this "
+				  "line: %s",
 			s->matches[first].past_line);
 		f.explanation = (char *)sb_str(&expl);
 		f.quote = (char *)sb_str(&quote);
