@@ -402,12 +402,18 @@ static void merge_cand(struct rv_similar *s, struct cand *c)
 		if (j < s->nmatches) {
 			struct rv_similar_match *e = &s->matches[j];
 
-			/* Prefer what the fix removed: that is the bug. */
-			if (m->fix_removed && !e->fix_removed) {
+			/*
+			 * Prefer what the fix removed, or where it added a
+			 * check: that is the bug.
+			 */
+			if ((m->fix_removed && !e->fix_removed) ||
+			    (m->fix_site && !e->fix_removed && !e->fix_site)) {
 				free(e->past_line);
 				e->past_line = m->past_line;
 				m->past_line = NULL;
-				e->fix_removed = true;
+				e->fix_removed = m->fix_removed;
+				e->fix_site = m->fix_site;
+				e->by_shape = m->by_shape;
 				e->similarity = m->similarity;
 			}
 			continue;

@@ -47,6 +47,29 @@ tick; git commit -q -am "name: room for the NUL" -m "s[len] wrote one byte past 
 Fixes: $(git rev-parse --short=12 "$BUG") (\"name: keep a copy of the name\")"
 FIX=$(git rev-parse HEAD)
 
+# A NULL dereference, fixed by adding the missing check (nothing removed).
+cat >dup.c <<'EOC'
+#include <stdlib.h>
+#include <string.h>
+
+int keep_title(const char *src, size_t len)
+{
+	char *s = malloc(len);
+
+	memcpy(s, src, len);
+	s[len - 1] = 0;
+	set_title_text(s);
+	return 0;
+}
+EOC
+tick; git add dup.c && git commit -q -m "dup: keep the title"
+BUG2=$(git rev-parse HEAD)
+sed -i 's/^\tmemcpy(s, src, len);$/\tif (!s)\n\t\treturn -1;\n\tmemcpy(s, src, len);/' dup.c
+tick; git commit -q -am "dup: check the allocation" -m "malloc() can fail; s was dereferenced.
+
+Fixes: $(git rev-parse --short=12 "$BUG2") (\"dup: keep the title\")"
+FIX2=$(git rev-parse HEAD)
+
 # A common idiom, in the code of many past fixes.
 i=0
 while [ $i -lt 12 ]; do
@@ -116,6 +139,55 @@ like "$TMP/out" "$(git rev-parse --short=12 "$BUG") \(\"name: keep a copy of the
 like "$TMP/out" 'renaming [^.]*out ↔ s' "... and the renaming"
 like "$TMP/out" 'The fix changed this line: char \*s = malloc\(len\);' "... and the line the fix changed"
 like "$TMP/out" 'label\.c:[0-9]+-[0-9]+, patch 1/1, history' "at the recurrence's file:lines"
+
+# The NULL dereference comes back renamed in another file.
+cat >copy.c <<'EOC'
+#include <stdlib.h>
+#include <string.h>
+
+int dup_label(const char *from, size_t n)
+{
+	char *out = malloc(n);
+
+	memcpy(out, from, n);
+	out[n - 1] = 0;
+	put_label_text(out);
+	return 0;
+}
+EOC
+tick; git add copy.c && git commit -q -m "copy: labels"
+git format-patch -q -o "$TMP/nocheck" -1 HEAD
+run "$QUORUM" similar -C "$R" HEAD
+like "$TMP/out" "fix  $(git rev-parse --short=12 "$FIX2") dup: check the allocation" "a fix that only added a check is found for its renamed bug"
+like "$TMP/out" '~ where the fix added code \(same shape\): char \*s = malloc\(len\);' "... showing where the fix added code"
+git reset -q --hard base
+run "$QUORUM" review -C "$R" "$TMP"/nocheck/*.patch
+like "$TMP/out" "repeats, with other names, code that $(git rev-parse --short=12 "$FIX2") had to fix" "review: the history voter cites that fix"
+like "$TMP/out" 'The fix added a check next to this line: char \*s = malloc\(len\);' "... and where it added the check"
+# With the check, the same code is the fixed code: no history finding.
+cat >copy.c <<'EOC'
+#include <stdlib.h>
+#include <string.h>
+
+int dup_label(const char *from, size_t n)
+{
+	char *out = malloc(n);
+
+	if (!out)
+		return -1;
+	memcpy(out, from, n);
+	out[n - 1] = 0;
+	put_label_text(out);
+	return 0;
+}
+EOC
+tick; git add copy.c && git commit -q -m "copy: labels, checked"
+git format-patch -q -o "$TMP/checked" -1 HEAD
+run "$QUORUM" similar -C "$R" HEAD
+like "$TMP/out" 'the patch also has what the fix added' "similar: the checked copy has what the fix added"
+git reset -q --hard base
+run "$QUORUM" review -C "$R" "$TMP"/checked/*.patch
+unlike "$TMP/out" "code that $(git rev-parse --short=12 "$FIX2") had to fix" "review: no history finding on the checked copy"
 
 # A common idiom in another file: many past fixes hold it; no match.
 cat >probe.c <<'EOC'
