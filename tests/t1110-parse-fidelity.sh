@@ -1,0 +1,160 @@
+#!/bin/sh
+# Mail fidelity (issue 19): patch mail as `git am` (git mailinfo) and
+# patchwork read it. Each case is a real-shaped mail built here from
+# `git format-patch` output, rewritten the way a mailer or list sends it;
+# where git mailinfo / git am have an answer, the test says whether quorum
+# matches it.
+. "$(dirname "$0")/lib.sh"
+
+command -v python3 >/dev/null || skip_all "python3 is needed to build mail and read JSON"
+
+# j FILE EXPR: evaluate a python expression over the JSON document d
+j() {
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))' "$1" "$2" 2>&1
+}
+
+# py SCRIPT ARGS...: a python helper over the mails of this test
+py() {
+	s=$1
+	shift
+	python3 -c "import base64, sys, re
+$s" "$@"
+}
+
+R=$TMP/repo
+make_repo "$R"
+BASE=$(git -C "$R" rev-parse HEAD)
+
+# ---- 1. runs of base64 encoded-words in Subject: and From: ----
+# Thunderbird-style: each word holds whole characters; GMime 3.2.13 kept
+# only the first word of such a run.
+SUBJ='Исправление ошибки в обработке длинных заголовков писем'
+NAME='Иван Петрович Сидоров-Длинноименный'
+printf '/* %s */\n' "$SUBJ" >>"$R/main.c"
+git -C "$R" commit -q -a --author="$NAME <ivan@example.org>" -m "main: $SUBJ" \
+	-m "Signed-off-by: $NAME <ivan@example.org>"
+git -C "$R" format-patch -q --stdout -1 >"$TMP/cyr.patch"
+cat >"$TMP/words.py" <<'PYEOF'
+import base64, re, sys
+m = open(sys.argv[1], encoding="utf-8").read()
+subj, name, out, step = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+def words(t, n, sep):
+    if step == 0:  # bytes split anywhere, a character may straddle words
+        b = t.encode()
+        return sep.join("=?UTF-8?B?%s?=" % base64.b64encode(b[i:i+n]).decode() for i in range(0, len(b), n))
+    return sep.join("=?UTF-8?B?%s?=" % base64.b64encode(t[i:i+n].encode()).decode() for i in range(0, len(t), n))
+h, b = m.split("\n\n", 1)
+h = re.sub(r"(?m)^Subject:.*(\n[ \t].*)*", lambda _: "Subject: " + words("[PATCH] main: " + subj, 13 if step else 23, "\n "), h)
+h = re.sub(r"(?m)^From:.*(\n[ \t].*)*", lambda _: "From: " + words(name, 7 if step else 17, " ") + " <ivan@example.org>", h)
+open(out, "w", encoding="utf-8").write(h + "\n\n" + b)
+PYEOF
+python3 "$TMP/words.py" "$TMP/cyr.patch" "$SUBJ" "$NAME" "$TMP/cyr-aligned.eml" 1
+python3 "$TMP/words.py" "$TMP/cyr.patch" "$SUBJ" "$NAME" "$TMP/cyr-split.eml" 0
+like "$TMP/cyr-aligned.eml" '^ =\?UTF-8\?B\?' "the subject is a run of base64 encoded-words"
+for v in aligned split; do
+	run "$QUORUM" parse --json "$TMP/cyr-$v.eml"
+	is "$(j "$TMP/out" 'd["series"][0]["patches"][0]["title"]')" "main: $SUBJ" \
+		"$v words: the whole subject is the title"
+	is "$(j "$TMP/out" 'd["series"][0]["patches"][0]["from"]')" \
+		"$NAME <ivan@example.org>" "$v words: the whole From: name"
+done
+# git mailinfo reads the same subject (quorum matches it)
+git mailinfo "$TMP/mi-msg" "$TMP/mi-patch" <"$TMP/cyr-aligned.eml" >"$TMP/mi-info"
+like "$TMP/mi-info" "^Subject: main: $SUBJ\$" "git mailinfo reads the same subject"
+# (git mailinfo 2.39 prints the address as the author for both runs of
+# words; git am then commits "ivan@example.org" as the name: quorum keeps
+# the name, as patchwork does)
+git mailinfo "$TMP/mi-msg" "$TMP/mi-patch" <"$TMP/cyr-split.eml" >"$TMP/mi-info"
+like "$TMP/mi-info" "^Subject: main: $SUBJ\$" "git mailinfo: split words, same subject"
+git -C "$R" reset -q --hard "$BASE"
+run "$QUORUM" apply -C "$R" --store-refs "$TMP/cyr-split.eml"
+is "$rc" 0 "the mail applies"
+c=$(sed -n 's/^patch 1\/1 applied: commit \([0-9a-f]*\) .*/\1/p' "$TMP/out")
+is "$(git -C "$R" log -1 --format='%an|%s' "$c" 2>&1)" "$NAME|main: $SUBJ" \
+	"the commit carries the whole name and subject"
+
+# ---- 2. a bogus in-body From: is text, not the author ----
+# git's t5100 msg0015: the body opens with "From: bogosity" and a list.
+# git mailinfo 2.39 takes it as the author (an empty one: git am fails);
+# quorum keeps the mail's own From:, as t5100's info0015 expects, and
+# keeps the lines in the message (they are no header).
+git -C "$R" reset -q --hard "$BASE"
+echo '/* bogus */' >>"$R/main.c"
+git -C "$R" commit -q -a -m "main: check bogus body header" \
+	-m "From: bogosity
+  - a list
+  - of stuff"
+git -C "$R" format-patch -q --stdout -1 >"$TMP/bogus.eml"
+like "$TMP/bogus.eml" '^From: bogosity$' "the body opens with From: bogosity"
+git -C "$R" reset -q --hard "$BASE"
+run "$QUORUM" parse --json "$TMP/bogus.eml"
+is "$(j "$TMP/out" 'd["series"][0]["patches"][0]["from"]')" \
+	"A U Thor <author@example.org>" "parse: the author is the mail's From:"
+run "$QUORUM" apply -C "$R" --store-refs "$TMP/bogus.eml"
+is "$rc" 0 "apply: no 'bad author'"
+c=$(sed -n 's/^patch 1\/1 applied: commit \([0-9a-f]*\) .*/\1/p' "$TMP/out")
+is "$(git -C "$R" log -1 --format='%an <%ae>' "$c" 2>&1)" \
+	"A U Thor <author@example.org>" "apply: the commit's author is the mail's From:"
+git -C "$R" log -1 --format=%B "$c" >"$TMP/msg" 2>&1
+like "$TMP/msg" '^  - of stuff$' "the list stays in the commit message"
+# a real in-body From: still names the author (git am's convention)
+sed 's/^From: bogosity$/From: Other Author <other@example.org>\
+/' "$TMP/bogus.eml" >"$TMP/inbody.eml"
+run "$QUORUM" parse --json "$TMP/inbody.eml"
+is "$(j "$TMP/out" 'd["series"][0]["patches"][0]["from"]')" \
+	"Other Author <other@example.org>" "a valid in-body From: is the author"
+git mailinfo "$TMP/mi-msg" "$TMP/mi-patch" <"$TMP/inbody.eml" >"$TMP/mi-info"
+like "$TMP/mi-info" '^Author: Other Author$' "git mailinfo agrees on a valid one"
+
+# ---- 3. CRLF inside a base64 body ----
+# The mailer turned the text into CRLF and base64-encoded it, but left a
+# line or two (the signature, a final line) with LF; or converted only
+# the diff. git am --quoted-cr=strip mends it; quorum always does, since
+# git never writes CR on a `diff --git`/`+++` line.
+git -C "$R" reset -q --hard "$BASE"
+printf '#!/bin/sh\necho hi\n' >"$R/configure"
+git -C "$R" add configure && git -C "$R" commit -q -m "add configure"
+CBASE=$(git -C "$R" rev-parse HEAD)
+echo 'echo bye' >>"$R/configure"
+git -C "$R" commit -q -a -m "configure: say bye" -m "Signed-off-by: A U Thor <author@example.org>"
+git -C "$R" format-patch -q --stdout -1 >"$TMP/conf.patch"
+git -C "$R" reset -q --hard "$CBASE"
+for v in all lastlf siglf diffonly; do
+	py '
+m = open(sys.argv[1]).read()
+h, b = m.split("\n\n", 1)
+h += "\nMIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: base64"
+v = sys.argv[3]
+c = b.replace("\n", "\r\n")
+if v == "lastlf":
+    c = c[:-2] + "\n"
+elif v == "siglf":
+    c = c[:c.rindex("-- \r\n")] + c[c.rindex("-- \r\n"):].replace("\r\n", "\n")
+elif v == "diffonly":
+    i = b.index("diff --git")
+    c = b[:i] + b[i:].replace("\n", "\r\n")
+open(sys.argv[2], "w").write(h + "\n\n" + base64.encodebytes(c.encode()).decode())
+' "$TMP/conf.patch" "$TMP/conf-$v.eml" "$v"
+	run "$QUORUM" parse --json "$TMP/conf-$v.eml"
+	is "$(j "$TMP/out" 'd["series"][0]["patches"][0]["files"]')" "['configure']" \
+		"base64 CRLF ($v): file configure"
+	run "$QUORUM" apply -C "$R" "$TMP/conf-$v.eml"
+	is "$rc" 0 "base64 CRLF ($v): applies (no configure\\r)"
+done
+# CRLF content of a file under an LF message is content: left alone
+py '
+m = open(sys.argv[1]).read()
+h, b = m.split("\n\n", 1)
+h += "\nMIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: base64"
+b = b.replace("+echo bye\n", "+echo bye\r\n")
+open(sys.argv[2], "w").write(h + "\n\n" + base64.encodebytes(b.encode()).decode())
+' "$TMP/conf.patch" "$TMP/conf-content.eml"
+run "$QUORUM" apply -C "$R" --store-refs "$TMP/conf-content.eml"
+is "$rc" 0 "a CRLF line of content applies"
+c=$(sed -n 's/^patch 1\/1 applied: commit \([0-9a-f]*\) .*/\1/p' "$TMP/out")
+is "$(git -C "$R" show "$c:configure" | tail -1 | od -An -c | tr -d ' ')" \
+	'echobye\r\n' "and keeps its CR, as git am does"
+
+done_testing
