@@ -182,6 +182,7 @@ static cJSON *json_patch(const struct mp_patch *p, int index)
 	json_str(o, "base_commit", p->base_commit);
 	json_str(o, "change_id", p->change_id);
 	cJSON_AddItemToObject(o, "prerequisites", json_prereqs(p));
+	json_str(o, "commit_message", p->commit_message);
 	g_free(author);
 	return o;
 }

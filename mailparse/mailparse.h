@@ -99,7 +99,13 @@ struct mp_patch {
 	int tz_offset; /* minutes east of UTC */
 	char *subject_raw; /* decoded, unfolded */
 	struct mp_subject subject;
-	char *commit_message; /* title, blank line, body up to `---`, trailers included */
+	/*
+	 * As git am commits it: the title, a blank line, the body up to
+	 * `---` with trailers, after git stripspace (trailing whitespace
+	 * cut, blank runs merged, no leading/trailing blank line), ending
+	 * in a newline.
+	 */
+	char *commit_message;
 	char *notes; /* text after `---` before the diff (diffstat, AUTOSEL review) */
 	struct mp_trailer *trailers; /* trailers of the commit message */
 	size_t ntrailers;
@@ -217,8 +223,9 @@ void mp_collector_add(struct mp_collector *c, struct mp_patch *p);
 /*
  * Keep each patch's diff, commit message and notes (the default: true)?
  * With false the collector drops them as soon as a message is added and
- * keeps only metadata (ids, subject, author, files, trailers, base-commit),
- * so reading a huge mbox stays within bounded memory (`quorum parse`).
+ * keeps only metadata (ids, subject, author, files, trailers, base-commit,
+ * and the commit message of a patch or cover when under 256 KiB), so
+ * reading a huge mbox stays within bounded memory (`quorum parse`).
  * Follow-up trailers of replies are still collected. Cannot fail.
  * (Owner of the result: nothing is returned. Added by the series work.)
  */

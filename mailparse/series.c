@@ -27,18 +27,20 @@
 #define MAX_REPLY_DEPTH 64
 /* Follow-up trailers taken from one reply. */
 #define MAX_REPLY_TRAILERS 64
+/* Commit messages kept without bodies (the biggest real ones are ~20 KB). */
+#define MAX_KEPT_MESSAGE (256 * 1024)
 /* Unthreaded patches of one series must arrive within this many seconds. */
 #define LOOSE_WINDOW (12 * 3600)
 
 struct entry {
 	struct mp_patch *p;
-	size_t parent; /* union-find over series members */
+	size_t parent;	       /* union-find over series members */
 	struct mp_trailer *fu; /* trailers written in a reply's body */
 	size_t nfu;
 	bool member; /* a patch or cover of some series */
 	int index, total, version;
 	size_t series; /* 1 + index into the series list; 0 when none */
-	bool taken; /* placed into a series (else goes to others) */
+	bool taken;    /* placed into a series (else goes to others) */
 };
 
 struct loose_group {
@@ -143,7 +145,8 @@ static bool reply_trailer(const char *line, size_t len, char **key,
 
 	while (k < len && (isalnum((unsigned char)line[k]) || line[k] == '-'))
 		k++;
-	if (k < 2 || k >= len || line[k] != ':' || !isalpha((unsigned char)line[0]))
+	if (k < 2 || k >= len || line[k] != ':' ||
+	    !isalpha((unsigned char)line[0]))
 		return false;
 	if (!(k > 3 && !g_ascii_strncasecmp(line + k - 3, "-by", 3)) &&
 	    !(k == 5 && !g_ascii_strncasecmp(line, "Fixes", 5)))
@@ -194,10 +197,14 @@ static void scan_reply_trailers(struct entry *e, const char *body)
 	}
 }
 
-static void drop_bodies(struct mp_patch *p)
+/* Drop the bulk; a patch's commit message is small and `parse` shows it. */
+static void drop_bodies(struct mp_patch *p, bool member)
 {
-	free(p->commit_message);
-	p->commit_message = NULL;
+	if (!member || (p->commit_message &&
+			strlen(p->commit_message) > MAX_KEPT_MESSAGE)) {
+		free(p->commit_message);
+		p->commit_message = NULL;
+	}
 	free(p->notes);
 	p->notes = NULL;
 	free(p->diff);
@@ -239,13 +246,13 @@ void mp_collector_add(struct mp_collector *c, struct mp_patch *p)
 	e->parent = c->n;
 	e->member = is_member(p);
 	total = p->subject.total;
-	if (e->member && (total < 0 || total > MAX_SERIES_TOTAL ||
-			  p->subject.index < 0)) {
+	if (e->member &&
+	    (total < 0 || total > MAX_SERIES_TOTAL || p->subject.index < 0)) {
 		collector_errorf(c, p->message_id,
 				 "\"%s\" claims a series of %d patches; more "
 				 "than %d is not believed",
-				 p->subject_raw ? p->subject_raw : "",
-				 total, MAX_SERIES_TOTAL);
+				 p->subject_raw ? p->subject_raw : "", total,
+				 MAX_SERIES_TOTAL);
 		e->member = false;
 	}
 	e->index = p->subject.index;
@@ -254,8 +261,8 @@ void mp_collector_add(struct mp_collector *c, struct mp_patch *p)
 	if (!e->member) {
 		scan_reply_trailers(e, p->commit_message);
 		if (!p->commit_message && p->trailers)
-			for (size_t i = 0; i < p->ntrailers &&
-					   e->nfu < MAX_REPLY_TRAILERS;
+			for (size_t i = 0;
+			     i < p->ntrailers && e->nfu < MAX_REPLY_TRAILERS;
 			     i++) {
 				size_t a = e->nfu;
 
@@ -269,7 +276,7 @@ void mp_collector_add(struct mp_collector *c, struct mp_patch *p)
 			}
 	}
 	if (!c->keep_bodies)
-		drop_bodies(p);
+		drop_bodies(p, e->member);
 	g_hash_table_insert(c->by_id, p->message_id,
 			    GSIZE_TO_POINTER(c->n + 1));
 	c->n++;
@@ -347,8 +354,8 @@ static void loose_group_free(gpointer data)
 /* Union every member with the series it belongs to. */
 static void group_members(struct mp_collector *c)
 {
-	GHashTable *virt = g_hash_table_new_full(g_str_hash, g_str_equal,
-						 g_free, NULL);
+	GHashTable *virt =
+		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	GHashTable *loose = g_hash_table_new_full(g_str_hash, g_str_equal,
 						  g_free, loose_group_free);
 	size_t i, k;
@@ -379,8 +386,8 @@ static void group_members(struct mp_collector *c)
 				 * the thread's root, so v2 patches that each
 				 * answer their v1 twin stay one series
 				 */
-				root = e->p->nreferences ? e->p->references[0] :
-							   e->p->in_reply_to;
+				root = e->p->nreferences ? e->p->references[0]
+							 : e->p->in_reply_to;
 			}
 			break;
 		}
@@ -450,8 +457,8 @@ static bool same_trailer(const struct mp_trailer *a, const char *key,
 	       !g_ascii_strcasecmp(a->value, value);
 }
 
-static bool has_trailer(const struct mp_trailer *arr, size_t n,
-			const char *key, const char *value)
+static bool has_trailer(const struct mp_trailer *arr, size_t n, const char *key,
+			const char *value)
 {
 	size_t i;
 
@@ -703,8 +710,8 @@ static int cmp_groups(const void *a, const void *b, void *ctx)
 /* Mark series that a newer version in the same set replaces. */
 static void mark_superseded(struct mp_collector *c, struct mp_set *set)
 {
-	GHashTable *newest = g_hash_table_new_full(g_str_hash, g_str_equal,
-						   g_free, NULL);
+	GHashTable *newest =
+		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	char **keys = xcalloc(set->nseries ? set->nseries : 1, sizeof(char *));
 	size_t i, j;
 
@@ -852,8 +859,7 @@ struct mp_set *mp_collector_finish(struct mp_collector *c)
 		bool any_patch = false;
 
 		for (j = 0; j < g->n; j++)
-			if (c->e[g->m[j]].index > 0 ||
-			    c->e[g->m[j]].total == 0)
+			if (c->e[g->m[j]].index > 0 || c->e[g->m[j]].total == 0)
 				any_patch = true;
 		if (any_patch) {
 			/* a lone cover with no patch is not a series */
@@ -865,9 +871,8 @@ struct mp_set *mp_collector_finish(struct mp_collector *c)
 		free(g->m);
 	}
 	free(groups);
-	set->series = xrealloc(set->series,
-			       (set->nseries ? set->nseries : 1) *
-				       sizeof(*set->series));
+	set->series = xrealloc(set->series, (set->nseries ? set->nseries : 1) *
+						    sizeof(*set->series));
 
 	mark_superseded(c, set);
 	attach_followups(c, set);

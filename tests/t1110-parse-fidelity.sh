@@ -157,4 +157,50 @@ c=$(sed -n 's/^patch 1\/1 applied: commit \([0-9a-f]*\) .*/\1/p' "$TMP/out")
 is "$(git -C "$R" show "$c:configure" | tail -1 | od -An -c | tr -d ' ')" \
 	'echobye\r\n' "and keeps its CR, as git am does"
 
+# ---- 8. parse --json carries each patch's commit message as git am commits it ----
+git -C "$R" reset -q --hard "$BASE"
+echo '/* m1 */' >>"$R/main.c"
+git -C "$R" commit -q -a -F - <<'MSG'
+main: a title long enough that format-patch folds the subject line when it writes it out
+
+A body paragraph.
+
+Another one, after which come notes and trailers.
+
+Fixes: 0123456789ab ("initial")
+Reviewed-by: R E Viewer <r@example.org>
+Signed-off-by: A U Thor <author@example.org>
+MSG
+echo '/* m2 */' >>"$R/main.c"
+git -C "$R" commit -q -a -m "main: second" -m "Signed-off-by: A U Thor <author@example.org>"
+git -C "$R" format-patch -q --cover-letter --thread -o "$TMP/cm" "$BASE"
+# what mailers do to text: trailing blanks, blank runs, blank lines
+# before the body, and notes after ---; git am's stripspace undoes them
+py '
+import glob
+for f in sorted(glob.glob(sys.argv[1] + "/000[12]-*.patch")):
+    m = open(f).read()
+    h, b = m.split("\n\n", 1)
+    b = b.replace("A body paragraph.\n\n", "A body paragraph.   \n\n\n\n")
+    b = b.replace("\n---\n", "\n---\nv2: a note for reviewers, not for the commit\n\n", 1)
+    open(f, "w").write(h + "\n\n\n" + b)
+' "$TMP/cm"
+cat "$TMP"/cm/*.patch >"$TMP/cm.mbox"
+run "$QUORUM" parse --json "$TMP/cm.mbox"
+j "$TMP/out" 'd["series"][0]["patches"][0]["commit_message"]' >"$TMP/cm-q1"
+j "$TMP/out" 'd["series"][0]["patches"][1]["commit_message"]' >"$TMP/cm-q2"
+git clone -q "$R" "$TMP/am" && git -C "$TMP/am" reset -q --hard "$BASE"
+git -C "$TMP/am" am -q "$TMP"/cm/0001-*.patch "$TMP"/cm/0002-*.patch
+# the raw message of each commit git am made (j's print adds one newline)
+for n in 1 2; do
+	{ git -C "$TMP/am" cat-file commit "HEAD~$((2 - n))" | sed '1,/^$/d'; echo; } >"$TMP/cm-g$n"
+done
+ok "$(cmp -s "$TMP/cm-q1" "$TMP/cm-g1"; echo $?)" \
+	"commit_message of patch 1 is byte for byte what git am committed"
+ok "$(cmp -s "$TMP/cm-q2" "$TMP/cm-g2"; echo $?)" \
+	"commit_message of patch 2 is byte for byte what git am committed"
+unlike "$TMP/cm-q1" 'a note for reviewers' "notes after --- are not in it"
+is "$(j "$TMP/out" 'd["series"][0]["cover"].get("commit_message", "absent")')" "absent" \
+	"a cover letter has no commit_message"
+
 done_testing
