@@ -203,4 +203,61 @@ unlike "$TMP/cm-q1" 'a note for reviewers' "notes after --- are not in it"
 is "$(j "$TMP/out" 'd["series"][0]["cover"].get("commit_message", "absent")')" "absent" \
 	"a cover letter has no commit_message"
 
+# ---- 6. binary patches list their files ----
+git -C "$R" reset -q --hard "$BASE"
+printf 'x\000' >"$R/logo.png"
+git -C "$R" add logo.png && git -C "$R" commit -q -m "add logo"
+BBASE=$(git -C "$R" rev-parse HEAD)
+printf 'y\000' >"$R/logo.png"
+printf 'z\000' >"$R/new.png"
+echo '/* with images */' >>"$R/main.c"
+git -C "$R" add . && git -C "$R" commit -q -m "main: images" -m "Signed-off-by: A U Thor <author@example.org>"
+git -C "$R" format-patch -q --stdout -1 >"$TMP/bin-git.eml"
+git -C "$R" format-patch -q --stdout --no-binary -1 >"$TMP/bin-nobin.eml"
+like "$TMP/bin-git.eml" '^GIT binary patch$' "format-patch writes GIT binary patch"
+like "$TMP/bin-nobin.eml" '^Binary files /dev/null and b/new.png differ$' \
+	"format-patch --no-binary writes Binary files ... differ"
+for v in git nobin; do
+	run "$QUORUM" parse --json "$TMP/bin-$v.eml"
+	is "$(j "$TMP/out" 'sorted(d["series"][0]["patches"][0]["files"])')" \
+		"['logo.png', 'main.c', 'new.png']" "$v: every file, binary ones too"
+done
+run "$QUORUM" apply -C "$R" --base "$BBASE" "$TMP/bin-git.eml"
+is "$rc" 0 "a GIT binary patch applies"
+# GNU diff -r and Mercurial (without --git) write one line per binary
+# file and no diff header: `git apply` skips them (no data to apply),
+# the files list has them (as the diffstat of the change does)
+mkdir -p "$TMP/gnu/a" "$TMP/gnu/b"
+echo one >"$TMP/gnu/a/notes.txt" && echo two >"$TMP/gnu/b/notes.txt"
+printf 'x\000' >"$TMP/gnu/a/logo.png" && printf 'y\000' >"$TMP/gnu/b/logo.png"
+printf 'z\000' >"$TMP/gnu/b/new.png"
+(cd "$TMP/gnu" && diff -ruN a b) >"$TMP/gnu.diff"
+like "$TMP/gnu.diff" '^Binary files a/logo.png and b/logo.png differ$' "GNU diff's binary line"
+mkgnu() { # mkgnu OUT: a mail carrying stdin as its diff
+	{
+		printf 'From: A U Thor <author@example.org>\nSubject: [PATCH] images: update\n'
+		printf 'Message-Id: <%s@example.org>\nDate: Tue, 14 Nov 2023 22:13:20 +0000\n\n' "$(basename "$1")"
+		printf 'Update the images.\n\nSigned-off-by: A U Thor <author@example.org>\n---\n'
+		cat
+	} >"$1"
+}
+mkgnu "$TMP/gnu1.eml" <"$TMP/gnu.diff"
+grep '^Binary' "$TMP/gnu.diff" | mkgnu "$TMP/gnu2.eml"
+printf 'Binary file images/logo.png has changed\n' | mkgnu "$TMP/hg.eml"
+run "$QUORUM" parse --json "$TMP/gnu1.eml"
+is "$(j "$TMP/out" 'd["series"][0]["patches"][0]["files"]')" \
+	"['logo.png', 'new.png', 'notes.txt']" "GNU diff -r: text and binary files, in order"
+run "$QUORUM" parse --json "$TMP/gnu2.eml"
+is "$(j "$TMP/out" '[len(d["series"]), d["series"][0]["patches"][0]["files"]]')" \
+	"[1, ['logo.png', 'new.png']]" "GNU diff -r, binary files only: still a patch"
+run "$QUORUM" parse --json "$TMP/hg.eml"
+is "$(j "$TMP/out" 'd["series"][0]["patches"][0]["files"]')" \
+	"['images/logo.png']" "Mercurial's Binary file ... has changed"
+# a sentence in a commit message is no diff
+printf 'From: A <a@example.org>\nSubject: [PATCH] doc\nMessage-Id: <prose@example.org>\n\nBinary files that differ are skipped.\n---\n' >"$TMP/prose.eml"
+sed -n '/^diff -ruN/,$p' "$TMP/gnu.diff" | grep -v '^Binary' >>"$TMP/prose.eml"
+run "$QUORUM" parse --json "$TMP/prose.eml"
+is "$(j "$TMP/out" 'd["series"][0]["patches"][0]["files"]')" "['notes.txt']" \
+	"prose about binary files is not a diff"
+
 done_testing
