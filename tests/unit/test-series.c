@@ -451,7 +451,9 @@ static void test_drop_bodies_keeps_metadata(void **state)
 	assert_int_equal(set->nseries, 1);
 	p = set->series[0]->patches[0];
 	assert_null(p->diff);
-	assert_null(p->commit_message);
+	/* the commit message of a patch stays: parse --json prints it */
+	assert_non_null(p->commit_message);
+	assert_null(set->others[0]->commit_message); /* a reply's goes */
 	assert_int_equal(p->nfiles, 1);
 	assert_int_equal(p->ntrailers, 1);
 	assert_int_equal(p->nfollowups, 1);
