@@ -51,7 +51,8 @@ struct ctx {
 	bool guessed;
 	bool is_pull;
 	bool in_body_date;
-	GMimeStream *stream; /* the parser's stream over raw */
+	bool inbody_unreplied; /* an in-body Subject: made a Re: a patch */
+	GMimeStream *stream;   /* the parser's stream over raw */
 	const char *raw;
 	size_t rawlen;
 	GMimeObject *forwarded; /* the first message/rfc822 part */
@@ -652,9 +653,22 @@ static const char *inbody_headers(struct ctx *c, const char *p, const char *end,
 				struct mp_subject s;
 
 				mp_subject_parse(&s, clean);
-				free(c->p->subject.title);
-				c->p->subject.title = s.title;
-				s.title = NULL;
+				if (c->p->subject.reply && !s.reply) {
+					/*
+					 * "Re: ..." opening with "Subject:
+					 * [PATCH] ...": a new patch sent in
+					 * the thread (git am's convention),
+					 * if it carries a diff (parse_raw)
+					 */
+					mp_subject_release(&c->p->subject);
+					c->p->subject = s;
+					c->inbody_unreplied = true;
+					memset(&s, 0, sizeof(s));
+				} else {
+					free(c->p->subject.title);
+					c->p->subject.title = s.title;
+					s.title = NULL;
+				}
 				mp_subject_release(&s);
 			}
 			free(clean);
@@ -1775,6 +1789,8 @@ static int parse_raw(struct mp_patch **out, const char *raw, size_t len,
 	}
 	if (rc < 0)
 		goto out;
+	if (c.inbody_unreplied && !c.p->diff)
+		c.p->subject.reply = true; /* no diff: a reply after all */
 	if (c.guessed)
 		c.p->repairs |= MP_CHARSET_GUESSED;
 	if (!c.p->subject.title)

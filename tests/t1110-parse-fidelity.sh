@@ -260,4 +260,62 @@ run "$QUORUM" parse --json "$TMP/prose.eml"
 is "$(j "$TMP/out" 'd["series"][0]["patches"][0]["files"]')" "['notes.txt']" \
 	"prose about binary files is not a diff"
 
+# ---- 4. "Re:" with an in-body Subject: [PATCH] and a diff is a new patch ----
+# git am takes the in-body Subject: as the title; patchwork files such a
+# mail as a patch. A "Re:" with a diff and no such line stays a reply.
+git -C "$R" reset -q --hard "$BASE"
+for i in 1 2; do
+	echo "/* s$i */" >>"$R/main.c"
+	git -C "$R" commit -q -a -m "main: step $i" -m "Signed-off-by: A U Thor <author@example.org>"
+done
+git -C "$R" format-patch -q --cover-letter --thread -o "$TMP/re" "$BASE"
+p2=$(sed -n 's/^Message-I[dD]: <\(.*\)>$/\1/p' "$TMP"/re/0002-*.patch)
+cov=$(sed -n 's/^Message-I[dD]: <\(.*\)>$/\1/p' "$TMP"/re/0000-*.patch)
+git -C "$R" reset -q --hard HEAD~1
+echo "/* s2, done better */" >>"$R/main.c"
+git -C "$R" commit -q -a -m "main: step 2, done better" -m "Signed-off-by: A U Thor <author@example.org>"
+git -C "$R" format-patch -q --stdout -1 >"$TMP/re-new.patch"
+# mkre OUT INBODY: a reply to patch 2/2 whose body is the new patch,
+# opening with an in-body Subject: when INBODY is 1
+mkre() {
+	py '
+m = open(sys.argv[1]).read()
+h, b = m.split("\n\n", 1)
+subj = re.search(r"(?m)^Subject: (.*(\n[ \t].*)*)", h).group(1).replace("\n", "")
+h = re.sub(r"(?m)^Subject: .*(\n[ \t].*)*", "Subject: Re: [PATCH 2/2] main: step 2", h)
+h = re.sub(r"(?m)^Message-I[dD]: .*", "Message-ID: <re-%s@example.org>" % sys.argv[3], h)
+h = h.replace("\nDate:", "\nIn-Reply-To: <%s>\nReferences: <%s> <%s>\nDate:" % (sys.argv[4], sys.argv[5], sys.argv[4]), 1)
+if sys.argv[3] == "1":
+    b = "Subject: " + subj + "\n\n" + b
+open(sys.argv[2], "w").write(h + "\n\n" + b)
+' "$TMP/re-new.patch" "$1" "$2" "$p2" "$cov"
+}
+mkre "$TMP/re-inbody.eml" 1
+mkre "$TMP/re-plain.eml" 0
+like "$TMP/re-inbody.eml" '^Subject: \[PATCH\] main: step 2, done better$' "the reply opens with an in-body Subject:"
+cat "$TMP"/re/*.patch "$TMP/re-inbody.eml" >"$TMP/re1.mbox"
+run "$QUORUM" parse --json "$TMP/re1.mbox"
+is "$(j "$TMP/out" '[(s["total"], len(s["patches"])) for s in d["series"]]')" "[(2, 2), (1, 1)]" \
+	"in-body Subject: the series, and a new one-patch series"
+is "$(j "$TMP/out" 'd["series"][1]["patches"][0]["title"]')" "main: step 2, done better" \
+	"its title is the in-body Subject:"
+is "$(j "$TMP/out" 'd["series"][1]["patches"][0]["subject"]')" "Re: [PATCH 2/2] main: step 2" \
+	"its subject stays the mail's"
+is "$(j "$TMP/out" 'len(d["others"])')" 0 "nothing left as a reply"
+git mailinfo "$TMP/mi-msg" "$TMP/mi-patch" <"$TMP/re-inbody.eml" >"$TMP/mi-info"
+like "$TMP/mi-info" '^Subject: main: step 2, done better$' "git mailinfo takes the same title"
+cat "$TMP"/re/*.patch "$TMP/re-plain.eml" >"$TMP/re2.mbox"
+run "$QUORUM" parse --json "$TMP/re2.mbox"
+is "$(j "$TMP/out" '[len(d["series"]), len(d["others"])]')" "[1, 1]" \
+	"a Re: with a diff and no in-body Subject: stays a reply (in others)"
+# an in-body Subject: in a Re: with no diff: still a reply
+py '
+m = open(sys.argv[1]).read()
+open(sys.argv[2], "w").write(m[:m.index("\n---\n")] + "\n")
+' "$TMP/re-inbody.eml" "$TMP/re-nodiff.eml"
+cat "$TMP"/re/*.patch "$TMP/re-nodiff.eml" >"$TMP/re3.mbox"
+run "$QUORUM" parse --json "$TMP/re3.mbox"
+is "$(j "$TMP/out" '[len(d["series"]), [o["kind"] for o in d["others"]]]')" "[1, ['reply']]" \
+	"an in-body Subject: without a diff stays a reply"
+
 done_testing
