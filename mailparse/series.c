@@ -29,6 +29,8 @@
 #define MAX_REPLY_TRAILERS 64
 /* Commit messages kept without bodies (the biggest real ones are ~20 KB). */
 #define MAX_KEPT_MESSAGE (256 * 1024)
+/* Extra patches beyond the total ("3/2") a series takes in. */
+#define MAX_EXTRA 3
 /* Unthreaded patches of one series must arrive within this many seconds. */
 #define LOOSE_WINDOW (12 * 3600)
 
@@ -351,6 +353,17 @@ static void loose_group_free(gpointer data)
 	g_free(g);
 }
 
+/*
+ * A cover "[PATCH v3 0/4]" whose patches say "[PATCH 1/4]": the patch
+ * has no version of its own (it reads as 1) and answers the cover.
+ */
+static bool unversioned_under_cover(const struct entry *a,
+				    const struct entry *e)
+{
+	return a->index == 0 && a->total > 0 && a->total == e->total &&
+	       a->version > 1 && e->version == 1 && e->index > 0;
+}
+
 /* Union every member with the series it belongs to. */
 static void group_members(struct mp_collector *c)
 {
@@ -374,7 +387,8 @@ static void group_members(struct mp_collector *c)
 			if (!a || !a->member)
 				continue;
 			/* the nearest series message decides */
-			if (a->version == e->version &&
+			if ((a->version == e->version ||
+			     unversioned_under_cover(a, e)) &&
 			    (a->total == e->total ||
 			     (a->index == 0 && a->total > 0))) {
 				/* same series (a cover may miscount) */
@@ -622,6 +636,13 @@ static struct mp_series *build_series(struct mp_collector *c,
 			total = c->e[g->m[i]].total;
 	if (!total)
 		total = first->total;
+	/* an extra "3/2" sent into the thread makes the series longer */
+	for (i = 0; total > 0 && i < g->n; i++) {
+		int idx = c->e[g->m[i]].index;
+
+		if (idx > total && idx <= total + MAX_EXTRA)
+			total = idx;
+	}
 
 	s->version = first->version;
 	s->total = total > 0 ? total : 1;
@@ -665,6 +686,9 @@ static struct mp_series *build_series(struct mp_collector *c,
 		e->taken = true;
 		e->series = serial;
 	}
+	/* patches that did not repeat their cover's version */
+	if (s->cover && s->cover->subject.version > s->version)
+		s->version = s->cover->subject.version;
 	if (!s->cover) {
 		struct mp_patch *p1 = NULL;
 

@@ -318,4 +318,45 @@ run "$QUORUM" parse --json "$TMP/re3.mbox"
 is "$(j "$TMP/out" '[len(d["series"]), [o["kind"] for o in d["others"]]]')" "[1, ['reply']]" \
 	"an in-body Subject: without a diff stays a reply"
 
+# ---- 5. series numbering forms ----
+git -C "$R" reset -q --hard "$BASE"
+for i in 1 2 3; do
+	echo "/* n$i */" >>"$R/main.c"
+	git -C "$R" commit -q -a -m "main: number $i" -m "Signed-off-by: A U Thor <author@example.org>"
+done
+# Mercurial's patchbomb: "[PATCH 1 of 2]" (b4 0.12 reads only patch 1)
+git -C "$R" format-patch -q --cover-letter --thread -o "$TMP/hg" "$BASE..HEAD~1"
+sed -i 's/^Subject: \[PATCH \([0-9]\)\/2\]/Subject: [PATCH \1 of 2]/' "$TMP"/hg/*.patch
+like "$TMP/hg/0001-main-number-1.patch" '^Subject: \[PATCH 1 of 2\]' "Mercurial-style subject"
+cat "$TMP"/hg/*.patch >"$TMP/hg.mbox"
+run "$QUORUM" parse --json "$TMP/hg.mbox"
+is "$(j "$TMP/out" '[(s["total"], s["complete"], [p["index"] for p in s["patches"]], s["cover"] is not None) for s in d["series"]]')" \
+	"[(2, True, [1, 2], True)]" "[PATCH n of 2]: one complete series with its cover"
+# an extra "[PATCH 3/2]" sent into the thread of a 2-patch series
+git -C "$R" format-patch -q --cover-letter --thread -o "$TMP/ex" "$BASE..HEAD~1"
+cov=$(sed -n 's/^Message-I[dD]: <\(.*\)>$/\1/p' "$TMP"/ex/0000-*.patch)
+git -C "$R" format-patch -q --stdout -1 --subject-prefix=PATCH \
+	--in-reply-to="$cov" >"$TMP/ex3.eml"
+sed -i 's/^Subject: \[PATCH\] /Subject: [PATCH 3\/2] /' "$TMP/ex3.eml"
+like "$TMP/ex3.eml" '^Subject: \[PATCH 3/2\] main: number 3' "an extra 3/2 in the thread"
+cat "$TMP"/ex/*.patch "$TMP/ex3.eml" >"$TMP/ex.mbox"
+run "$QUORUM" parse --json "$TMP/ex.mbox"
+is "$(j "$TMP/out" '[(s["total"], s["complete"], [p["title"] for p in s["patches"]]) for s in d["series"]]')" \
+	"[(3, True, ['main: number 1', 'main: number 2', 'main: number 3'])]" \
+	"[PATCH 3/2]: the third patch of that series"
+is "$(j "$TMP/out" 'd["errors"]')" "[]" "and no 'beyond the total' error"
+run "$QUORUM" apply -C "$R" --base "$BASE" "$TMP/ex.mbox"
+is "$rc" 0 "the three patches apply in order"
+like "$TMP/out" '^patch 3/3 applied' "patch 3 is applied last"
+# a cover letter "v3 0/2" whose patches say "1/2", "2/2" (no version)
+git -C "$R" format-patch -q -v3 --cover-letter --thread -o "$TMP/v3" "$BASE..HEAD~1"
+sed -i 's/^Subject: \[PATCH v3 \([12]\/2\)\]/Subject: [PATCH \1]/' "$TMP"/v3/v3-000[12]-*.patch
+like "$TMP/v3/v3-0001-main-number-1.patch" '^Subject: \[PATCH 1/2\]' "patches without the version"
+like "$TMP/v3/v3-0000-cover-letter.patch" '^Subject: \[PATCH v3 0/2\]' "a cover with it"
+cat "$TMP"/v3/*.patch >"$TMP/v3.mbox"
+run "$QUORUM" parse --json "$TMP/v3.mbox"
+is "$(j "$TMP/out" '[(s["version"], s["total"], s["complete"], s["cover"] is not None) for s in d["series"]]')" \
+	"[(3, 2, True, True)]" "one v3 series with its cover"
+is "$(j "$TMP/out" 'len(d["others"])')" 0 "the cover is not left over"
+
 done_testing
