@@ -33,11 +33,11 @@ const struct cmd cmd_parse_def = {
 	"message-id, author, files touched, trailers, follow-up trailers sent\n"
 	"as replies, and base-commit. An older version that a newer one in "
 	"the\n"
-	"same input replaces is marked superseded. Replies, pull requests and\n"
-	"mail without a diff are counted (--json lists them as \"others\"); "
-	"mail\n"
-	"that could not be read, or is over a size cap, is listed as an error\n"
-	"and does not stop the run.\n"
+	"same input replaces is marked superseded; a series sent twice in its\n"
+	"own thread is shown twice, the later posting marked as the resend.\n"
+	"Replies, pull requests and mail without a diff are counted (--json\n"
+	"lists them as \"others\"); mail that could not be read, or is over a\n"
+	"size cap, is listed as an error and does not stop the run.\n"
 	"\n"
 	"Options:\n"
 	"  --json         print JSON instead (schema: contrib/parse-json.md)\n"
@@ -201,6 +201,12 @@ static cJSON *json_series(const struct mp_series *s)
 				     cJSON_CreateNumber(s->missing[i]));
 	cJSON_AddItemToObject(o, "missing", missing);
 	cJSON_AddBoolToObject(o, "superseded", s->superseded);
+	if (s->repost_of)
+		cJSON_AddNumberToObject(o, "repost_of",
+					(double)(s->repost_of - 1));
+	else
+		cJSON_AddNullToObject(o, "repost_of");
+	cJSON_AddBoolToObject(o, "resend", s->resend);
 	if (s->cover) {
 		cJSON *c = cJSON_CreateObject();
 		char *author = author_of(s->cover);
@@ -318,8 +324,15 @@ static void print_text(const struct mp_set *set)
 			for (j = 0; j < s->nmissing; j++)
 				printf("%s%d", j ? ", " : "", s->missing[j]);
 		}
-		if (s->superseded)
-			fputs(" (superseded by a newer version)", stdout);
+		if (s->repost_of)
+			printf(" (%s series %zu again%s)",
+			       s->resend ? "a resend: the patches of"
+					 : "posted in the thread of",
+			       s->repost_of,
+			       s->superseded ? "; reviewed there" : "");
+		else if (s->superseded)
+			fputs(" (superseded by a newer version or a repost)",
+			      stdout);
 		putchar('\n');
 		if (s->cover) {
 			fputs("  cover: ", stdout);

@@ -118,6 +118,12 @@ struct mp_patch {
 	 */
 	char *diff;
 	size_t diff_len;
+	/*
+	 * A checksum of diff, set when a collector that keeps no bodies
+	 * drops it (mp_collector_set_keep_bodies()), so that two postings
+	 * can still be compared; 0 otherwise.
+	 */
+	uint64_t diff_hash;
 	char **files; /* paths touched (post-image name; pre-image for deletions) */
 	size_t nfiles;
 	char *base_commit; /* `base-commit:` */
@@ -194,7 +200,21 @@ struct mp_series {
 	bool complete; /* every index 1..total present */
 	int *missing; /* indexes not present */
 	size_t nmissing;
-	bool superseded; /* a newer version of this series is in the same set */
+	/*
+	 * Not to be reviewed: a newer version of this series is in the same
+	 * set, or it was posted twice (see repost_of) and the other posting
+	 * is the one to review.
+	 */
+	bool superseded;
+	/*
+	 * 1 + the index in mp_set.series of an earlier posting of the same
+	 * version and total that this one was sent again in reply to (a
+	 * resend in its thread); 0 when none. resend: both postings carry
+	 * the same patches (titles, files, diffs when kept); then the
+	 * earlier one is reviewed, unless this one has more of its patches.
+	 */
+	size_t repost_of;
+	bool resend;
 	struct mp_trailer *followups; /* trailers sent to the cover letter */
 	size_t nfollowups;
 };

@@ -12,6 +12,7 @@
  * bodies become follow-ups of the patch or cover they answer.
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,8 +42,9 @@ struct entry {
 	size_t nfu;
 	bool member; /* a patch or cover of some series */
 	int index, total, version;
-	size_t series; /* 1 + index into the series list; 0 when none */
-	bool taken;    /* placed into a series (else goes to others) */
+	size_t series;	  /* 1 + index into the series list; 0 when none */
+	bool taken;	  /* placed into a series (else goes to others) */
+	size_t repost_of; /* 1 + the entry of an earlier posting it repeats */
 };
 
 struct loose_group {
@@ -199,9 +201,32 @@ static void scan_reply_trailers(struct entry *e, const char *body)
 	}
 }
 
+/* A checksum of the diff (8 bytes a step), to tell a resend from a repost. */
+static uint64_t diff_checksum(const char *d, size_t len)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, d + i, 8);
+		h = (h ^ w) * 0x87c37b91114253d5ULL;
+		h = (h << 31) | (h >> 33);
+	}
+	for (; i < len; i++)
+		h = (h ^ (unsigned char)d[i]) * 0x100000001b3ULL;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
 /* Drop the bulk; a patch's commit message is small and `parse` shows it. */
 static void drop_bodies(struct mp_patch *p, bool member)
 {
+	if (member && p->diff && !p->diff_hash)
+		p->diff_hash = diff_checksum(p->diff, p->diff_len);
 	if (!member || (p->commit_message &&
 			strlen(p->commit_message) > MAX_KEPT_MESSAGE)) {
 		free(p->commit_message);
@@ -364,6 +389,31 @@ static bool unversioned_under_cover(const struct entry *a,
 	       a->version > 1 && e->version == 1 && e->index > 0;
 }
 
+/*
+ * Entry i posts again the series of entry a (a resend in its thread):
+ * it starts a new posting, which the other repeated patches of that
+ * series join while their numbers are free in it.
+ */
+static void repost(struct mp_collector *c, GHashTable *reposts, size_t i,
+		   size_t a)
+{
+	gpointer key = GSIZE_TO_POINTER(uf_find(c, a) + 1);
+	struct loose_group *g = g_hash_table_lookup(reposts, key);
+	gpointer idx = GINT_TO_POINTER(c->e[i].index + 1);
+
+	c->e[i].repost_of = a + 1;
+	if (g && !g_hash_table_contains(g->indexes, idx)) {
+		uf_union(c, i, g->rep);
+		g_hash_table_add(g->indexes, idx);
+		return;
+	}
+	g = g_new0(struct loose_group, 1);
+	g->rep = i;
+	g->indexes = g_hash_table_new(g_direct_hash, g_direct_equal);
+	g_hash_table_add(g->indexes, idx);
+	g_hash_table_replace(reposts, key, g);
+}
+
 /* Union every member with the series it belongs to. */
 static void group_members(struct mp_collector *c)
 {
@@ -371,6 +421,8 @@ static void group_members(struct mp_collector *c)
 		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	GHashTable *loose = g_hash_table_new_full(g_str_hash, g_str_equal,
 						  g_free, loose_group_free);
+	GHashTable *reposts = g_hash_table_new_full(
+		g_direct_hash, g_direct_equal, NULL, loose_group_free);
 	size_t i, k;
 
 	for (i = 0; i < c->n; i++) {
@@ -387,10 +439,18 @@ static void group_members(struct mp_collector *c)
 			if (!a || !a->member)
 				continue;
 			/* the nearest series message decides */
-			if ((a->version == e->version ||
-			     unversioned_under_cover(a, e)) &&
-			    (a->total == e->total ||
-			     (a->index == 0 && a->total > 0))) {
+			if (a->version == e->version && a->total == e->total &&
+			    (e->index == 0 || e->index == a->index)) {
+				/*
+				 * a cover answering the series, or a patch
+				 * its own twin: the series posted again
+				 */
+				repost(c, reposts, i, (size_t)(a - c->e));
+				joined = true;
+			} else if ((a->version == e->version ||
+				    unversioned_under_cover(a, e)) &&
+				   (a->total == e->total ||
+				    (a->index == 0 && a->total > 0))) {
 				/* same series (a cover may miscount) */
 				uf_union(c, i, (size_t)(a - c->e));
 				joined = true;
@@ -462,6 +522,7 @@ static void group_members(struct mp_collector *c)
 	}
 	g_hash_table_destroy(virt);
 	g_hash_table_destroy(loose);
+	g_hash_table_destroy(reposts);
 }
 
 static bool same_trailer(const struct mp_trailer *a, const char *key,
@@ -788,6 +849,86 @@ static void mark_superseded(struct mp_collector *c, struct mp_set *set)
 	g_hash_table_destroy(newest);
 }
 
+static size_t present(const struct mp_series *s)
+{
+	size_t k, n = 0;
+
+	for (k = 0; k < s->npatches; k++)
+		n += s->patches[k] != NULL;
+	return n;
+}
+
+static bool same_strings(char **a, size_t na, char **b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t k = 0; k < na; k++)
+		if (strcmp(a[k] ? a[k] : "", b[k] ? b[k] : ""))
+			return false;
+	return true;
+}
+
+/* Does every patch of l have its twin in e: same title, files, diff? */
+static bool same_patches(const struct mp_series *l, const struct mp_series *e)
+{
+	size_t k;
+
+	if (l->npatches != e->npatches)
+		return false;
+	for (k = 0; k < l->npatches; k++) {
+		const struct mp_patch *x = l->patches[k], *y = e->patches[k];
+
+		if (!x)
+			continue;
+		if (!y)
+			continue; /* the earlier posting lost it */
+		if (strcmp(patch_title(x), patch_title(y)) ||
+		    !same_strings(x->files, x->nfiles, y->files, y->nfiles))
+			return false;
+		if (x->diff && y->diff &&
+		    (x->diff_len != y->diff_len ||
+		     memcmp(x->diff, y->diff, x->diff_len)))
+			return false;
+		if (x->diff_hash && y->diff_hash &&
+		    x->diff_hash != y->diff_hash)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A series posted again in its own thread with the same version: show
+ * both postings, and let one of them be reviewed: the earlier, unless
+ * the later one has more of the patches (or changed them: then it
+ * replaces the earlier one, like a new version would).
+ */
+static void mark_reposts(struct mp_collector *c, struct mp_set *set)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		struct entry *e = &c->e[i], *a;
+		struct mp_series *l, *o;
+
+		if (!e->repost_of || !e->series)
+			continue;
+		a = &c->e[e->repost_of - 1];
+		if (!a->series || a->series == e->series)
+			continue;
+		l = set->series[e->series - 1];
+		o = set->series[a->series - 1];
+		if (l->repost_of || o->repost_of == e->series)
+			continue; /* decided already */
+		l->repost_of = a->series;
+		l->resend = same_patches(l, o);
+		if (present(l) > present(o) ||
+		    (!l->resend && present(l) >= present(o)))
+			o->superseded = true;
+		else if (l->resend)
+			l->superseded = true;
+	}
+}
+
 /* Give each reply's trailers to the patch or cover it answers. */
 static void attach_followups(struct mp_collector *c, struct mp_set *set)
 {
@@ -899,6 +1040,7 @@ struct mp_set *mp_collector_finish(struct mp_collector *c)
 						    sizeof(*set->series));
 
 	mark_superseded(c, set);
+	mark_reposts(c, set);
 	attach_followups(c, set);
 
 	for (i = 0; i < c->n; i++) {

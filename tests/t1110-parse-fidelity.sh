@@ -359,4 +359,71 @@ is "$(j "$TMP/out" '[(s["version"], s["total"], s["complete"], s["cover"] is not
 	"[(3, 2, True, True)]" "one v3 series with its cover"
 is "$(j "$TMP/out" 'len(d["others"])')" 0 "the cover is not left over"
 
+# ---- 7. a series sent twice in its own thread ----
+# (same patches, no version, the second posting in reply to the first):
+# two postings of one series, the later marked as the resend, reviewed
+# once. git am / b4 am take one copy of each patch; so does review.
+git -C "$R" reset -q --hard "$BASE"
+for i in 1 2; do
+	echo "/* r$i */" >>"$R/main.c"
+	git -C "$R" commit -q -a -m "main: resent $i" -m "Signed-off-by: A U Thor <author@example.org>"
+done
+RS=$(git -C "$R" rev-parse HEAD)
+git -C "$R" format-patch -q --cover-letter --thread -o "$TMP/rs1" "$BASE"
+cov1=$(sed -n 's/^Message-I[dD]: <\(.*\)>$/\1/p' "$TMP"/rs1/0000-*.patch)
+# format-patch's message-ids hold the time: make the second posting's own
+git -C "$R" format-patch -q --cover-letter --thread --in-reply-to="$cov1" \
+	-o "$TMP/rs2" "$BASE"
+sed -i 's/^\(Message-I[dD]: <\)\([^>]*\)>/\1r2.\2>/; s/^\(In-Reply-To: <\)\(cover\)/\1r2.\2/; s/^\(References: .* <\)\(cover\)/\1r2.\2/' \
+	"$TMP"/rs2/*.patch
+sed -i 's/^\(In-Reply-To: <\)r2\./\1/' "$TMP"/rs2/0000-*.patch
+sed -i 's/^\(References: <\)r2\./\1/' "$TMP"/rs2/0000-*.patch
+cat "$TMP"/rs1/*.patch "$TMP"/rs2/*.patch >"$TMP/rs.mbox"
+run "$QUORUM" parse --json "$TMP/rs.mbox"
+is "$(j "$TMP/out" '[(len(s["patches"]), s["cover"] is not None, s["superseded"], s["repost_of"], s["resend"]) for s in d["series"]]')" \
+	"[(2, True, False, None, False), (2, True, True, 0, True)]" \
+	"two postings; the later is the resend, the earlier the one reviewed"
+is "$(j "$TMP/out" 'd["errors"]')" "[]" "no 'sent twice' errors"
+is "$(j "$TMP/out" 'd["series"][1]["cover"]["message_id"]')" "r2.$cov1" "the resend's own cover"
+run "$QUORUM" parse "$TMP/rs.mbox"
+like "$TMP/out" '^series 2: v1, 2 patches, complete \(a resend: the patches of series 1 again; reviewed there\)$' \
+	"text: series 2 is the resend"
+git -C "$R" reset -q --hard "$BASE"
+run "$QUORUM" review -C "$R" --format json "$TMP/rs.mbox"
+is "$(j "$TMP/out" '[r["series"]["cover_message_id"] for r in d["reviews"]]')" "['$cov1']" \
+	"review: one review, of the first posting"
+# without a cover: each patch of the second posting answers its twin
+git -C "$R" format-patch -q --thread -o "$TMP/tw1" "$BASE..$RS"
+for n in 1 2; do
+	f=$(ls "$TMP"/tw1/000$n-*.patch)
+	id=$(sed -n 's/^Message-I[dD]: <\(.*\)>$/\1/p' "$f")
+	sed -e "s/^Message-I[dD]: <\(.*\)>/Message-ID: <tw2.\1>/" \
+		-e '/^In-Reply-To:/d; /^References:/d' \
+		-e "s/^Date: /In-Reply-To: <$id>\nReferences: <$id>\nDate: /" \
+		"$f" >"$TMP/tw2-$n.eml"
+done
+cat "$TMP"/tw1/*.patch "$TMP"/tw2-*.eml >"$TMP/tw.mbox"
+run "$QUORUM" parse --json "$TMP/tw.mbox"
+is "$(j "$TMP/out" '[(len(s["patches"]), s["superseded"], s["repost_of"], s["resend"]) for s in d["series"]]')" \
+	"[(2, False, None, False), (2, True, 0, True)]" \
+	"no cover, each patch answering its twin: the same two postings"
+# the first posting lost a patch: the complete resend is the one reviewed
+cat "$TMP"/rs1/0000-*.patch "$TMP"/rs1/0001-*.patch "$TMP"/rs2/*.patch >"$TMP/rs-lost.mbox"
+run "$QUORUM" parse --json "$TMP/rs-lost.mbox"
+is "$(j "$TMP/out" '[(s["complete"], s["superseded"], s["repost_of"], s["resend"]) for s in d["series"]]')" \
+	"[(False, True, None, False), (True, False, 0, True)]" \
+	"an incomplete first posting: the complete resend replaces it"
+# sent again with a change but no new version: a repost, not a resend;
+# it replaces the first posting as a new version would
+sed -i 's/^+\/\* r2 \*\/$/+\/* r2, changed *\//' "$TMP"/rs2/0002-*.patch
+cat "$TMP"/rs1/*.patch "$TMP"/rs2/*.patch >"$TMP/rs-changed.mbox"
+run "$QUORUM" parse --json "$TMP/rs-changed.mbox"
+is "$(j "$TMP/out" '[(s["superseded"], s["repost_of"], s["resend"]) for s in d["series"]]')" \
+	"[(True, None, False), (False, 0, False)]" \
+	"changed and sent again: a repost that replaces the first posting"
+git -C "$R" reset -q --hard "$BASE"
+run "$QUORUM" review -C "$R" --format json "$TMP/rs-changed.mbox"
+is "$(j "$TMP/out" '[r["series"]["cover_message_id"] for r in d["reviews"]]')" "['r2.$cov1']" \
+	"review: the changed posting only"
+
 done_testing
