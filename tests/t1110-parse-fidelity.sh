@@ -108,7 +108,7 @@ is "$(j "$TMP/out" 'd["series"][0]["patches"][0]["from"]')" \
 git mailinfo "$TMP/mi-msg" "$TMP/mi-patch" <"$TMP/inbody.eml" >"$TMP/mi-info"
 like "$TMP/mi-info" '^Author: Other Author$' "git mailinfo agrees on a valid one"
 
-# ---- 3. CRLF inside a base64 body ----
+# ---- 3. CRLF inside a base64 (or quoted-printable) body ----
 # The mailer turned the text into CRLF and base64-encoded it, but left a
 # line or two (the signature, a final line) with LF; or converted only
 # the diff. git am --quoted-cr=strip mends it; quorum always does, since
@@ -121,12 +121,15 @@ echo 'echo bye' >>"$R/configure"
 git -C "$R" commit -q -a -m "configure: say bye" -m "Signed-off-by: A U Thor <author@example.org>"
 git -C "$R" format-patch -q --stdout -1 >"$TMP/conf.patch"
 git -C "$R" reset -q --hard "$CBASE"
-for v in all lastlf siglf diffonly; do
+for v in all lastlf siglf diffonly qp-siglf; do
 	py '
+import quopri
 m = open(sys.argv[1]).read()
 h, b = m.split("\n\n", 1)
-h += "\nMIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: base64"
 v = sys.argv[3]
+cte = "quoted-printable" if v.startswith("qp-") else "base64"
+h += "\nMIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: " + cte
+v = v.replace("qp-", "")
 c = b.replace("\n", "\r\n")
 if v == "lastlf":
     c = c[:-2] + "\n"
@@ -135,13 +138,21 @@ elif v == "siglf":
 elif v == "diffonly":
     i = b.index("diff --git")
     c = b[:i] + b[i:].replace("\n", "\r\n")
-open(sys.argv[2], "w").write(h + "\n\n" + base64.encodebytes(c.encode()).decode())
+if cte == "base64":
+    enc = base64.encodebytes(c.encode()).decode()
+else:  # a CR before a line end travels as =0D
+    enc = ""
+    for x in c.splitlines(True):
+        crlf = x.endswith("\r\n")
+        q = quopri.encodestring(x.rstrip("\r\n").encode()).decode().rstrip("\n")
+        enc += q + ("=0D\n" if crlf else "\n")
+open(sys.argv[2], "w").write(h + "\n\n" + enc)
 ' "$TMP/conf.patch" "$TMP/conf-$v.eml" "$v"
 	run "$QUORUM" parse --json "$TMP/conf-$v.eml"
 	is "$(j "$TMP/out" 'd["series"][0]["patches"][0]["files"]')" "['configure']" \
-		"base64 CRLF ($v): file configure"
+		"CRLF after transfer decoding ($v): file configure"
 	run "$QUORUM" apply -C "$R" "$TMP/conf-$v.eml"
-	is "$rc" 0 "base64 CRLF ($v): applies (no configure\\r)"
+	is "$rc" 0 "CRLF after transfer decoding ($v): applies (no configure\\r)"
 done
 # CRLF content of a file under an LF message is content: left alone
 py '
