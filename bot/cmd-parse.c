@@ -108,6 +108,56 @@ static void json_str(cJSON *obj, const char *key, const char *s)
 	g_free(valid);
 }
 
+/*
+ * Add a long text (a commit message) as valid UTF-8: escaped here in one
+ * pass over runs of plain bytes, as cJSON's own printer spent a fifth of
+ * `parse --json` on them.
+ */
+static void json_text(cJSON *obj, const char *key, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *valid = NULL;
+	GString *out;
+	const unsigned char *p;
+
+	if (!s) {
+		cJSON_AddNullToObject(obj, key);
+		return;
+	}
+	if (!g_utf8_validate(s, -1, NULL))
+		s = valid = g_utf8_make_valid(s, -1);
+	out = g_string_sized_new(strlen(s) + 32);
+	g_string_append_c(out, '"');
+	for (p = (const unsigned char *)s; *p;) {
+		const unsigned char *q = p;
+
+		while (*q >= 0x20 && *q != '"' && *q != '\\')
+			q++;
+		g_string_append_len(out, (const char *)p, q - p);
+		if (!*q)
+			break;
+		g_string_append_c(out, '\\');
+		if (*q == '"' || *q == '\\')
+			g_string_append_c(out, (char)*q);
+		else if (*q == '\n')
+			g_string_append_c(out, 'n');
+		else if (*q == '\t')
+			g_string_append_c(out, 't');
+		else if (*q == '\r')
+			g_string_append_c(out, 'r');
+		else {
+			g_string_append(out, "u00");
+			g_string_append_c(out, hex[*q >> 4]);
+			g_string_append_c(out, hex[*q & 15]);
+		}
+		p = q + 1;
+	}
+	g_string_append_c(out, '"');
+	cJSON_AddRawToObject(obj, key, out->str);
+	g_string_free(out, TRUE);
+	g_free(valid);
+}
+
 static cJSON *json_trailers(const struct mp_trailer *t, size_t n)
 {
 	cJSON *arr = cJSON_CreateArray();
@@ -182,7 +232,7 @@ static cJSON *json_patch(const struct mp_patch *p, int index)
 	json_str(o, "base_commit", p->base_commit);
 	json_str(o, "change_id", p->change_id);
 	cJSON_AddItemToObject(o, "prerequisites", json_prereqs(p));
-	json_str(o, "commit_message", p->commit_message);
+	json_text(o, "commit_message", p->commit_message);
 	g_free(author);
 	return o;
 }

@@ -213,6 +213,12 @@ ok "$(cmp -s "$TMP/cm-q2" "$TMP/cm-g2"; echo $?)" \
 unlike "$TMP/cm-q1" 'a note for reviewers' "notes after --- are not in it"
 is "$(j "$TMP/out" 'd["series"][0]["cover"].get("commit_message", "absent")')" "absent" \
 	"a cover letter has no commit_message"
+# quotes, backslashes, tabs and control bytes come back as they were sent
+printf 'From: A <a@example.org>\nSubject: [PATCH] x: odd bytes\nMessage-Id: <odd@example.org>\n\nA \033[31m"quoted" \\ back\001slash\ttab.\n---\ndiff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n' >"$TMP/odd.eml"
+run "$QUORUM" parse --json "$TMP/odd.eml"
+is "$(j "$TMP/out" 'repr(d["series"][0]["patches"][0]["commit_message"])')" \
+	"'x: odd bytes\\n\\nA \\x1b[31m\"quoted\" \\\\ back\\x01slash\\ttab.\\n'" \
+	"commit_message: escapes and control bytes survive the JSON"
 
 # ---- 6. binary patches list their files ----
 git -C "$R" reset -q --hard "$BASE"
