@@ -419,10 +419,15 @@ static void group_members(struct mp_collector *c)
 {
 	GHashTable *virt =
 		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	GHashTable *loose = g_hash_table_new_full(g_str_hash, g_str_equal,
-						  g_free, loose_group_free);
+	/* loose groups live until the end: vcovers points at them too */
+	GPtrArray *groups = g_ptr_array_new_with_free_func(loose_group_free);
+	GHashTable *loose =
+		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	GHashTable *reposts = g_hash_table_new_full(
 		g_direct_hash, g_direct_equal, NULL, loose_group_free);
+	/* "TOTAL SENDER" -> the loose group of a cover with a version > 1 */
+	GHashTable *vcovers =
+		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	size_t i, k;
 
 	for (i = 0; i < c->n; i++) {
@@ -495,9 +500,21 @@ static void group_members(struct mp_collector *c)
 				synth ? "" : sender_email(e->p));
 			struct loose_group *g = g_hash_table_lookup(loose, key);
 			int64_t ts = e->p->timestamp;
-			bool fits = g && !g_hash_table_contains(
-						 g->indexes,
-						 GINT_TO_POINTER(e->index + 1));
+			bool fits;
+
+			if (e->version == 1 && e->index > 0) {
+				/* "[PATCH 1/4]" after "[PATCH v3 0/4]" */
+				struct loose_group *v = g_hash_table_lookup(
+					vcovers, key + strcspn(key, "/") + 1);
+
+				if (v && ts && v->first_ts &&
+				    ts - v->first_ts <= LOOSE_WINDOW &&
+				    v->first_ts - ts <= LOOSE_WINDOW)
+					g = v;
+			}
+			fits = g && !g_hash_table_contains(
+					    g->indexes,
+					    GINT_TO_POINTER(e->index + 1));
 
 			if (fits && !synth && ts && g->first_ts &&
 			    (ts - g->first_ts > LOOSE_WINDOW ||
@@ -510,18 +527,27 @@ static void group_members(struct mp_collector *c)
 				g_free(key);
 			} else {
 				g = g_new0(struct loose_group, 1);
+				g_ptr_array_add(groups, g);
 				g->rep = i;
 				g->first_ts = ts;
 				g->indexes = g_hash_table_new(g_direct_hash,
 							      g_direct_equal);
 				g_hash_table_add(g->indexes,
 						 GINT_TO_POINTER(e->index + 1));
+				if (e->index == 0 && e->version > 1)
+					g_hash_table_replace(
+						vcovers,
+						g_strdup(key +
+							 strcspn(key, "/") + 1),
+						g);
 				g_hash_table_replace(loose, key, g);
 			}
 		}
 	}
+	g_hash_table_destroy(vcovers);
 	g_hash_table_destroy(virt);
 	g_hash_table_destroy(loose);
+	g_ptr_array_free(groups, TRUE);
 	g_hash_table_destroy(reposts);
 }
 

@@ -375,6 +375,14 @@ run "$QUORUM" parse --json "$TMP/v3.mbox"
 is "$(j "$TMP/out" '[(s["version"], s["total"], s["complete"], s["cover"] is not None) for s in d["series"]]')" \
 	"[(3, 2, True, True)]" "one v3 series with its cover"
 is "$(j "$TMP/out" 'len(d["others"])')" 0 "the cover is not left over"
+# the same with no threading at all (sent one by one): sender, total, time
+git -C "$R" format-patch -q -v3 --cover-letter --no-thread -o "$TMP/v3u" "$BASE..HEAD~1"
+sed -i 's/^Subject: \[PATCH v3 \([12]\/2\)\]/Subject: [PATCH \1]/' "$TMP"/v3u/v3-000[12]-*.patch
+cat "$TMP"/v3u/*.patch >"$TMP/v3u.mbox"
+unlike "$TMP/v3u.mbox" '^In-Reply-To:' "no threading"
+run "$QUORUM" parse --json "$TMP/v3u.mbox"
+is "$(j "$TMP/out" '[(s["version"], s["total"], s["complete"], s["cover"] is not None) for s in d["series"]]')" \
+	"[(3, 2, True, True)]" "unthreaded: still one v3 series with its cover"
 
 # ---- 7. a series sent twice in its own thread ----
 # (same patches, no version, the second posting in reply to the first):

@@ -244,6 +244,34 @@ static void test_repost_with_changes(void **state)
 	mp_set_free(set);
 }
 
+static void test_versioned_cover_unversioned_patches(void **state)
+{
+	const struct spec specs[] = {
+		/* threaded: the patches answer the cover */
+		{ "c", NULL, NULL, NULL, 3, 0, 2, C },
+		{ "p1", "c", "c", NULL, 1, 1, 2, P },
+		{ "p2", "c", "c", NULL, 1, 2, 2, P },
+		/* no threading at all, another sender, a day later */
+		{ "d", NULL, NULL, "B <b@example.org>", 2, 0, 2, C, NULL,
+		  T0 + 86400 },
+		{ "q1", NULL, NULL, "B <b@example.org>", 1, 1, 2, P, NULL,
+		  T0 + 86400 },
+		{ "q2", NULL, NULL, "B <b@example.org>", 1, 2, 2, P, NULL,
+		  T0 + 86460 },
+	};
+	struct mp_set *set = collect(specs, 6, NULL);
+
+	assert_int_equal(set->nseries, 2);
+	assert_int_equal(set->nothers, 0);
+	assert_int_equal(set->series[0]->version, 3);
+	assert_string_equal(set->series[0]->cover->message_id, "c");
+	assert_true(set->series[0]->complete);
+	assert_int_equal(set->series[1]->version, 2);
+	assert_string_equal(set->series[1]->cover->message_id, "d");
+	assert_true(set->series[1]->complete);
+	mp_set_free(set);
+}
+
 static void test_v2_in_reply_to_v1(void **state)
 {
 	const struct spec specs[] = {
@@ -561,6 +589,7 @@ int main(void)
 		cmocka_unit_test(test_missing_cover_groups_by_thread_root),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_resend_in_its_thread),
+		cmocka_unit_test(test_versioned_cover_unversioned_patches),
 		cmocka_unit_test(test_repost_with_changes),
 		cmocka_unit_test(test_v2_in_reply_to_v1),
 		cmocka_unit_test(test_coverless_v2_answering_v1_cover),
