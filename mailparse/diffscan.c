@@ -98,10 +98,29 @@ static bool parse_hunk_header(const char *p, const char *e, long *nold,
 	return true;
 }
 
+/*
+ * A binary file in a diff with no `diff --git` header: GNU diff -r
+ * writes `Binary files a/X and b/X differ`, Mercurial without --git
+ * `Binary file X has changed`. Patchwork counts both as a diff.
+ */
+static bool binary_line(const char *p, const char *e)
+{
+	while (e > p && (e[-1] == '\r' || e[-1] == ' '))
+		e--;
+	if (starts(p, e, "Binary files "))
+		return e - p > 20 && !memcmp(e - 7, " differ", 7) &&
+		       memmem(p + 13, (size_t)(e - p - 13), " and ", 5);
+	return starts(p, e, "Binary file ") && e - p > 24 &&
+	       !memcmp(e - 12, " has changed", 12);
+}
+
 bool mp_diff_starts_here(const char *p, const char *end)
 {
 	const char *e = mp_eol(p, end), *n, *ne, *n2, *n2e;
 	long o, w;
+
+	if (*p == 'B')
+		return binary_line(p, e);
 
 	if (starts(p, e, "diff --git ")) {
 		n = mp_next_line(p, end);
@@ -151,7 +170,8 @@ static size_t find_start(const char *text, size_t len, bool skip_fences)
 
 		if (skip_fences && is_fence(p, e))
 			in_fence = !in_fence;
-		else if (!in_fence && (*p == 'd' || *p == '-' || *p == 'I') &&
+		else if (!in_fence &&
+			 (*p == 'd' || *p == '-' || *p == 'I' || *p == 'B') &&
 			 mp_diff_starts_here(p, end))
 			return (size_t)(p - text);
 		p = e < end ? e + 1 : end;
@@ -373,6 +393,34 @@ static void parse_git_line(struct section *s, const char *p, const char *e)
 	}
 }
 
+/* The names of a binary_line(): old and new (one name for Mercurial's). */
+static void binary_names(struct section *s, const char *p, const char *e)
+{
+	const char *a, *z, *and = NULL, *q;
+
+	while (e > p && (e[-1] == '\r' || e[-1] == ' '))
+		e--;
+	if (starts(p, e, "Binary file ")) {
+		s->new = path_of(p + 12, e - 12, 0);
+		return;
+	}
+	a = p + 13;
+	z = e - 7;
+	/* split at the " and " whose right side looks like the new name */
+	for (q = a; q + 5 <= z && (q = memmem(q, (size_t)(z - q), " and ", 5));
+	     q++) {
+		if (!and || starts(q + 5, z, "b/") ||
+		    starts(q + 5, z, "/dev/null"))
+			and = q;
+		if (starts(q + 5, z, "b/"))
+			break;
+	}
+	if (!and)
+		return;
+	s->old = path_of(a, and, 'a');
+	s->new = path_of(and+5, z, 'b');
+}
+
 static void set_name(char **slot, char *v)
 {
 	free(*slot);
@@ -500,7 +548,14 @@ static size_t walk(const char *text, size_t len, bool *clean,
 			/* fall through */
 		case W_BETWEEN:
 		case W_HEADER:
-			if (starts(p, e, "diff ") || starts(p, e, "Index: ")) {
+			if (c == 'B' && st == W_BETWEEN && binary_line(p, e)) {
+				section_flush(&sec, fl);
+				sec.active = true;
+				after_hunk = false;
+				if (fl)
+					binary_names(&sec, p, e);
+			} else if (starts(p, e, "diff ") ||
+				   starts(p, e, "Index: ")) {
 				if (st == W_BETWEEN &&
 				    !mp_diff_starts_here(p, end))
 					goto done;

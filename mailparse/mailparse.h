@@ -110,7 +110,12 @@ struct mp_patch {
 	/* What it says. */
 	char *subject_raw; /* decoded, unfolded */
 	struct mp_subject subject;
-	/* Title, blank line, body up to `---`, trailers included. */
+	/*
+	 * As git am commits it: the title, a blank line, the body up to
+	 * `---` with trailers, after git stripspace (trailing whitespace
+	 * cut, blank runs merged, no leading/trailing blank line), ending
+	 * in a newline.
+	 */
 	char *commit_message;
 	/* Text after `---` before the diff (diffstat, AUTOSEL review). */
 	char *notes;
@@ -126,6 +131,12 @@ struct mp_patch {
 	 */
 	char *diff;
 	size_t diff_len;
+	/*
+	 * A checksum of diff, set when a collector that keeps no bodies
+	 * drops it (mp_collector_set_keep_bodies()), so that two postings
+	 * can still be compared; 0 otherwise.
+	 */
+	uint64_t diff_hash;
 	/* Paths touched (post-image name; pre-image for deletions). */
 	char **files;
 	size_t nfiles;
@@ -204,7 +215,21 @@ struct mp_series {
 	bool complete; /* every index 1..total present */
 	int *missing;  /* indexes not present */
 	size_t nmissing;
-	bool superseded; /* a newer version of this series is in the same set */
+	/*
+	 * Not to be reviewed: a newer version of this series is in the same
+	 * set, or it was posted twice (see repost_of) and the other posting
+	 * is the one to review.
+	 */
+	bool superseded;
+	/*
+	 * 1 + the index in mp_set.series of an earlier posting of the same
+	 * version and total that this one was sent again in reply to (a
+	 * resend in its thread); 0 when none. resend: both postings carry
+	 * the same patches (titles, files, diffs when kept); then the
+	 * earlier one is reviewed, unless this one has more of its patches.
+	 */
+	size_t repost_of;
+	bool resend;
 	struct mp_trailer *followups; /* trailers sent to the cover letter */
 	size_t nfollowups;
 };
@@ -233,8 +258,9 @@ void mp_collector_add(struct mp_collector *c, struct mp_patch *p);
 /*
  * Keep each patch's diff, commit message and notes (the default: true)?
  * With false the collector drops them as soon as a message is added and
- * keeps only metadata (ids, subject, author, files, trailers, base-commit),
- * so reading a huge mbox stays within bounded memory (`quorum parse`).
+ * keeps only metadata (ids, subject, author, files, trailers, base-commit,
+ * and the commit message of a patch or cover when under 256 KiB), so
+ * reading a huge mbox stays within bounded memory (`quorum parse`).
  * Follow-up trailers of replies are still collected. Cannot fail.
  */
 void mp_collector_set_keep_bodies(struct mp_collector *c, bool keep);

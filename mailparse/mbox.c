@@ -380,6 +380,20 @@ static void set_where(struct mp_mbox *mb)
 }
 
 /*
+ * The first "From " in [s, e). memchr() skips to each 'F' at vector speed,
+ * rare in mail; memmem() took 3 instructions a byte, a quarter of parse.
+ */
+static char *find_from(char *s, char *e)
+{
+	while (s < e && (s = memchr(s, 'F', (size_t)(e - s)))) {
+		if (e - s >= 5 && !memcmp(s, "From ", 5))
+			return s;
+		s++;
+	}
+	return NULL;
+}
+
+/*
  * The fast path: append, in one piece, the whole lines at the head of the
  * buffer up to the first line that holds "From " anywhere (which the line
  * by line path then examines). Returns the bytes consumed; 0 when the
@@ -398,7 +412,7 @@ static size_t bulk_lines(struct mp_mbox *mb, struct sb *msg, bool *too_big,
 	lastnl = memrchr(s, '\n', (size_t)(e - s));
 	if (!lastnl)
 		return 0;
-	hit = memmem(s, (size_t)(lastnl + 1 - s), "From ", 5);
+	hit = find_from(s, lastnl + 1);
 	if (!hit) {
 		stop = lastnl + 1;
 	} else {

@@ -51,7 +51,8 @@ struct ctx {
 	bool guessed;
 	bool is_pull;
 	bool in_body_date;
-	GMimeStream *stream; /* the parser's stream over raw */
+	bool inbody_unreplied; /* an in-body Subject: made a Re: a patch */
+	GMimeStream *stream;   /* the parser's stream over raw */
 	const char *raw;
 	size_t rawlen;
 	GMimeObject *forwarded; /* the first message/rfc822 part */
@@ -124,6 +125,28 @@ static char *dup_header(const char *v)
 		r = u;
 	}
 	return r;
+}
+
+/*
+ * Decode the encoded-words of an unstructured header value (g_free()).
+ * Runs of adjacent words are joined first: GMime cuts some of them.
+ */
+static char *decode_text(const char *v)
+{
+	char *joined = mp_header_join_words(v);
+	char *dec = g_mime_utils_header_decode_text(parser_opts,
+						    joined ? joined : v);
+
+	free(joined);
+	return dec;
+}
+
+/* The raw (undecoded) value of the first header named name, or NULL. */
+static const char *raw_header(GMimeHeaderList *hl, const char *name)
+{
+	GMimeHeader *h = hl ? g_mime_header_list_get_header(hl, name) : NULL;
+
+	return h ? g_mime_header_get_raw_value(h) : NULL;
 }
 
 /* The first <id> in v, or the first word with an '@', without <>. */
@@ -300,8 +323,13 @@ static void set_author(struct mp_patch *p, const char *v, bool gmime)
 	free(p->author_name);
 	free(p->author_email);
 	p->author_name = p->author_email = NULL;
-	if (gmime)
-		list = internet_address_list_parse(parser_opts, v);
+	if (gmime) {
+		char *joined = mp_header_join_words(v);
+
+		list = internet_address_list_parse(parser_opts,
+						   joined ? joined : v);
+		free(joined);
+	}
 	if (list && internet_address_list_length(list) > 0) {
 		InternetAddress *ia =
 			internet_address_list_get_address(list, 0);
@@ -341,12 +369,59 @@ out:
 		p->author_name = xstrdup_or_null(p->author_email);
 }
 
+/* Does v name a mailbox with an address ("Name <a@b>", "a@b")? */
+static bool is_address(const char *v)
+{
+	InternetAddressList *list;
+	bool ok = false;
+
+	if (!v || !strchr(v, '@'))
+		return false;
+	list = internet_address_list_parse(parser_opts, v);
+	if (list && internet_address_list_length(list) > 0) {
+		InternetAddress *ia =
+			internet_address_list_get_address(list, 0);
+		const char *addr =
+			INTERNET_ADDRESS_IS_MAILBOX(ia)
+				? internet_address_mailbox_get_addr(
+					  INTERNET_ADDRESS_MAILBOX(ia))
+				: NULL;
+
+		ok = addr && strchr(addr, '@') && addr[0] != '@';
+	}
+	if (list)
+		g_object_unref(list);
+	return ok;
+}
+
 /* ---- text repairs ---- */
 
-/* Strip one CR before every LF when every line ends in CRLF. */
-static bool crlf_repair(struct sb *t)
+/* Does a `diff --git` or `+++ ` line of [p, end) end in CRLF? */
+static bool diff_header_crlf(const char *p, const char *end)
 {
-	size_t lines = 0, w = 0;
+	for (; p < end; p = mp_next_line(p, end)) {
+		const char *e = mp_eol(p, end);
+
+		if ((mp_line_starts(p, e, "diff --git ") ||
+		     mp_line_starts(p, e, "+++ ")) &&
+		    e < end)
+			return e > p && e[-1] == '\r';
+	}
+	return false;
+}
+
+/*
+ * Strip one CR before every LF when every line ends in CRLF. A part that
+ * was transfer-decoded (base64, quoted-printable) is repaired when its
+ * first line ends in CRLF: the mailer converted the whole text before
+ * encoding it, and a line or two it left alone (a signature, the last
+ * line) must not keep the diff's own `+++ b/configure\r` (git am
+ * --quoted-cr=strip); so is one whose diff header lines end in CRLF, as
+ * git never writes them so. CRLF file content in a LF diff stays.
+ */
+static bool crlf_repair_as(struct sb *t, bool decoded)
+{
+	size_t lines = 0, crlf = 0, w = 0;
 	const char *p, *end, *nl;
 
 	if (!t->len)
@@ -354,12 +429,21 @@ static bool crlf_repair(struct sb *t)
 	p = t->buf;
 	end = t->buf + t->len;
 	while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
-		if (nl == t->buf || nl[-1] != '\r')
+		bool cr = nl > t->buf && nl[-1] == '\r';
+
+		if (decoded && !lines && nl - p <= cr) {
+			p = nl + 1; /* blank lines before the first line */
+			continue;
+		}
+		if (!cr && !decoded)
 			return false;
+		if (!cr && !lines && !diff_header_crlf(p, end))
+			return false;
+		crlf += cr;
 		lines++;
 		p = nl + 1;
 	}
-	if (!lines)
+	if (!lines || !crlf)
 		return false;
 	for (size_t r = 0; r < t->len; r++) {
 		if (t->buf[r] == '\r' && r + 1 < t->len &&
@@ -369,6 +453,19 @@ static bool crlf_repair(struct sb *t)
 	}
 	sb_setlen(t, w);
 	return true;
+}
+
+/* Was the part base64 or quoted-printable (or uuencoded) on the wire? */
+static bool transfer_encoded(GMimeObject *part)
+{
+	GMimeContentEncoding enc;
+
+	if (!part || !GMIME_IS_PART(part))
+		return false;
+	enc = g_mime_part_get_content_encoding(GMIME_PART(part));
+	return enc == GMIME_CONTENT_ENCODING_BASE64 ||
+	       enc == GMIME_CONTENT_ENCODING_QUOTEDPRINTABLE ||
+	       enc == GMIME_CONTENT_ENCODING_UUENCODE;
 }
 
 /* RFC 3676: unstuff, join soft line breaks (lines ending in a space). */
@@ -528,11 +625,21 @@ static const char *inbody_headers(struct ctx *c, const char *p, const char *end,
 			next = mp_next_line(next, end);
 		}
 		if (val.len < 4096) {
-			char *dec = g_mime_utils_header_decode_text(
-				parser_opts, sb_str(&val));
+			char *dec = decode_text(sb_str(&val));
 			char *clean = dup_header(dec);
 
-			if (which == 0 && *clean) {
+			if (which == 0 && !is_address(clean)) {
+				/*
+				 * "From: bogosity" opening the body is text,
+				 * not an author (git's t5100 msg0015): stop
+				 * here and keep it in the message
+				 */
+				free(clean);
+				g_free(dec);
+				sb_release(&val);
+				break;
+			}
+			if (which == 0) {
 				set_author(c->p, clean, true);
 			} else if (which == 1 && *clean) {
 				if (parse_date(clean, &c->p->timestamp,
@@ -546,9 +653,22 @@ static const char *inbody_headers(struct ctx *c, const char *p, const char *end,
 				struct mp_subject s;
 
 				mp_subject_parse(&s, clean);
-				free(c->p->subject.title);
-				c->p->subject.title = s.title;
-				s.title = NULL;
+				if (c->p->subject.reply && !s.reply) {
+					/*
+					 * "Re: ..." opening with "Subject:
+					 * [PATCH] ...": a new patch sent in
+					 * the thread (git am's convention),
+					 * if it carries a diff (parse_raw)
+					 */
+					mp_subject_release(&c->p->subject);
+					c->p->subject = s;
+					c->inbody_unreplied = true;
+					memset(&s, 0, sizeof(s));
+				} else {
+					free(c->p->subject.title);
+					c->p->subject.title = s.title;
+					s.title = NULL;
+				}
 				mp_subject_release(&s);
 			}
 			free(clean);
@@ -996,7 +1116,7 @@ static void diff_bytes_as_sent(struct ctx *c, GMimeObject *part)
 	sb_init(&raw, c->lim->max_message);
 	if (!data || !len || sb_add(&raw, data, len) < 0)
 		goto out;
-	crlf_repair(&raw);
+	crlf_repair_as(&raw, transfer_encoded(part));
 	mp_diff_find(sb_str(&raw), raw.len, &span);
 	if (!span.found)
 		goto out;
@@ -1044,7 +1164,7 @@ static int read_text(struct ctx *c)
 		rc = part_text(c, c->body_part, &body);
 		if (rc < 0)
 			goto out;
-		if (crlf_repair(&body))
+		if (crlf_repair_as(&body, transfer_encoded(c->body_part)))
 			pt->repairs |= MP_REPAIRED_CRLF;
 		if (fmt && !g_ascii_strcasecmp(fmt, "flowed")) {
 			bool ds = delsp && !g_ascii_strcasecmp(delsp, "yes");
@@ -1098,7 +1218,7 @@ static int read_text(struct ctx *c)
 			rc = part_text(c, c->atts[i], &alt);
 			if (rc < 0)
 				goto out;
-			crlf_repair(&alt);
+			crlf_repair_as(&alt, transfer_encoded(c->atts[i]));
 			mp_diff_find(sb_str(&alt), alt.len, &span);
 			if (!span.found)
 				continue;
@@ -1119,7 +1239,7 @@ static int read_text(struct ctx *c)
 		rc = part_text(c, c->atts[i], &alt);
 		if (rc < 0)
 			goto out;
-		crlf_repair(&alt);
+		crlf_repair_as(&alt, transfer_encoded(c->atts[i]));
 		rc = analyze_attachment(c, sb_str(&alt), alt.len);
 		if (rc)
 			break;
@@ -1139,7 +1259,7 @@ static void fill_headers(struct ctx *c, GMimeMessage *msg)
 	struct mp_patch *pt = c->p;
 	GMimeObject *mo = GMIME_OBJECT(msg);
 	GMimeHeaderList *hl = g_mime_object_get_header_list(mo);
-	InternetAddressList *from;
+	InternetAddressList *from, *own_from = NULL;
 	GDateTime *dt;
 	const char *v, *after;
 	int n = hl ? g_mime_header_list_get_count(hl) : 0;
@@ -1168,6 +1288,14 @@ static void fill_headers(struct ctx *c, GMimeMessage *msg)
 		pt->in_reply_to = first_msgid(v, &after);
 	parse_references(pt, g_mime_object_get_header(mo, "References"));
 	from = g_mime_message_get_from(msg);
+	if ((v = raw_header(hl, "From")) && strstr(v, "=?")) {
+		char *joined = mp_header_join_words(v);
+
+		if (joined) /* GMime cut a run of encoded-words: parse again */
+			from = own_from = internet_address_list_parse(
+				parser_opts, joined);
+		free(joined);
+	}
 	if (from && internet_address_list_length(from) > 0 &&
 	    INTERNET_ADDRESS_IS_MAILBOX(
 		    internet_address_list_get_address(from, 0))) {
@@ -1192,6 +1320,8 @@ static void fill_headers(struct ctx *c, GMimeMessage *msg)
 		if (!pt->author_name && pt->author_email)
 			pt->author_name = xstrdup_or_null(pt->author_email);
 	}
+	if (own_from)
+		g_object_unref(own_from);
 	if (!pt->author_name && (v = g_mime_object_get_header(mo, "From")))
 		set_author(pt, v, false);
 	if (!pt->from && (v = g_mime_object_get_header(mo, "From")))
@@ -1207,7 +1337,14 @@ static void fill_headers(struct ctx *c, GMimeMessage *msg)
 			parse_date(pt->date, &pt->timestamp, &pt->tz_offset);
 		}
 	}
-	pt->subject_raw = dup_header(g_mime_message_get_subject(msg));
+	if ((v = raw_header(hl, "Subject")) && strstr(v, "=?")) {
+		char *dec = decode_text(v);
+
+		pt->subject_raw = dup_header(dec);
+		g_free(dec);
+	} else {
+		pt->subject_raw = dup_header(g_mime_message_get_subject(msg));
+	}
 	mp_subject_parse(&pt->subject, pt->subject_raw);
 	if ((v = g_mime_object_get_header(mo, "List-Id"))) {
 		const char *lt = strchr(v, '<'),
@@ -1652,6 +1789,8 @@ static int parse_raw(struct mp_patch **out, const char *raw, size_t len,
 	}
 	if (rc < 0)
 		goto out;
+	if (c.inbody_unreplied && !c.p->diff)
+		c.p->subject.reply = true; /* no diff: a reply after all */
 	if (c.guessed)
 		c.p->repairs |= MP_CHARSET_GUESSED;
 	if (!c.p->subject.title)

@@ -32,6 +32,16 @@ bool mp_utf8_ok(const char *s, size_t len);
 /* A valid UTF-8 copy of s (NULL for NULL); never fails (aborts on OOM). */
 char *mp_strdup_utf8(const char *s, size_t len);
 
+/* ---- rfc2047.c ---- */
+
+/*
+ * v with each run of adjacent encoded-words of one charset and encoding
+ * joined into one word (base64 words decoded and their bytes joined), so
+ * that GMime decodes the whole run; NULL when v has no such run (use v as
+ * it is). Caller frees with free().
+ */
+char *mp_header_join_words(const char *v);
+
 /* ---- diffscan.c ---- */
 
 /* Where a diff sits inside a text. */

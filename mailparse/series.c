@@ -12,6 +12,7 @@
  * bodies become follow-ups of the patch or cover they answer.
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,18 +28,23 @@
 #define MAX_REPLY_DEPTH 64
 /* Follow-up trailers taken from one reply. */
 #define MAX_REPLY_TRAILERS 64
+/* Commit messages kept without bodies (the biggest real ones are ~20 KB). */
+#define MAX_KEPT_MESSAGE (256 * 1024)
+/* Extra patches beyond the total ("3/2") a series takes in. */
+#define MAX_EXTRA 3
 /* Unthreaded patches of one series must arrive within this many seconds. */
 #define LOOSE_WINDOW (12 * 3600)
 
 struct entry {
 	struct mp_patch *p;
-	size_t parent; /* union-find over series members */
+	size_t parent;	       /* union-find over series members */
 	struct mp_trailer *fu; /* trailers written in a reply's body */
 	size_t nfu;
 	bool member; /* a patch or cover of some series */
 	int index, total, version;
-	size_t series; /* 1 + index into the series list; 0 when none */
-	bool taken; /* placed into a series (else goes to others) */
+	size_t series;	  /* 1 + index into the series list; 0 when none */
+	bool taken;	  /* placed into a series (else goes to others) */
+	size_t repost_of; /* 1 + the entry of an earlier posting it repeats */
 };
 
 struct loose_group {
@@ -143,7 +149,8 @@ static bool reply_trailer(const char *line, size_t len, char **key,
 
 	while (k < len && (isalnum((unsigned char)line[k]) || line[k] == '-'))
 		k++;
-	if (k < 2 || k >= len || line[k] != ':' || !isalpha((unsigned char)line[0]))
+	if (k < 2 || k >= len || line[k] != ':' ||
+	    !isalpha((unsigned char)line[0]))
 		return false;
 	if (!(k > 3 && !g_ascii_strncasecmp(line + k - 3, "-by", 3)) &&
 	    !(k == 5 && !g_ascii_strncasecmp(line, "Fixes", 5)))
@@ -194,10 +201,37 @@ static void scan_reply_trailers(struct entry *e, const char *body)
 	}
 }
 
-static void drop_bodies(struct mp_patch *p)
+/* A checksum of the diff (8 bytes a step), to tell a resend from a repost. */
+static uint64_t diff_checksum(const char *d, size_t len)
 {
-	free(p->commit_message);
-	p->commit_message = NULL;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, d + i, 8);
+		h = (h ^ w) * 0x87c37b91114253d5ULL;
+		h = (h << 31) | (h >> 33);
+	}
+	for (; i < len; i++)
+		h = (h ^ (unsigned char)d[i]) * 0x100000001b3ULL;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
+/* Drop the bulk; a patch's commit message is small and `parse` shows it. */
+static void drop_bodies(struct mp_patch *p, bool member)
+{
+	if (member && p->diff && !p->diff_hash)
+		p->diff_hash = diff_checksum(p->diff, p->diff_len);
+	if (!member || (p->commit_message &&
+			strlen(p->commit_message) > MAX_KEPT_MESSAGE)) {
+		free(p->commit_message);
+		p->commit_message = NULL;
+	}
 	free(p->notes);
 	p->notes = NULL;
 	free(p->diff);
@@ -239,13 +273,13 @@ void mp_collector_add(struct mp_collector *c, struct mp_patch *p)
 	e->parent = c->n;
 	e->member = is_member(p);
 	total = p->subject.total;
-	if (e->member && (total < 0 || total > MAX_SERIES_TOTAL ||
-			  p->subject.index < 0)) {
+	if (e->member &&
+	    (total < 0 || total > MAX_SERIES_TOTAL || p->subject.index < 0)) {
 		collector_errorf(c, p->message_id,
 				 "\"%s\" claims a series of %d patches; more "
 				 "than %d is not believed",
-				 p->subject_raw ? p->subject_raw : "",
-				 total, MAX_SERIES_TOTAL);
+				 p->subject_raw ? p->subject_raw : "", total,
+				 MAX_SERIES_TOTAL);
 		e->member = false;
 	}
 	e->index = p->subject.index;
@@ -254,8 +288,8 @@ void mp_collector_add(struct mp_collector *c, struct mp_patch *p)
 	if (!e->member) {
 		scan_reply_trailers(e, p->commit_message);
 		if (!p->commit_message && p->trailers)
-			for (size_t i = 0; i < p->ntrailers &&
-					   e->nfu < MAX_REPLY_TRAILERS;
+			for (size_t i = 0;
+			     i < p->ntrailers && e->nfu < MAX_REPLY_TRAILERS;
 			     i++) {
 				size_t a = e->nfu;
 
@@ -269,7 +303,7 @@ void mp_collector_add(struct mp_collector *c, struct mp_patch *p)
 			}
 	}
 	if (!c->keep_bodies)
-		drop_bodies(p);
+		drop_bodies(p, e->member);
 	g_hash_table_insert(c->by_id, p->message_id,
 			    GSIZE_TO_POINTER(c->n + 1));
 	c->n++;
@@ -344,13 +378,56 @@ static void loose_group_free(gpointer data)
 	g_free(g);
 }
 
+/*
+ * A cover "[PATCH v3 0/4]" whose patches say "[PATCH 1/4]": the patch
+ * has no version of its own (it reads as 1) and answers the cover.
+ */
+static bool unversioned_under_cover(const struct entry *a,
+				    const struct entry *e)
+{
+	return a->index == 0 && a->total > 0 && a->total == e->total &&
+	       a->version > 1 && e->version == 1 && e->index > 0;
+}
+
+/*
+ * Entry i posts again the series of entry a (a resend in its thread):
+ * it starts a new posting, which the other repeated patches of that
+ * series join while their numbers are free in it.
+ */
+static void repost(struct mp_collector *c, GHashTable *reposts, size_t i,
+		   size_t a)
+{
+	gpointer key = GSIZE_TO_POINTER(uf_find(c, a) + 1);
+	struct loose_group *g = g_hash_table_lookup(reposts, key);
+	gpointer idx = GINT_TO_POINTER(c->e[i].index + 1);
+
+	c->e[i].repost_of = a + 1;
+	if (g && !g_hash_table_contains(g->indexes, idx)) {
+		uf_union(c, i, g->rep);
+		g_hash_table_add(g->indexes, idx);
+		return;
+	}
+	g = g_new0(struct loose_group, 1);
+	g->rep = i;
+	g->indexes = g_hash_table_new(g_direct_hash, g_direct_equal);
+	g_hash_table_add(g->indexes, idx);
+	g_hash_table_replace(reposts, key, g);
+}
+
 /* Union every member with the series it belongs to. */
 static void group_members(struct mp_collector *c)
 {
-	GHashTable *virt = g_hash_table_new_full(g_str_hash, g_str_equal,
-						 g_free, NULL);
-	GHashTable *loose = g_hash_table_new_full(g_str_hash, g_str_equal,
-						  g_free, loose_group_free);
+	GHashTable *virt =
+		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	/* loose groups live until the end: vcovers points at them too */
+	GPtrArray *groups = g_ptr_array_new_with_free_func(loose_group_free);
+	GHashTable *loose =
+		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	GHashTable *reposts = g_hash_table_new_full(
+		g_direct_hash, g_direct_equal, NULL, loose_group_free);
+	/* "TOTAL SENDER" -> the loose group of a cover with a version > 1 */
+	GHashTable *vcovers =
+		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	size_t i, k;
 
 	for (i = 0; i < c->n; i++) {
@@ -367,9 +444,18 @@ static void group_members(struct mp_collector *c)
 			if (!a || !a->member)
 				continue;
 			/* the nearest series message decides */
-			if (a->version == e->version &&
-			    (a->total == e->total ||
-			     (a->index == 0 && a->total > 0))) {
+			if (a->version == e->version && a->total == e->total &&
+			    (e->index == 0 || e->index == a->index)) {
+				/*
+				 * a cover answering the series, or a patch
+				 * its own twin: the series posted again
+				 */
+				repost(c, reposts, i, (size_t)(a - c->e));
+				joined = true;
+			} else if ((a->version == e->version ||
+				    unversioned_under_cover(a, e)) &&
+				   (a->total == e->total ||
+				    (a->index == 0 && a->total > 0))) {
 				/* same series (a cover may miscount) */
 				uf_union(c, i, (size_t)(a - c->e));
 				joined = true;
@@ -379,8 +465,8 @@ static void group_members(struct mp_collector *c)
 				 * the thread's root, so v2 patches that each
 				 * answer their v1 twin stay one series
 				 */
-				root = e->p->nreferences ? e->p->references[0] :
-							   e->p->in_reply_to;
+				root = e->p->nreferences ? e->p->references[0]
+							 : e->p->in_reply_to;
 			}
 			break;
 		}
@@ -414,9 +500,21 @@ static void group_members(struct mp_collector *c)
 				synth ? "" : sender_email(e->p));
 			struct loose_group *g = g_hash_table_lookup(loose, key);
 			int64_t ts = e->p->timestamp;
-			bool fits = g && !g_hash_table_contains(
-						 g->indexes,
-						 GINT_TO_POINTER(e->index + 1));
+			bool fits;
+
+			if (e->version == 1 && e->index > 0) {
+				/* "[PATCH 1/4]" after "[PATCH v3 0/4]" */
+				struct loose_group *v = g_hash_table_lookup(
+					vcovers, key + strcspn(key, "/") + 1);
+
+				if (v && ts && v->first_ts &&
+				    ts - v->first_ts <= LOOSE_WINDOW &&
+				    v->first_ts - ts <= LOOSE_WINDOW)
+					g = v;
+			}
+			fits = g && !g_hash_table_contains(
+					    g->indexes,
+					    GINT_TO_POINTER(e->index + 1));
 
 			if (fits && !synth && ts && g->first_ts &&
 			    (ts - g->first_ts > LOOSE_WINDOW ||
@@ -429,18 +527,28 @@ static void group_members(struct mp_collector *c)
 				g_free(key);
 			} else {
 				g = g_new0(struct loose_group, 1);
+				g_ptr_array_add(groups, g);
 				g->rep = i;
 				g->first_ts = ts;
 				g->indexes = g_hash_table_new(g_direct_hash,
 							      g_direct_equal);
 				g_hash_table_add(g->indexes,
 						 GINT_TO_POINTER(e->index + 1));
+				if (e->index == 0 && e->version > 1)
+					g_hash_table_replace(
+						vcovers,
+						g_strdup(key +
+							 strcspn(key, "/") + 1),
+						g);
 				g_hash_table_replace(loose, key, g);
 			}
 		}
 	}
+	g_hash_table_destroy(vcovers);
 	g_hash_table_destroy(virt);
 	g_hash_table_destroy(loose);
+	g_ptr_array_free(groups, TRUE);
+	g_hash_table_destroy(reposts);
 }
 
 static bool same_trailer(const struct mp_trailer *a, const char *key,
@@ -450,8 +558,8 @@ static bool same_trailer(const struct mp_trailer *a, const char *key,
 	       !g_ascii_strcasecmp(a->value, value);
 }
 
-static bool has_trailer(const struct mp_trailer *arr, size_t n,
-			const char *key, const char *value)
+static bool has_trailer(const struct mp_trailer *arr, size_t n, const char *key,
+			const char *value)
 {
 	size_t i;
 
@@ -615,6 +723,13 @@ static struct mp_series *build_series(struct mp_collector *c,
 			total = c->e[g->m[i]].total;
 	if (!total)
 		total = first->total;
+	/* an extra "3/2" sent into the thread makes the series longer */
+	for (i = 0; total > 0 && i < g->n; i++) {
+		int idx = c->e[g->m[i]].index;
+
+		if (idx > total && idx <= total + MAX_EXTRA)
+			total = idx;
+	}
 
 	s->version = first->version;
 	s->total = total > 0 ? total : 1;
@@ -658,6 +773,9 @@ static struct mp_series *build_series(struct mp_collector *c,
 		e->taken = true;
 		e->series = serial;
 	}
+	/* patches that did not repeat their cover's version */
+	if (s->cover && s->cover->subject.version > s->version)
+		s->version = s->cover->subject.version;
 	if (!s->cover) {
 		struct mp_patch *p1 = NULL;
 
@@ -703,8 +821,8 @@ static int cmp_groups(const void *a, const void *b, void *ctx)
 /* Mark series that a newer version in the same set replaces. */
 static void mark_superseded(struct mp_collector *c, struct mp_set *set)
 {
-	GHashTable *newest = g_hash_table_new_full(g_str_hash, g_str_equal,
-						   g_free, NULL);
+	GHashTable *newest =
+		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	char **keys = xcalloc(set->nseries ? set->nseries : 1, sizeof(char *));
 	size_t i, j;
 
@@ -755,6 +873,86 @@ static void mark_superseded(struct mp_collector *c, struct mp_set *set)
 	}
 	free(keys);
 	g_hash_table_destroy(newest);
+}
+
+static size_t present(const struct mp_series *s)
+{
+	size_t k, n = 0;
+
+	for (k = 0; k < s->npatches; k++)
+		n += s->patches[k] != NULL;
+	return n;
+}
+
+static bool same_strings(char **a, size_t na, char **b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t k = 0; k < na; k++)
+		if (strcmp(a[k] ? a[k] : "", b[k] ? b[k] : ""))
+			return false;
+	return true;
+}
+
+/* Does every patch of l have its twin in e: same title, files, diff? */
+static bool same_patches(const struct mp_series *l, const struct mp_series *e)
+{
+	size_t k;
+
+	if (l->npatches != e->npatches)
+		return false;
+	for (k = 0; k < l->npatches; k++) {
+		const struct mp_patch *x = l->patches[k], *y = e->patches[k];
+
+		if (!x)
+			continue;
+		if (!y)
+			continue; /* the earlier posting lost it */
+		if (strcmp(patch_title(x), patch_title(y)) ||
+		    !same_strings(x->files, x->nfiles, y->files, y->nfiles))
+			return false;
+		if (x->diff && y->diff &&
+		    (x->diff_len != y->diff_len ||
+		     memcmp(x->diff, y->diff, x->diff_len)))
+			return false;
+		if (x->diff_hash && y->diff_hash &&
+		    x->diff_hash != y->diff_hash)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A series posted again in its own thread with the same version: show
+ * both postings, and let one of them be reviewed: the earlier, unless
+ * the later one has more of the patches (or changed them: then it
+ * replaces the earlier one, like a new version would).
+ */
+static void mark_reposts(struct mp_collector *c, struct mp_set *set)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		struct entry *e = &c->e[i], *a;
+		struct mp_series *l, *o;
+
+		if (!e->repost_of || !e->series)
+			continue;
+		a = &c->e[e->repost_of - 1];
+		if (!a->series || a->series == e->series)
+			continue;
+		l = set->series[e->series - 1];
+		o = set->series[a->series - 1];
+		if (l->repost_of || o->repost_of == e->series)
+			continue; /* decided already */
+		l->repost_of = a->series;
+		l->resend = same_patches(l, o);
+		if (present(l) > present(o) ||
+		    (!l->resend && present(l) >= present(o)))
+			o->superseded = true;
+		else if (l->resend)
+			l->superseded = true;
+	}
 }
 
 /* Give each reply's trailers to the patch or cover it answers. */
@@ -852,8 +1050,7 @@ struct mp_set *mp_collector_finish(struct mp_collector *c)
 		bool any_patch = false;
 
 		for (j = 0; j < g->n; j++)
-			if (c->e[g->m[j]].index > 0 ||
-			    c->e[g->m[j]].total == 0)
+			if (c->e[g->m[j]].index > 0 || c->e[g->m[j]].total == 0)
 				any_patch = true;
 		if (any_patch) {
 			/* a lone cover with no patch is not a series */
@@ -865,11 +1062,11 @@ struct mp_set *mp_collector_finish(struct mp_collector *c)
 		free(g->m);
 	}
 	free(groups);
-	set->series = xrealloc(set->series,
-			       (set->nseries ? set->nseries : 1) *
-				       sizeof(*set->series));
+	set->series = xrealloc(set->series, (set->nseries ? set->nseries : 1) *
+						    sizeof(*set->series));
 
 	mark_superseded(c, set);
+	mark_reposts(c, set);
 	attach_followups(c, set);
 
 	for (i = 0; i < c->n; i++) {

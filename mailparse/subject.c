@@ -15,6 +15,8 @@
 
 /* More tags than this are kept out; no real subject comes close. */
 #define MAX_TAGS 32
+/* n/m with n > m: an extra patch or two sent after a series ("3/2"). */
+#define MAX_EXTRA 3
 
 static const char *skip_ws(const char *p)
 {
@@ -132,13 +134,45 @@ static void bracket_word(struct mp_subject *s, const char *w, size_t n)
 		int a = small_number(w, (size_t)(slash - w));
 		int b = small_number(slash + 1, n - (size_t)(slash - w) - 1);
 
-		if (a >= 0 && b > 0 && a <= b) {
+		/* "3/2": an extra patch sent into a 2-patch thread */
+		if (a >= 0 && b > 0 && a <= b + MAX_EXTRA) {
 			s->index = a;
 			s->total = b;
 			return;
 		}
 	}
 	add_tag(s, w, n);
+}
+
+/*
+ * Mercurial's "[PATCH 1 of 2]": w..*q is the first number; on success
+ * set index and total and move *q past the second number.
+ */
+static bool n_of_m(struct mp_subject *s, const char *w, const char **q,
+		   const char *close)
+{
+	const char *o = *q, *m, *me;
+	int a, b;
+
+	if ((a = small_number(w, (size_t)(*q - w))) < 0)
+		return false;
+	while (o < close && *o == ' ')
+		o++;
+	if (close - o < 4 || strncasecmp(o, "of ", 3))
+		return false;
+	for (m = o + 3; m < close && *m == ' '; m++)
+		;
+	for (me = m; me < close && isdigit((unsigned char)*me); me++)
+		;
+	if (me < close && *me != ' ' && *me != ',' && *me != '\t')
+		return false;
+	b = small_number(m, (size_t)(me - m));
+	if (b <= 0 || a > b + MAX_EXTRA)
+		return false;
+	s->index = a;
+	s->total = b;
+	*q = me;
+	return true;
 }
 
 /* Read "[...]" at p; returns the position after ']' or NULL. */
@@ -163,6 +197,9 @@ static const char *bracket_group(struct mp_subject *s, const char *p)
 		w = q;
 		while (q < close && *q != ' ' && *q != '\t' && *q != ',')
 			q++;
+		if (q > w && isdigit((unsigned char)*w) &&
+		    n_of_m(s, w, &q, close))
+			continue;
 		if (q > w)
 			bracket_word(s, w, (size_t)(q - w));
 	}

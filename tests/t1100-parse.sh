@@ -58,7 +58,7 @@ is "$(j "$TMP/v1.json" 'd["series"][0]["patches"][2]["base_commit"]')" \
 	"$(git -C "$R" rev-parse HEAD~3)" "base-commit"
 is "$(j "$TMP/v1.json" 'd["errors"]')" "[]" "no errors"
 is "$(j "$TMP/v1.json" 'sorted(d["series"][0]["patches"][0].keys())')" \
-	"['base_commit', 'change_id', 'date', 'files', 'followups', 'from', 'index', 'message_id', 'prerequisites', 'sender', 'subject', 'title', 'trailers']" \
+	"['base_commit', 'change_id', 'commit_message', 'date', 'files', 'followups', 'from', 'index', 'message_id', 'prerequisites', 'sender', 'subject', 'title', 'trailers']" \
 	"patch fields of the documented schema"
 is "$(j "$TMP/v1.json" 'sorted(d["series"][0]["cover"].keys())')" \
 	"['change_id', 'from', 'message_id', 'prerequisites', 'subject']" \

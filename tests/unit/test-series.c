@@ -195,6 +195,83 @@ static void test_duplicates(void **state)
 	mp_set_free(set);
 }
 
+static void test_resend_in_its_thread(void **state)
+{
+	const struct spec specs[] = {
+		{ "c", NULL, NULL, NULL, 1, 0, 2, C },
+		{ "p1", "c", "c", NULL, 1, 1, 2, P, "one" },
+		{ "p2", "c", "c", NULL, 1, 2, 2, P, "two" },
+		/* the same series again, its cover answering the first */
+		{ "c'", "c", "c", NULL, 1, 0, 2, C, NULL, T0 + 60 },
+		{ "p1'", "c'", "c c'", NULL, 1, 1, 2, P, "one", T0 + 60 },
+		{ "p2'", "c'", "c c'", NULL, 1, 2, 2, P, "two", T0 + 60 },
+	};
+	struct mp_set *set = collect(specs, 6, NULL);
+
+	assert_int_equal(set->nseries, 2);
+	assert_int_equal(set->nerrors, 0);
+	assert_string_equal(set->series[0]->cover->message_id, "c");
+	assert_string_equal(set->series[1]->cover->message_id, "c'");
+	assert_true(set->series[0]->complete && set->series[1]->complete);
+	assert_int_equal(set->series[0]->repost_of, 0);
+	assert_int_equal(set->series[1]->repost_of, 1);
+	assert_true(set->series[1]->resend);
+	/* reviewed once: the first posting */
+	assert_false(set->series[0]->superseded);
+	assert_true(set->series[1]->superseded);
+	mp_set_free(set);
+}
+
+static void test_repost_with_changes(void **state)
+{
+	const struct spec specs[] = {
+		{ "p1", NULL, NULL, NULL, 1, 1, 2, P, "one" },
+		{ "p2", "p1", "p1", NULL, 1, 2, 2, P, "two" },
+		/* each patch answers its twin; patch 2 has a new title */
+		{ "p1'", "p1", "p1", NULL, 1, 1, 2, P, "one", T0 + 60 },
+		{ "p2'", "p2", "p1 p2", NULL, 1, 2, 2, P, "two, fixed",
+		  T0 + 60 },
+	};
+	struct mp_set *set = collect(specs, 4, NULL);
+
+	assert_int_equal(set->nseries, 2);
+	assert_int_equal(set->nerrors, 0);
+	assert_int_equal(set->series[1]->repost_of, 1);
+	assert_false(set->series[1]->resend);
+	/* the changed posting replaces the first, as a v2 would */
+	assert_true(set->series[0]->superseded);
+	assert_false(set->series[1]->superseded);
+	mp_set_free(set);
+}
+
+static void test_versioned_cover_unversioned_patches(void **state)
+{
+	const struct spec specs[] = {
+		/* threaded: the patches answer the cover */
+		{ "c", NULL, NULL, NULL, 3, 0, 2, C },
+		{ "p1", "c", "c", NULL, 1, 1, 2, P },
+		{ "p2", "c", "c", NULL, 1, 2, 2, P },
+		/* no threading at all, another sender, a day later */
+		{ "d", NULL, NULL, "B <b@example.org>", 2, 0, 2, C, NULL,
+		  T0 + 86400 },
+		{ "q1", NULL, NULL, "B <b@example.org>", 1, 1, 2, P, NULL,
+		  T0 + 86400 },
+		{ "q2", NULL, NULL, "B <b@example.org>", 1, 2, 2, P, NULL,
+		  T0 + 86460 },
+	};
+	struct mp_set *set = collect(specs, 6, NULL);
+
+	assert_int_equal(set->nseries, 2);
+	assert_int_equal(set->nothers, 0);
+	assert_int_equal(set->series[0]->version, 3);
+	assert_string_equal(set->series[0]->cover->message_id, "c");
+	assert_true(set->series[0]->complete);
+	assert_int_equal(set->series[1]->version, 2);
+	assert_string_equal(set->series[1]->cover->message_id, "d");
+	assert_true(set->series[1]->complete);
+	mp_set_free(set);
+}
+
 static void test_v2_in_reply_to_v1(void **state)
 {
 	const struct spec specs[] = {
@@ -451,7 +528,9 @@ static void test_drop_bodies_keeps_metadata(void **state)
 	assert_int_equal(set->nseries, 1);
 	p = set->series[0]->patches[0];
 	assert_null(p->diff);
-	assert_null(p->commit_message);
+	/* the commit message of a patch stays: parse --json prints it */
+	assert_non_null(p->commit_message);
+	assert_null(set->others[0]->commit_message); /* a reply's goes */
 	assert_int_equal(p->nfiles, 1);
 	assert_int_equal(p->ntrailers, 1);
 	assert_int_equal(p->nfollowups, 1);
@@ -509,6 +588,9 @@ int main(void)
 		cmocka_unit_test(test_deep_thread_with_missing_patch),
 		cmocka_unit_test(test_missing_cover_groups_by_thread_root),
 		cmocka_unit_test(test_duplicates),
+		cmocka_unit_test(test_resend_in_its_thread),
+		cmocka_unit_test(test_versioned_cover_unversioned_patches),
+		cmocka_unit_test(test_repost_with_changes),
 		cmocka_unit_test(test_v2_in_reply_to_v1),
 		cmocka_unit_test(test_coverless_v2_answering_v1_cover),
 		cmocka_unit_test(test_v2_patches_answering_their_v1_twins),

@@ -120,7 +120,15 @@ static void test_not_patches(void **state)
 		{"  folded\n\t subject  here ", "folded subject here", 1, 0, 0,
 		 0, 0, 0, 0, ""},
 		/* bad numbers: kept as tags, never as index/total */
-		{"[PATCH 5/3] x", "x", 1, 0, 0, 1, 0, 0, 0, "5/3"},
+		{"[PATCH 7/3] x", "x", 1, 0, 0, 1, 0, 0, 0, "7/3"},
+		/* an extra patch sent after a 2-patch series */
+		{"[PATCH 3/2] x", "x", 1, 3, 2, 1, 0, 0, 0, ""},
+		/* Mercurial: patchbomb's "n of m" */
+		{"[PATCH 1 of 2] x", "x", 1, 1, 2, 1, 0, 0, 0, ""},
+		{"[PATCH 0 of 12 V2] x", "x", 2, 0, 12, 1, 0, 0, 0, ""},
+		{"[PATCH 2 of 3 stable] x", "x", 1, 2, 3, 1, 0, 0, 0, "stable"},
+		{"[PATCH 1 of] x", "x", 1, 0, 0, 1, 0, 0, 0, "1|of"},
+		{"[PATCH 1 of 2x] x", "x", 1, 0, 0, 1, 0, 0, 0, "1|of|2x"},
 		{"[PATCH 1/9999999] x", "x", 1, 0, 0, 1, 0, 0, 0, "1/9999999"},
 		{"[PATCH v0] x", "x", 1, 0, 0, 1, 0, 0, 0, "v0"},
 	};
