@@ -7,10 +7,11 @@ PKGS := libgit2 gmime-3.0 libcurl libcjson sqlite3 zlib
 DEB_PKGS := build-essential pkg-config git libgit2-dev libgmime-3.0-dev \
 	libnotmuch-dev libcurl4-openssl-dev libcjson-dev libcmocka-dev \
 	libsqlite3-dev sqlite3 zlib1g-dev notmuch b4 python3 python3-yaml perl \
-	clang libclang-rt-14-dev groff-base
+	clang libclang-rt-14-dev clang-format groff-base
 
 BUILD ?= build
 PREFIX ?= /usr/local
+MANDIR ?= $(PREFIX)/share/man
 CC ?= cc
 OPT ?= -O2 -g
 SAN ?=
@@ -19,11 +20,12 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 
-QCFLAGS := -std=gnu11 $(OPT) $(SAN) -Wall -Wextra -Werror -Wshadow \
+QWARN := -Wall -Wextra -Werror -Wshadow \
 	-Wno-unused-parameter -Wformat=2 -Wno-format-nonliteral \
 	-D_GNU_SOURCE -DQUORUM_VERSION='"$(VERSION)"' \
 	-DQUORUM_PROMPTS_DIR='"$(PREFIX)/share/quorum/prompts"' \
-	-I. $(PKG_CFLAGS) $(CFLAGS)
+	-I. $(PKG_CFLAGS)
+QCFLAGS := -std=gnu11 $(OPT) $(SAN) $(QWARN) $(CFLAGS)
 QLDFLAGS := $(SAN) $(LDFLAGS)
 QLIBS := $(PKG_LIBS) -lnotmuch -lm -lpthread $(LIBS)
 
@@ -37,6 +39,27 @@ BOT_OBJ := $(BOT_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 LIBQ := $(BUILD)/libquorum.a
 
+# The libFuzzer targets: the library again, built with clang, ASan+UBSan
+# and fuzzer coverage into its own directory. FUZZ_SAN overrides the
+# sanitizers (e.g. to make one known report recoverable while its fix is
+# pending).
+FUZZ_BUILD ?= build-fuzz
+FUZZ_CC ?= clang
+FUZZ_SAN ?= -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS = -std=gnu11 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) \
+	$(QWARN) $(CFLAGS)
+FUZZ_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+
+# What `make format` and `make format-check` cover.
+FORMAT_SRC := $(LIB_SRC) $(BOT_SRC) $(UNIT_SRC) $(FUZZ_SRC) \
+	$(sort $(wildcard mailparse/*.h review/*.h bot/*.h))
+CLANG_FORMAT ?= clang-format
+
+# What `make install` copies as bin/quorum (the tests install the binary
+# they test: make install QUORUM_INSTALL=...).
+QUORUM_INSTALL ?= quorum
+
 # Quiet by default; `make V=1` shows the commands.
 ifeq ($(V),1)
 Q :=
@@ -49,7 +72,8 @@ endif
 # The binary the tests run; `make asan` points this at the sanitizer build.
 QUORUM_BIN ?= $(CURDIR)/$(BUILD)/quorum
 
-.PHONY: all check unit prove asan deps demo bench fuzz clean install format
+.PHONY: all check unit prove asan deps demo bench fuzz fuzz-targets clean \
+	install uninstall format format-check
 all: quorum
 
 quorum: $(BUILD)/quorum
@@ -77,7 +101,24 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBQ)
 	$(Q)$(CC) $(QCFLAGS) $(CMOCKA_CFLAGS) -MMD -MP -o $@ $< $(LIBQ) \
 		$(QLDFLAGS) $(QLIBS) $(CMOCKA_LIBS)
 
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(QP) FUZZCC $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(FUZZ_BUILD)/libquorum.a: $(FUZZ_OBJ)
+	@rm -f $@
+	$(QP) AR $@
+	$(Q)ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz-%.c $(FUZZ_BUILD)/libquorum.a
+	@mkdir -p $(dir $@)
+	$(QP) FUZZLD $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -o $@ $< \
+		$(FUZZ_BUILD)/libquorum.a $(QLIBS)
+
 -include $(LIB_OBJ:.o=.d) $(BOT_OBJ:.o=.d) $(UNIT_BIN:=.d)
+-include $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d)
 
 # make check: cmocka unit tests, then prove over the shell tests.
 check: unit prove
@@ -104,19 +145,45 @@ demo: deps
 bench: quorum
 	@QUORUM_BIN=$(QUORUM_BIN) sh tests/bench/run.sh
 
-fuzz:
-	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+# make fuzz [FUZZ_SECONDS=N] [FUZZ_TARGETS="mbox diff"]: build the targets,
+# make seeds, run each target N seconds (tests/fuzz/run.sh says how).
+fuzz-targets: $(FUZZ_BIN)
+
+fuzz: fuzz-targets
+	@FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_TARGETS="$(FUZZ_TARGETS)" \
+		sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 format:
-	clang-format -i $(LIB_SRC) $(BOT_SRC) $(UNIT_SRC) mailparse/*.h review/*.h bot/*.h
+	$(CLANG_FORMAT) -i $(FORMAT_SRC)
 
-install: quorum
-	install -D -m 0755 quorum $(DESTDIR)$(PREFIX)/bin/quorum
+# Every C file as .clang-format wants it; lists those that are not.
+format-check:
+	@command -v $(CLANG_FORMAT) >/dev/null || \
+		{ echo "format-check: $(CLANG_FORMAT) is not installed (make deps)"; exit 3; }
+	@bad=0; for f in $(FORMAT_SRC); do \
+		$(CLANG_FORMAT) --dry-run --Werror "$$f" >/dev/null 2>&1 || \
+			{ echo "  not formatted: $$f"; bad=$$((bad + 1)); }; \
+	done; \
+	if [ $$bad -ne 0 ]; then \
+		echo "format-check: $$bad of $(words $(FORMAT_SRC)) files differ from .clang-format (make format rewrites them)"; \
+		exit 1; \
+	fi; \
+	echo "format-check: all $(words $(FORMAT_SRC)) files are formatted"
+
+install: $(QUORUM_INSTALL)
+	install -D -m 0755 $(QUORUM_INSTALL) $(DESTDIR)$(PREFIX)/bin/quorum
 	install -d $(DESTDIR)$(PREFIX)/share/quorum/prompts/subsystems
 	install -m 0644 prompts/*.md prompts/*.json \
 		$(DESTDIR)$(PREFIX)/share/quorum/prompts/
 	install -m 0644 prompts/subsystems/* \
 		$(DESTDIR)$(PREFIX)/share/quorum/prompts/subsystems/
+	install -D -m 0644 contrib/quorum.1 $(DESTDIR)$(MANDIR)/man1/quorum.1
+
+# Removes what install put there: the shared directories it may have
+# made (bin/, man1/) are left, as they may hold other programs' files.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/quorum $(DESTDIR)$(MANDIR)/man1/quorum.1
+	rm -rf $(DESTDIR)$(PREFIX)/share/quorum
 
 clean:
 	rm -rf build build-asan build-fuzz quorum

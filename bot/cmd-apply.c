@@ -3,7 +3,6 @@
  * cmd-apply.c - `quorum apply`: apply a series in memory and show, per
  * patch, the commit and tree ids, or exactly why it does not apply.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "quorum.h"
+#include "session.h"
 
 static int cmd_apply(int argc, char **argv);
 
@@ -190,160 +189,184 @@ static int exit_for(int rv)
 	}
 }
 
-static int cmd_apply(int argc, char **argv)
+struct apply_args {
+	const char *path;     /* the mail */
+	const char *worktree; /* --worktree DIR, or NULL */
+	bool keep;	      /* --keep */
+};
+
+/* The options of apply; 0, or -1 to return *exit_code. */
+static int apply_options(int argc, char **argv, struct cmd_opts *co,
+			 struct rv_apply_opts *opts, struct apply_args *a,
+			 int *exit_code)
 {
 	static const struct option longopts[] = {
-		{"base", required_argument, NULL, 'b'},
-		{"json", no_argument, NULL, 'j'},
 		{"worktree", required_argument, NULL, 'w'},
 		{"keep", no_argument, NULL, 'k'},
 		{"store-refs", no_argument, NULL, 's'},
 		{"no-3way", no_argument, NULL, '3'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		CMD_OPT_BASE,
+		CMD_OPT_JSON,
+		CMD_OPT_HELP,
+		CMD_OPT_END,
 	};
-	struct rv_apply_opts opts = RV_APPLY_OPTS_INIT;
-	struct rv_prereq_plan plan = {0};
-	const char *repo_path = ".", *path, *worktree = NULL;
-	struct rv_repo *repo = NULL;
-	struct mp_set *set = NULL;
-	struct errmsg err = {""};
-	cJSON *jout = NULL;
-	bool json = false, keep = false;
-	int c, ret = EXIT_USAGE, napplied = 0;
-	size_t i;
+	int c;
 
-	opterr = 0;
-	optind = 1;
+	cmd_opt_start();
 	while ((c = getopt_long(argc, argv, "+hC:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'C':
-			repo_path = optarg;
-			break;
-		case 'b':
-			opts.base = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'w':
-			worktree = optarg;
-			break;
-		case 'k':
-			keep = true;
-			break;
-		case 's':
-			opts.store_refs = true;
-			break;
-		case '3':
-			opts.three_way = false;
-			break;
-		case 'h':
-			return cmd_print_help(&cmd_apply_def);
-		default:
-			return usage_error(&cmd_apply_def,
-					   "unknown or incomplete option '%s'",
-					   argv[optind - 1]);
-		}
+		if (c == 'w')
+			a->worktree = optarg;
+		else if (c == 'k')
+			a->keep = true;
+		else if (c == 's')
+			opts->store_refs = true;
+		else if (c == '3')
+			opts->three_way = false;
+		else if (cmd_opt(&cmd_apply_def, c, argv, co, exit_code) < 0)
+			return -1;
 	}
-	if (argc - optind != 1)
-		return usage_error(
+	opts->base = co->base;
+	if (argc - optind != 1) {
+		*exit_code = usage_error(
 			&cmd_apply_def,
 			"apply takes one FILE (or - for standard input)");
-	if (keep && !worktree)
-		return usage_error(&cmd_apply_def,
-				   "--keep needs --worktree DIR");
-	path = argv[optind];
-	if (!strcmp(path, "-") && isatty(STDIN_FILENO))
-		return usage_error(&cmd_apply_def,
-				   "standard input is a terminal; give FILE");
-	if (worktree && access(worktree, F_OK) == 0) {
+		return -1;
+	}
+	if (a->keep && !a->worktree) {
+		*exit_code = usage_error(&cmd_apply_def,
+					 "--keep needs --worktree DIR");
+		return -1;
+	}
+	a->path = argv[optind];
+	if (!strcmp(a->path, "-") && isatty(STDIN_FILENO)) {
+		*exit_code =
+			usage_error(&cmd_apply_def,
+				    "standard input is a terminal; give FILE");
+		return -1;
+	}
+	if (a->worktree && access(a->worktree, F_OK) == 0) {
 		error("--worktree %s already exists; give a path that does not",
-		      worktree);
+		      a->worktree);
+		*exit_code = EXIT_USAGE;
+		return -1;
+	}
+	return 0;
+}
+
+/* The mail of path as series; 0 or an exit status. */
+static int apply_read_input(const char *path, struct mp_set **set)
+{
+	const char *name = strcmp(path, "-") ? path : "standard input";
+	struct errmsg err = {""};
+
+	if (mp_read_path(set, path, NULL, &err) < 0) {
+		error("%s", err.msg);
 		return EXIT_USAGE;
 	}
+	if ((*set)->nseries)
+		return 0;
+	if ((*set)->nerrors)
+		error("%s: %s",
+		      (*set)->errors[0].where ? (*set)->errors[0].where : name,
+		      (*set)->errors[0].message);
+	else
+		error("%s holds no patch (no diff found); nothing to apply",
+		      name);
+	return EXIT_USAGE;
+}
 
-	if (rv_repo_open(&repo, repo_path, &err) < 0) {
-		error("%s", err.msg);
-		return EXIT_ENV;
-	}
-	if (mp_read_path(&set, path, NULL, &err) < 0) {
-		error("%s", err.msg);
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (!set->nseries) {
-		const char *name = strcmp(path, "-") ? path : "standard input";
+/*
+ * Apply series s, show the result (text, or into jout), and check the
+ * tree out into a->worktree when wanted (first series only). Returns
+ * an exit status.
+ */
+static int apply_one(struct rv_repo *repo, const struct mp_series *s,
+		     const struct rv_apply_opts *opts,
+		     const struct apply_args *a, bool first, cJSON *jout)
+{
+	struct rv_apply_result *r = NULL;
+	struct errmsg err = {""};
+	const char *wt = NULL;
+	int rv;
 
-		if (set->nerrors)
-			error("%s: %s",
-			      set->errors[0].where ? set->errors[0].where
-						   : name,
-			      set->errors[0].message);
+	if (!s->complete && s->nmissing)
+		warning("the series lacks %zu of its %d patches; applying the "
+			"rest",
+			s->nmissing, s->total);
+	rv = rv_apply_series(&r, repo, s, opts, &err);
+	if (rv == 0 && a->worktree && first) {
+		if (rv_worktree_checkout(repo,
+					 r->patches[r->npatches - 1].tree_id,
+					 a->worktree, &err) < 0)
+			rv = RV_ERR_REPO;
 		else
-			error("%s holds no patch (no diff found); nothing to "
-			      "apply",
-			      name);
-		ret = EXIT_USAGE;
-		goto out;
+			wt = a->worktree;
 	}
-	if (json)
-		jout = cJSON_CreateArray();
-	ret = EXIT_CLEAN;
-	/* A series another one of the input needs is applied under it. */
-	rv_prereq_plan_input(&plan, repo, set, &opts, NULL, false);
-	for (i = 0; i < set->nseries; i++) {
-		const struct mp_series *s = set->series[i];
-		struct rv_apply_result *r = NULL;
-		const char *wt = NULL;
-		int rv;
+	if (r && jout)
+		cJSON_AddItemToArray(jout, to_json(s, r, wt, a->keep));
+	else if (r)
+		print_text(s, r, wt);
+	if (rv < 0)
+		error("%s", err.msg);
+	if (wt && !a->keep && rv_worktree_remove(wt) < 0)
+		warning("could not remove the worktree %s", wt);
+	rv_apply_result_free(r);
+	return exit_for(rv);
+}
 
-		if (s->superseded || plan.used[i])
+static void print_json(cJSON *jout)
+{
+	char *text = cJSON_Print(cJSON_GetArraySize(jout) == 1
+					 ? cJSON_GetArrayItem(jout, 0)
+					 : jout);
+
+	if (text)
+		puts(text);
+	free(text);
+}
+
+static int cmd_apply(int argc, char **argv)
+{
+	struct rv_apply_opts opts = RV_APPLY_OPTS_INIT;
+	struct cmd_opts co = CMD_OPTS_INIT;
+	struct session s = SESSION_INIT;
+	struct rv_prereq_plan plan = {0};
+	struct apply_args a = {.path = NULL};
+	struct mp_set *set = NULL;
+	cJSON *jout = NULL;
+	int ret, napplied = 0;
+	size_t i;
+
+	if (apply_options(argc, argv, &co, &opts, &a, &ret) < 0)
+		return ret;
+	ret = session_start(&s, &co, SESSION_REPO);
+	if (ret)
+		goto out;
+	ret = apply_read_input(a.path, &set);
+	if (ret)
+		goto out;
+	if (co.json)
+		jout = cJSON_CreateArray();
+	/* A series another one of the input needs is applied under it. */
+	rv_prereq_plan_input(&plan, s.repo, set, &opts, NULL, false);
+	for (i = 0; i < set->nseries; i++) {
+		int r;
+
+		if (set->series[i]->superseded || plan.used[i])
 			continue;
 		opts.prereqs = plan.of[i];
 		opts.nprereqs = plan.nof[i];
-		if (!s->complete && s->nmissing)
-			warning("the series lacks %zu of its %d patches; "
-				"applying the rest",
-				s->nmissing, s->total);
-		rv = rv_apply_series(&r, repo, s, &opts, &err);
-		if (rv == 0 && worktree && !napplied) {
-			if (rv_worktree_checkout(
-				    repo, r->patches[r->npatches - 1].tree_id,
-				    worktree, &err) < 0)
-				rv = RV_ERR_REPO;
-			else
-				wt = worktree;
-		}
-		if (r) {
-			if (json)
-				cJSON_AddItemToArray(jout,
-						     to_json(s, r, wt, keep));
-			else
-				print_text(s, r, wt);
-		}
-		if (rv < 0)
-			error("%s", err.msg);
-		if (wt && !keep && rv_worktree_remove(wt) < 0)
-			warning("could not remove the worktree %s", wt);
-		rv_apply_result_free(r);
-		napplied++;
-		if (rv < 0 && exit_for(rv) > ret)
-			ret = exit_for(rv);
+		r = apply_one(s.repo, set->series[i], &opts, &a, !napplied++,
+			      jout);
+		if (r > ret)
+			ret = r;
 	}
-	if (json) {
-		char *text = cJSON_Print(cJSON_GetArraySize(jout) == 1
-						 ? cJSON_GetArrayItem(jout, 0)
-						 : jout);
-
-		if (text)
-			puts(text);
-		free(text);
-	}
+	if (jout)
+		print_json(jout);
 out:
 	rv_prereq_plan_release(&plan);
 	cJSON_Delete(jout);
 	mp_set_free(set);
-	rv_repo_free(repo);
+	session_close(&s);
 	return ret;
 }

@@ -4,13 +4,12 @@
  * oldest first, each run of consecutive commits as one series on the
  * first one's parent, for a CI job.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "quorum.h"
 #include "review/cost.h"
+#include "session.h"
 
 static int cmd_ci(int argc, char **argv);
 
@@ -179,10 +178,30 @@ static int pick_riskiest(struct rv_repo *repo, struct rv_history *h,
 	return 0;
 }
 
-/* What the models of the whole run did with the budget. */
-struct ci_money {
-	size_t asked;	/* calls sent or answered from the cache */
-	size_t refused; /* calls not sent: a cap would have been passed */
+/* What ci was asked for. */
+struct ci_opts {
+	const char *range;
+	int fail_on;	 /* enum rv_severity: exit 1 at or above it */
+	int max_commits; /* 0: ci.max-commits */
+};
+
+#define CI_OPTS_INIT                                                           \
+	{                                                                      \
+		.fail_on = RV_SEV_MEDIUM,                                      \
+	}
+
+/* A ci run in progress: where it reports, and what it came to. */
+struct ci_review {
+	struct session *s;
+	struct report *rp;
+	int fail_on;
+	bool failed; /* a finding at or above fail_on */
+	size_t nreviewed, nskipped;
+	/* What the models of the whole run did with the budget. */
+	struct {
+		size_t asked;	/* calls sent or answered from the cache */
+		size_t refused; /* calls not sent: a cap would be passed */
+	} money;
 };
 
 /*
@@ -213,11 +232,10 @@ static void run_clear(struct ci_run *run)
 }
 
 /* Review the run into rp and empty it; 0, or an exit status. */
-static int review_run(struct rv_repo *repo, struct ci_run *run,
-		      struct rv_review_opts *opts, struct rv_history *history,
-		      struct report *rp, int fail_on, bool *failed,
-		      struct ci_money *money)
+static int review_run(struct ci_review *cr, struct ci_run *run)
 {
+	struct rv_review_opts *opts = &cr->s->opts;
+	struct rv_history *history = cr->s->history;
 	struct errmsg err = {""};
 	struct rv_review *r = NULL;
 	size_t i, n = run->s.npatches;
@@ -238,15 +256,15 @@ static int review_run(struct rv_repo *repo, struct ci_run *run,
 		rv_history_set_horizon(history, run->ids[0]);
 	opts->apply.base = run->base;
 	opts->series_key = run->ids[n - 1];
-	rr = rv_review_series(&r, repo, &run->s, opts, &err);
+	rr = rv_review_series(&r, cr->s->repo, &run->s, opts, &err);
 	opts->apply.base = NULL;
 	if (rr < 0 && !r) {
 		error("commit %.12s: %s", run->ids[0], err.msg);
 		ret = rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
 		goto out;
 	}
-	report_add_commits(rp, r, (const char(*)[RV_OID_HEXSZ + 1]) run->ids,
-			   n);
+	report_add_commits(cr->rp, r,
+			   (const char(*)[RV_OID_HEXSZ + 1]) run->ids, n);
 	if (rr == RV_ERR_APPLY) {
 		error("commit %.12s..%.12s: %s", run->ids[0], run->ids[n - 1],
 		      err.msg);
@@ -254,13 +272,13 @@ static int review_run(struct rv_repo *repo, struct ci_run *run,
 		goto out;
 	}
 	for (i = 0; i < r->findings.n; i++)
-		if ((int)r->findings.items[i].severity >= fail_on)
-			*failed = true;
+		if ((int)r->findings.items[i].severity >= cr->fail_on)
+			cr->failed = true;
 	for (i = 0; i < r->ncalls; i++) {
 		if (r->calls[i].budget)
-			money->refused++;
+			cr->money.refused++;
 		else
-			money->asked++;
+			cr->money.asked++;
 	}
 out:
 	rv_review_free(r);
@@ -272,10 +290,7 @@ out:
  * Add commit id to the run, reviewing the run first when id does not
  * follow it. 0, or an exit status.
  */
-static int run_add(struct rv_repo *repo, struct ci_run *run, const char *id,
-		   struct rv_review_opts *opts, struct rv_history *history,
-		   struct report *rp, int fail_on, bool *failed,
-		   struct ci_money *money)
+static int run_add(struct ci_review *cr, struct ci_run *run, const char *id)
 {
 	struct errmsg err = {""};
 	struct sb mail = SB_INIT;
@@ -283,7 +298,7 @@ static int run_add(struct rv_repo *repo, struct ci_run *run, const char *id,
 	char parent[RV_OID_HEXSZ + 1];
 	int ret = 0;
 
-	if (rv_commit_email(repo, id, &mail, parent, &err) < 0) {
+	if (rv_commit_email(cr->s->repo, id, &mail, parent, &err) < 0) {
 		error("%s", err.msg);
 		ret = EXIT_ENV;
 		goto out;
@@ -295,8 +310,7 @@ static int run_add(struct rv_repo *repo, struct ci_run *run, const char *id,
 	}
 	if (*run->last &&
 	    (strcmp(parent, run->last) || run->s.npatches == CI_RUN_MAX)) {
-		ret = review_run(repo, run, opts, history, rp, fail_on, failed,
-				 money);
+		ret = review_run(cr, run);
 		if (ret)
 			goto out;
 	}
@@ -315,228 +329,193 @@ out:
 	return ret;
 }
 
-static int cmd_ci(int argc, char **argv)
+/* The options of ci; 0, or -1 to return *exit_code. */
+static int ci_options(int argc, char **argv, struct cmd_opts *co,
+		      struct ci_opts *ci, int *exit_code)
 {
 	static const struct option longopts[] = {
 		{"range", required_argument, NULL, 'r'},
-		{"budget", required_argument, NULL, 'B'},
 		{"fail-on", required_argument, NULL, 'F'},
-		{"format", required_argument, NULL, 'f'},
-		{"output", required_argument, NULL, 'o'},
 		{"max-commits", required_argument, NULL, 'm'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		CMD_OPT_BUDGET,
+		CMD_OPT_FORMAT,
+		CMD_OPT_OUTPUT,
+		CMD_OPT_HELP,
+		CMD_OPT_END,
 	};
-	struct rv_review_opts opts = RV_REVIEW_OPTS_INIT;
-	const char *repo_path = ".", *range = NULL, *output = NULL;
-	struct qconfig *cfg = NULL;
-	struct rv_repo *repo = NULL;
-	struct errmsg err = {""};
-	struct rv_history *history = NULL;
-	struct llm_voters llm = {0};
-	struct rv_prompts *prompts = NULL;
-	struct rv_ledger *ledger = NULL;
-	struct rv_range commits = {0};
-	struct report *rp = NULL;
-	char *workdir = NULL, *end;
-	double budget = -1;
-	int c, ret = EXIT_USAGE, quorum = 0, fmt = FMT_TEXT;
-	int fail_on = RV_SEV_MEDIUM, max_commits = 0;
-	bool *pick = NULL;
-	double *risk = NULL;
-	struct ci_run *run = NULL;
-	bool failed = false;
-	size_t i, nreviewed = 0, nskipped = 0;
-	struct ci_money money = {0, 0};
+	char *end;
+	int c;
 
-	opterr = 0;
-	optind = 1;
+	co->formats &= ~(1u << FMT_EMAIL); /* a commit has no thread */
+	cmd_opt_start();
 	while ((c = getopt_long(argc, argv, "+hC:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'C':
-			repo_path = optarg;
-			break;
 		case 'r':
-			range = optarg;
-			break;
-		case 'B':
-			budget = strtod(optarg, &end);
-			if (end == optarg || *end ||
-			    !(budget >= 0 && budget < 1e9))
-				return usage_error(&cmd_ci_def,
-						   "--budget wants an amount "
-						   "in USD, not '%s'",
-						   optarg);
+			ci->range = optarg;
 			break;
 		case 'F':
-			fail_on = rv_severity_parse(optarg);
-			if (fail_on < 0)
-				return usage_error(
+			ci->fail_on = rv_severity_parse(optarg);
+			if (ci->fail_on < 0) {
+				*exit_code = usage_error(
 					&cmd_ci_def,
-					"--fail-on wants low, medium, high or "
-					"critical, not '%s'",
+					"--fail-on wants low, medium, high "
+					"or critical, not '%s'",
 					optarg);
-			break;
-		case 'f':
-			fmt = report_format_parse(optarg);
-			if (fmt < 0 || fmt == FMT_EMAIL)
-				return usage_error(&cmd_ci_def,
-						   "--format wants text, json "
-						   "or sarif, not '%s'",
-						   optarg);
-			break;
-		case 'o':
-			output = optarg;
+				return -1;
+			}
 			break;
 		case 'm':
-			max_commits = (int)strtol(optarg, &end, 10);
-			if (*end || max_commits < 1 || max_commits > 100000)
-				return usage_error(
+			ci->max_commits = (int)strtol(optarg, &end, 10);
+			if (*end || ci->max_commits < 1 ||
+			    ci->max_commits > 100000) {
+				*exit_code = usage_error(
 					&cmd_ci_def,
-					"--max-commits wants a number from 1 "
-					"to 100000, not '%s'",
+					"--max-commits wants a number from "
+					"1 to 100000, not '%s'",
 					optarg);
+				return -1;
+			}
 			break;
-		case 'h':
-			return cmd_print_help(&cmd_ci_def);
 		default:
-			return usage_error(&cmd_ci_def,
-					   "unknown or incomplete option '%s'",
-					   argv[optind - 1]);
+			if (cmd_opt(&cmd_ci_def, c, argv, co, exit_code) < 0)
+				return -1;
 		}
 	}
-	if (optind < argc)
-		return usage_error(&cmd_ci_def, "unexpected argument '%s'",
-				   argv[optind]);
-	if (!range)
-		return usage_error(&cmd_ci_def, "--range A..B is required");
+	if (optind < argc) {
+		*exit_code = usage_error(
+			&cmd_ci_def, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (!ci->range) {
+		*exit_code =
+			usage_error(&cmd_ci_def, "--range A..B is required");
+		return -1;
+	}
+	return 0;
+}
 
-	if (rv_repo_open(&repo, repo_path, &err) < 0) {
-		error("%s", err.msg);
-		return EXIT_ENV;
-	}
-	if (qconfig_load(&cfg, repo_path, &err) < 0 ||
-	    qconfig_get_int(cfg, "review.quorum", 0, &quorum, &err) < 0) {
-		error("%s", err.msg);
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	opts.quorum = quorum;
-	if (!max_commits &&
-	    (qconfig_get_int(cfg, "ci.max-commits", CI_MAX_COMMITS,
-			     &max_commits, &err) < 0 ||
-	     max_commits < 1)) {
-		error("%s", max_commits < 1 && !*err.msg
-				    ? "config ci.max-commits must be 1 or more"
-				    : err.msg);
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (llm_voters_load(cfg, &llm, &err) < 0) {
-		error("%s", err.msg);
-		ret = EXIT_ENV;
-		goto out;
-	}
-	if (llm.n && budget == 0) {
-		/* A budget of nothing: never ask a model, say so once. */
-		warning("--budget 0: reviewing with the offline voters only");
-		llm_voters_release(&llm);
-	}
-	if (llm.n &&
-	    (llm_review_opts(cfg, &llm, &opts, &prompts, &err) < 0 ||
-	     cost_review_opts(cfg, NULL, budget, &opts, &ledger, &err) < 0)) {
-		error("%s", err.msg);
-		ret = EXIT_ENV;
-		goto out;
-	}
-	if (rv_range_commits(&commits, repo, range, &err) < 0) {
-		error("%s", err.msg);
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (rv_history_open(&history, repo_path, &err) < 0)
-		warning("%s; reviewing without it", err.msg);
-	workdir = rv_workdir_of(repo_path);
-	opts.history = history;
-	opts.workdir = workdir;
+/* --max-commits, else ci.max-commits from the config; 0 or -1 with err. */
+static int ci_max_commits(struct session *s, struct ci_opts *ci,
+			  struct errmsg *err)
+{
+	if (ci->max_commits)
+		return 0;
+	if (qconfig_get_int(s->cfg, "ci.max-commits", CI_MAX_COMMITS,
+			    &ci->max_commits, err) < 0)
+		return -1;
+	if (ci->max_commits < 1)
+		return errmsg_set(err, -1,
+				  "config ci.max-commits must be 1 or more");
+	return 0;
+}
 
-	rp = report_new((enum report_format)fmt);
-	if (!rp) {
-		error("out of memory");
-		ret = EXIT_ENV;
-		goto out;
-	}
-	if (pick_riskiest(repo, history, &commits, (size_t)max_commits, &pick,
-			  &risk) < 0) {
-		error("out of memory");
-		ret = EXIT_ENV;
-		goto out;
-	}
-	ret = EXIT_CLEAN;
-	run = calloc(1, sizeof(*run));
-	if (!run) {
-		error("out of memory");
-		ret = EXIT_ENV;
-		goto out;
-	}
-	for (i = 0; i < commits.n && ret == EXIT_CLEAN; i++) {
+/*
+ * Review the picked commits of the range in runs, and list the others
+ * as skipped. 0 or an exit status.
+ */
+static int ci_review_range(struct ci_review *cr, const struct rv_range *commits,
+			   const bool *pick, const double *risk)
+{
+	struct ci_run *run = xcalloc(1, sizeof(*run));
+	size_t i;
+	int ret = EXIT_CLEAN;
+
+	for (i = 0; i < commits->n && ret == EXIT_CLEAN; i++) {
 		if (!pick[i]) {
 			/* A commit left out ends the run: its successor does
 			 * not apply without it. */
-			ret = review_run(repo, run, &opts, history, rp, fail_on,
-					 &failed, &money);
+			ret = review_run(cr, run);
 			continue;
 		}
-		ret = run_add(repo, run, commits.ids[i], &opts, history, rp,
-			      fail_on, &failed, &money);
-		nreviewed++;
+		ret = run_add(cr, run, commits->ids[i]);
+		cr->nreviewed++;
 	}
 	if (ret == EXIT_CLEAN)
-		ret = review_run(repo, run, &opts, history, rp, fail_on,
-				 &failed, &money);
-	if (run)
-		run_clear(run);
-	for (i = 0; i < commits.n; i++)
+		ret = review_run(cr, run);
+	run_clear(run);
+	free(run);
+	for (i = 0; i < commits->n; i++)
 		if (!pick[i]) {
-			char *title = commit_title(repo, commits.ids[i]);
+			char *title =
+				commit_title(cr->s->repo, commits->ids[i]);
 
-			report_skip(rp, commits.ids[i], title, risk[i]);
+			report_skip(cr->rp, commits->ids[i], title, risk[i]);
 			free(title);
-			nskipped++;
+			cr->nskipped++;
 		}
-	if (report_write(rp, output, &err) < 0) {
-		error("%s", err.msg);
-		ret = EXIT_ENV;
-		goto out;
-	}
+	return ret;
+}
+
+/* The summary line on stderr, and the exit status it comes to. */
+static int ci_finish(const struct ci_review *cr, const struct ci_opts *ci,
+		     const struct rv_range *commits, int ret)
+{
 	fprintf(stderr, "quorum ci: %zu commit%s reviewed, %zu merge%s skipped",
-		nreviewed, nreviewed == 1 ? "" : "s", commits.nmerges,
-		commits.nmerges == 1 ? "" : "s");
-	if (nskipped)
+		cr->nreviewed, cr->nreviewed == 1 ? "" : "s", commits->nmerges,
+		commits->nmerges == 1 ? "" : "s");
+	if (cr->nskipped)
 		fprintf(stderr, ", %zu commit%s over --max-commits %d skipped",
-			nskipped, nskipped == 1 ? "" : "s", max_commits);
+			cr->nskipped, cr->nskipped == 1 ? "" : "s",
+			ci->max_commits);
 	fputs("\n", stderr);
-	if (ret == EXIT_CLEAN && failed)
+	if (ret == EXIT_CLEAN && cr->failed)
 		ret = EXIT_FINDINGS;
-	if (ret != EXIT_USAGE && money.refused && !money.asked) {
+	if (ret != EXIT_USAGE && cr->money.refused && !cr->money.asked) {
 		/* Models configured and paid for, none asked: not a review. */
 		error("the budget ran out before any model was asked; the "
 		      "offline voters reviewed alone (raise --budget or the "
 		      "caps of `quorum help cost`)");
 		ret = EXIT_ENV;
 	}
+	return ret;
+}
+
+static int cmd_ci(int argc, char **argv)
+{
+	struct cmd_opts co = CMD_OPTS_INIT;
+	struct ci_opts ci = CI_OPTS_INIT;
+	struct session s = SESSION_INIT;
+	struct ci_review cr = {0};
+	struct rv_range commits = {0};
+	struct errmsg err = {""};
+	bool *pick = NULL;
+	double *risk = NULL;
+	int ret;
+
+	if (ci_options(argc, argv, &co, &ci, &ret) < 0)
+		return ret;
+	ret = session_start(&s, &co,
+			    SESSION_REPO | SESSION_HISTORY | SESSION_VOTERS |
+				    SESSION_COST);
+	if (ret)
+		goto out;
+	ret = EXIT_USAGE;
+	if (ci_max_commits(&s, &ci, &err) < 0 ||
+	    rv_range_commits(&commits, s.repo, ci.range, &err) < 0) {
+		error("%s", err.msg);
+		goto out;
+	}
+	cr.s = &s;
+	cr.fail_on = ci.fail_on;
+	cr.rp = report_new(co.format);
+	if (!cr.rp || pick_riskiest(s.repo, s.history, &commits,
+				    (size_t)ci.max_commits, &pick, &risk) < 0) {
+		error("out of memory");
+		ret = EXIT_ENV;
+		goto out;
+	}
+	ret = ci_review_range(&cr, &commits, pick, risk);
+	if (report_write(cr.rp, co.output, &err) < 0) {
+		error("%s", err.msg);
+		ret = EXIT_ENV;
+		goto out;
+	}
+	ret = ci_finish(&cr, &ci, &commits, ret);
 out:
-	free(run);
 	free(pick);
 	free(risk);
-	report_free(rp);
+	report_free(cr.rp);
 	rv_range_release(&commits);
-	rv_ledger_free(ledger);
-	rv_prompts_free(prompts);
-	llm_voters_release(&llm);
-	rv_history_free(history);
-	free(workdir);
-	rv_repo_free(repo);
-	qconfig_free(cfg);
+	session_close(&s);
 	return ret;
 }

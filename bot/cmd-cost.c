@@ -1,18 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * cmd-cost.c - `quorum cost`: what the LLM voters have cost, from the
- * ledger in the state db; and the caps a review runs under (issue 8).
+ * ledger in the state db.
  */
-#include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "quorum.h"
 #include "review/cost.h"
-#include "state.h"
+#include "session.h"
 
 static int cmd_cost(int argc, char **argv);
 
@@ -28,7 +25,8 @@ const struct cmd cmd_cost_def = {
 	"tokens) at the time of the request.\n"
 	"\n"
 	"Options:\n"
-	"  --since DATE   only requests from DATE (YYYY-MM-DD, UTC) on\n"
+	"  --since DATE   only requests from DATE (YYYY-MM-DD, UTC, or\n"
+	"                 @SECONDS) on\n"
 	"  --by WHAT      one line per list, voter or day (UTC)\n"
 	"  -h, --help     this text\n"
 	"\n"
@@ -44,137 +42,79 @@ const struct cmd cmd_cost_def = {
 	"until then).",
 };
 
-/* A USD amount from config or the command line; -1 when malformed. */
-static int parse_usd(const char *v, double *out)
+/* The options of cost; 0, or -1 to return *exit_code. */
+static int cost_options(int argc, char **argv, int64_t *since,
+			enum rv_cost_by *by, int *exit_code)
 {
-	char *end;
-	double d;
+	static const struct option longopts[] = {
+		{"since", required_argument, NULL, 's'},
+		{"by", required_argument, NULL, 'b'},
+		CMD_OPT_HELP,
+		CMD_OPT_END,
+	};
+	struct cmd_opts co = CMD_OPTS_INIT;
+	int c;
 
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno || end == v || *end || !(d >= 0 && d <= 1e9))
-		return -1;
-	*out = d;
-	return 0;
-}
-
-static int cfg_usd(struct qconfig *cfg, const char *key, double *out,
-		   struct errmsg *err)
-{
-	const char *v = qconfig_get(cfg, key);
-
-	*out = 0;
-	if (v && parse_usd(v, out) < 0)
-		return errmsg_set(err, -1,
-				  "config %s = '%s' is not an amount in USD",
-				  key, v);
-	return 0;
-}
-
-int cost_review_opts(struct qconfig *cfg, const char *list, double run_budget,
-		     struct rv_review_opts *opts, struct rv_ledger **ledger,
-		     struct errmsg *err)
-{
-	struct sb key = SB_INIT;
-	char *path;
-	int ret;
-
-	*ledger = NULL;
-	if (cfg_usd(cfg, "review.budget-per-review", &opts->budget_review,
-		    err) < 0 ||
-	    cfg_usd(cfg, "budget.monthly", &opts->budget_month, err) < 0)
-		return -1;
-	if (list) {
-		sb_addf(&key, "list.%s.budget-per-day", list);
-		ret = cfg_usd(cfg, key.buf, &opts->budget_day, err);
-		sb_release(&key);
-		if (ret < 0)
-			return -1;
+	cmd_opt_start();
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			*exit_code = cmd_opt_date(&cmd_cost_def, "--since",
+						  optarg, false, since);
+			if (*exit_code)
+				return -1;
+			break;
+		case 'b':
+			if (!strcmp(optarg, "list")) {
+				*by = RV_COST_BY_LIST;
+			} else if (!strcmp(optarg, "voter")) {
+				*by = RV_COST_BY_VOTER;
+			} else if (!strcmp(optarg, "day")) {
+				*by = RV_COST_BY_DAY;
+			} else {
+				*exit_code = usage_error(
+					&cmd_cost_def,
+					"--by wants list, voter or day, not "
+					"'%s'",
+					optarg);
+				return -1;
+			}
+			break;
+		default:
+			if (cmd_opt(&cmd_cost_def, c, argv, &co, exit_code) < 0)
+				return -1;
+		}
 	}
-	opts->list = list;
-	opts->budget_run = run_budget > 0 ? run_budget : 0;
-	path = state_default_path();
-	ret = rv_ledger_open(ledger, path, err);
-	free(path);
-	if (ret < 0)
+	if (optind < argc) {
+		*exit_code =
+			usage_error(&cmd_cost_def, "cost takes no arguments");
 		return -1;
-	opts->ledger = *ledger;
-	return 0;
-}
-
-static int parse_since(const char *s, int64_t *out)
-{
-	struct tm tm = {0};
-	char *end = strptime(s, "%Y-%m-%d", &tm);
-
-	if (!end || *end)
-		return -1;
-	*out = (int64_t)timegm(&tm);
+	}
 	return 0;
 }
 
 static int cmd_cost(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"since", required_argument, NULL, 's'},
-		{"by", required_argument, NULL, 'b'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	enum rv_cost_by by = RV_COST_BY_NONE;
-	struct rv_ledger *l = NULL;
+	struct cmd_opts co = CMD_OPTS_INIT;
+	struct session s = SESSION_INIT;
 	struct rv_cost_row *rows = NULL;
 	struct errmsg err = {""};
 	int64_t since = 0;
 	long req = 0, tin = 0, tout = 0;
 	double cost = 0, reserved = 0, unsettled = 0;
 	size_t n = 0, i;
-	char *path;
-	int c;
+	int ret;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			if (parse_since(optarg, &since) < 0)
-				return usage_error(
-					&cmd_cost_def,
-					"--since wants YYYY-MM-DD, not '%s'",
-					optarg);
-			break;
-		case 'b':
-			if (!strcmp(optarg, "list"))
-				by = RV_COST_BY_LIST;
-			else if (!strcmp(optarg, "voter"))
-				by = RV_COST_BY_VOTER;
-			else if (!strcmp(optarg, "day"))
-				by = RV_COST_BY_DAY;
-			else
-				return usage_error(&cmd_cost_def,
-						   "--by wants list, voter or "
-						   "day, not '%s'",
-						   optarg);
-			break;
-		case 'h':
-			return cmd_print_help(&cmd_cost_def);
-		default:
-			return usage_error(&cmd_cost_def,
-					   "unknown or incomplete option '%s'",
-					   argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return usage_error(&cmd_cost_def, "cost takes no arguments");
-	path = state_default_path();
-	if (rv_ledger_open(&l, path, &err) < 0 ||
-	    rv_ledger_totals(l, since, by, &rows, &n, &err) < 0) {
+	if (cost_options(argc, argv, &since, &by, &ret) < 0)
+		return ret;
+	ret = session_open(&s, &co, SESSION_LEDGER, &err);
+	if (ret < 0 ||
+	    rv_ledger_totals(s.ledger, since, by, &rows, &n, &err) < 0) {
 		error("%s", err.msg);
-		free(path);
-		rv_ledger_free(l);
+		session_close(&s);
 		return EXIT_ENV;
 	}
-	free(path);
 	if (by != RV_COST_BY_NONE)
 		printf("%-24s %8s %12s %12s %12s\n",
 		       by == RV_COST_BY_LIST	? "list"
@@ -205,6 +145,6 @@ static int cmd_cost(int argc, char **argv)
 		       "progress, or one that was killed)\n",
 		       reserved);
 	rv_cost_rows_free(rows, n);
-	rv_ledger_free(l);
+	session_close(&s);
 	return 0;
 }

@@ -4,7 +4,6 @@
  * risk score and the offline findings against later Fixes: trailers.
  */
 #include <ctype.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "quorum.h"
+#include "cmd.h"
+#include "review/review.h"
 
 static int cmd_eval(int argc, char **argv);
 
@@ -45,41 +45,6 @@ const struct cmd cmd_eval_def = {
 	"Exit status: 0 done, 2 usage error, 3 no repository or no index.",
 };
 
-/*
- * YYYY-MM-DD (UTC; end of day when end_of_day), YYYY-MM-DDTHH:MM:SS,
- * or @SECONDS. Returns 0 or -1.
- */
-static int parse_date(const char *s, bool end_of_day, int64_t *out)
-{
-	struct tm tm = {0};
-	const char *rest;
-	char *end;
-
-	if (s[0] == '@') {
-		long long v = strtoll(s + 1, &end, 10);
-
-		if (end == s + 1 || *end)
-			return -1;
-		*out = v;
-		return 0;
-	}
-	rest = strptime(s, "%Y-%m-%d", &tm);
-	if (!rest)
-		return -1;
-	if (*rest) {
-		rest = strptime(rest, "T%H:%M:%S", &tm);
-		if (!rest || *rest)
-			return -1;
-		end_of_day = false;
-	} else if (end_of_day) {
-		tm.tm_hour = 23;
-		tm.tm_min = 59;
-		tm.tm_sec = 59;
-	}
-	*out = (int64_t)timegm(&tm);
-	return 0;
-}
-
 static void progress_line(void *arg, const char *line)
 {
 	(void)arg;
@@ -103,111 +68,122 @@ static void print_num(const char *key, double v)
 		printf("%-13s %.3f\n", key, v);
 }
 
-static int cmd_eval(int argc, char **argv)
+/* The options of eval; 0, or -1 to return *exit_code. */
+static int eval_options(int argc, char **argv, struct cmd_opts *co,
+			struct rv_eval_opts *opts, bool *verbose,
+			int *exit_code)
 {
 	static const struct option longopts[] = {
 		{"since", required_argument, NULL, 's'},
 		{"until", required_argument, NULL, 'u'},
-		{"json", no_argument, NULL, 'j'},
 		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		CMD_OPT_JSON,
+		CMD_OPT_HELP,
+		CMD_OPT_END,
 	};
+	const char *since = NULL, *until = NULL;
+	int c;
+
+	cmd_opt_start();
+	while ((c = getopt_long(argc, argv, "+hvC:", longopts, NULL)) != -1) {
+		if (c == 's')
+			since = optarg;
+		else if (c == 'u')
+			until = optarg;
+		else if (c == 'v')
+			*verbose = true;
+		else if (cmd_opt(&cmd_eval_def, c, argv, co, exit_code) < 0)
+			return -1;
+	}
+	if (optind < argc) {
+		*exit_code =
+			usage_error(&cmd_eval_def, "eval takes no arguments");
+		return -1;
+	}
+	if (!since || !until) {
+		*exit_code = usage_error(&cmd_eval_def,
+					 "eval needs both --since and --until");
+		return -1;
+	}
+	*exit_code = cmd_opt_date(&cmd_eval_def, "--since", since, false,
+				  &opts->since);
+	if (!*exit_code)
+		*exit_code = cmd_opt_date(&cmd_eval_def, "--until", until, true,
+					  &opts->until);
+	if (*exit_code)
+		return -1;
+	if (opts->until < opts->since) {
+		*exit_code = usage_error(&cmd_eval_def,
+					 "--until (%s) is before --since (%s)",
+					 until, since);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_json(const struct rv_eval_result *res)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *s;
+
+	cJSON_AddNumberToObject(o, "commits", (double)res->commits);
+	cJSON_AddNumberToObject(o, "positives", (double)res->positives);
+	if (res->auc < 0)
+		cJSON_AddNullToObject(o, "auc");
+	else
+		cJSON_AddNumberToObject(o, "auc", res->auc);
+	if (res->baseline_auc < 0)
+		cJSON_AddNullToObject(o, "baseline_auc");
+	else
+		cJSON_AddNumberToObject(o, "baseline_auc", res->baseline_auc);
+	cJSON_AddNumberToObject(o, "precision", res->precision);
+	cJSON_AddNumberToObject(o, "recall", res->recall);
+	cJSON_AddNumberToObject(o, "seconds", res->seconds);
+	s = cJSON_PrintUnformatted(o);
+	puts(s ? s : "{}");
+	free(s);
+	cJSON_Delete(o);
+}
+
+static void print_text(const struct rv_eval_result *res)
+{
+	printf("%-13s %zu\n", "commits", res->commits);
+	printf("%-13s %zu\n", "positives", res->positives);
+	print_num("auc", res->auc);
+	print_num("baseline_auc", res->baseline_auc);
+	printf("%-13s %.3f (%zu of %zu flagged commits were buggy)\n",
+	       "precision", res->precision, res->flagged_positive,
+	       res->flagged);
+	printf("%-13s %.3f\n", "recall", res->recall);
+	printf("%-13s %.2f\n", "seconds", res->seconds);
+}
+
+static int cmd_eval(int argc, char **argv)
+{
 	struct rv_eval_opts opts = RV_EVAL_OPTS_INIT;
+	struct cmd_opts co = CMD_OPTS_INIT;
 	struct rv_eval_result res;
 	struct errmsg err = {""};
-	const char *repo = ".", *since = NULL, *until = NULL;
-	bool json = false, verbose = false;
-	int c, ret;
+	bool verbose = false;
+	int ret;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+hvC:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'C':
-			repo = optarg;
-			break;
-		case 's':
-			since = optarg;
-			break;
-		case 'u':
-			until = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'h':
-			return cmd_print_help(&cmd_eval_def);
-		default:
-			return usage_error(&cmd_eval_def,
-					   "unknown or incomplete option '%s'",
-					   argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return usage_error(&cmd_eval_def, "eval takes no arguments");
-	if (!since || !until)
-		return usage_error(&cmd_eval_def,
-				   "eval needs both --since and --until");
-	if (parse_date(since, false, &opts.since) < 0)
-		return usage_error(&cmd_eval_def,
-				   "--since wants YYYY-MM-DD or @SECONDS, not "
-				   "'%s'",
-				   since);
-	if (parse_date(until, true, &opts.until) < 0)
-		return usage_error(&cmd_eval_def,
-				   "--until wants YYYY-MM-DD or @SECONDS, not "
-				   "'%s'",
-				   until);
-	if (opts.until < opts.since)
-		return usage_error(&cmd_eval_def,
-				   "--until (%s) is before --since (%s)", until,
-				   since);
+	if (eval_options(argc, argv, &co, &opts, &verbose, &ret) < 0)
+		return ret;
 	if (isatty(STDERR_FILENO))
 		opts.progress = progress_line;
-	if (verbose && !json)
+	if (verbose && !co.json)
 		opts.each = each_commit;
-	ret = rv_history_eval(repo, &opts, &res, &err);
+	ret = rv_history_eval(co.repo_path ? co.repo_path : ".", &opts, &res,
+			      &err);
 	if (opts.progress)
 		fputs("\r\033[K", stderr);
 	if (ret < 0) {
 		error("%s", err.msg);
 		return EXIT_ENV;
 	}
-	if (json) {
-		cJSON *o = cJSON_CreateObject();
-		char *s;
-
-		cJSON_AddNumberToObject(o, "commits", (double)res.commits);
-		cJSON_AddNumberToObject(o, "positives", (double)res.positives);
-		if (res.auc < 0)
-			cJSON_AddNullToObject(o, "auc");
-		else
-			cJSON_AddNumberToObject(o, "auc", res.auc);
-		if (res.baseline_auc < 0)
-			cJSON_AddNullToObject(o, "baseline_auc");
-		else
-			cJSON_AddNumberToObject(o, "baseline_auc",
-						res.baseline_auc);
-		cJSON_AddNumberToObject(o, "precision", res.precision);
-		cJSON_AddNumberToObject(o, "recall", res.recall);
-		cJSON_AddNumberToObject(o, "seconds", res.seconds);
-		s = cJSON_PrintUnformatted(o);
-		puts(s ? s : "{}");
-		free(s);
-		cJSON_Delete(o);
-		return 0;
-	}
-	printf("%-13s %zu\n", "commits", res.commits);
-	printf("%-13s %zu\n", "positives", res.positives);
-	print_num("auc", res.auc);
-	print_num("baseline_auc", res.baseline_auc);
-	printf("%-13s %.3f (%zu of %zu flagged commits were buggy)\n",
-	       "precision", res.precision, res.flagged_positive, res.flagged);
-	printf("%-13s %.3f\n", "recall", res.recall);
-	printf("%-13s %.2f\n", "seconds", res.seconds);
+	if (co.json)
+		print_json(&res);
+	else
+		print_text(&res);
 	return 0;
 }

@@ -3,13 +3,12 @@
  * cmd-index.c - `quorum index`: build or update the history index of
  * past fixes in <git dir>/quorum/history.db.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "quorum.h"
+#include "session.h"
 
 static int cmd_index(int argc, char **argv);
 
@@ -29,7 +28,8 @@ const struct cmd cmd_index_def = {
 	"Optional embeddings: with [history] embeddings-url (an OpenAI-\n"
 	"compatible /v1/embeddings endpoint), embeddings-model and\n"
 	"embeddings-key-env in the config, hunks also get vectors that\n"
-	"`quorum similar` combines with its lexical search.\n"
+	"`quorum similar` and the history voter of review, ci and watch\n"
+	"combine with their lexical search.\n"
 	"\n"
 	"Options:\n"
 	"  -C REPO        the repository (default: the current directory)\n"
@@ -41,74 +41,91 @@ const struct cmd cmd_index_def = {
 	"cannot be written.",
 };
 
-/*
- * Optional embeddings: [history] embeddings-url, embeddings-model and
- * embeddings-key-env (the name of the variable holding the key).
- */
-static void embed_config(struct qconfig *cfg, struct rv_embed_opts *o)
-{
-	const char *env = qconfig_get(cfg, "history.embeddings-key-env");
-
-	o->url = qconfig_get(cfg, "history.embeddings-url");
-	o->model = qconfig_get(cfg, "history.embeddings-model");
-	o->key = env ? getenv(env) : NULL;
-}
-
 static void progress_line(void *arg, const char *line)
 {
 	(void)arg;
 	fprintf(stderr, "\r%s\033[K", line);
 }
 
-static int cmd_index(int argc, char **argv)
+/* The options of index; 0, or -1 to return *exit_code. */
+static int index_options(int argc, char **argv, struct cmd_opts *co,
+			 struct rv_index_opts *opts, bool *quiet,
+			 int *exit_code)
 {
 	static const struct option longopts[] = {
 		{"rebuild", no_argument, NULL, 'r'},
 		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		CMD_OPT_HELP,
+		CMD_OPT_END,
 	};
+	int c;
+
+	cmd_opt_start();
+	while ((c = getopt_long(argc, argv, "+hqC:", longopts, NULL)) != -1) {
+		if (c == 'r')
+			opts->rebuild = true;
+		else if (c == 'q')
+			*quiet = true;
+		else if (cmd_opt(&cmd_index_def, c, argv, co, exit_code) < 0)
+			return -1;
+	}
+	if (optind < argc) {
+		*exit_code =
+			usage_error(&cmd_index_def,
+				    "index takes no arguments (use -C REPO)");
+		return -1;
+	}
+	return 0;
+}
+
+static void print_stats(const struct rv_index_stats *st, bool embed)
+{
+	if (st->up_to_date)
+		printf("history index up to date: %zu commits, %zu fix/bug "
+		       "pairs (%.2f s)\n",
+		       st->total_commits, st->pairs, st->seconds);
+	else
+		printf("indexed %zu new commits (%zu merges skipped) in %.2f s "
+		       "(%.0f commits/s)\n",
+		       st->commits, st->merges, st->seconds,
+		       st->seconds > 0 ? (double)(st->commits + st->merges) /
+						 st->seconds
+				       : 0.0);
+	printf("commits: %zu\n", st->total_commits);
+	printf("fix/bug pairs: %zu (%zu hunks)\n", st->pairs, st->hunks);
+	printf("Fixes: trailers: %zu, resolved by id: %zu, by subject: %zu, "
+	       "unresolved: %zu (ambiguous ids: %zu)\n",
+	       st->fixes_trailers, st->resolved_id, st->resolved_subject,
+	       st->unresolved, st->ambiguous);
+	printf("reverts: %zu; Fixes: lines naming no commit: %zu\n",
+	       st->reverts, st->not_commit);
+	if (embed)
+		printf("embedding vectors: %zu of %zu hunks\n", st->vectors,
+		       st->hunks);
+}
+
+static int cmd_index(int argc, char **argv)
+{
 	struct rv_index_opts opts = RV_INDEX_OPTS_INIT;
+	struct cmd_opts co = CMD_OPTS_INIT;
+	struct session s = SESSION_INIT;
 	struct rv_index_stats st;
 	struct errmsg err = {""};
-	struct qconfig *cfg = NULL;
-	const char *repo = ".";
 	bool quiet = false, tty;
-	int c, ret;
+	int ret;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+hqC:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'C':
-			repo = optarg;
-			break;
-		case 'r':
-			opts.rebuild = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			return cmd_print_help(&cmd_index_def);
-		default:
-			return usage_error(&cmd_index_def,
-					   "unknown or incomplete option '%s'",
-					   argv[optind - 1]);
-		}
+	if (index_options(argc, argv, &co, &opts, &quiet, &ret) < 0)
+		return ret;
+	ret = session_start(&s, &co, SESSION_CONFIG);
+	if (ret) {
+		session_close(&s);
+		return ret;
 	}
-	if (optind < argc)
-		return usage_error(&cmd_index_def,
-				   "index takes no arguments (use -C REPO)");
-	if (qconfig_load(&cfg, repo, &err) < 0) {
-		error("%s", err.msg);
-		return EXIT_USAGE;
-	}
-	embed_config(cfg, &opts.embed);
+	session_embed_opts(s.cfg, &opts.embed);
 	tty = isatty(STDERR_FILENO);
 	if (tty && !quiet)
 		opts.progress = progress_line;
-	ret = rv_history_index(repo, &opts, &st, &err);
+	ret = rv_history_index(s.repo_path, &opts, &st, &err);
 	if (opts.progress)
 		fputs("\r\033[K", stderr);
 	if (st.rebuilt)
@@ -116,34 +133,13 @@ static int cmd_index(int argc, char **argv)
 	if (st.embed_error[0])
 		warning("embeddings skipped (similar stays lexical): %s",
 			st.embed_error);
-	qconfig_free(cfg);
 	if (ret < 0) {
 		error("%s", err.msg);
+		session_close(&s);
 		return EXIT_ENV;
 	}
-	if (quiet)
-		return 0;
-	if (st.up_to_date)
-		printf("history index up to date: %zu commits, %zu fix/bug "
-		       "pairs (%.2f s)\n",
-		       st.total_commits, st.pairs, st.seconds);
-	else
-		printf("indexed %zu new commits (%zu merges skipped) in %.2f s "
-		       "(%.0f commits/s)\n",
-		       st.commits, st.merges, st.seconds,
-		       st.seconds > 0
-			       ? (double)(st.commits + st.merges) / st.seconds
-			       : 0.0);
-	printf("commits: %zu\n", st.total_commits);
-	printf("fix/bug pairs: %zu (%zu hunks)\n", st.pairs, st.hunks);
-	printf("Fixes: trailers: %zu, resolved by id: %zu, by subject: %zu, "
-	       "unresolved: %zu (ambiguous ids: %zu)\n",
-	       st.fixes_trailers, st.resolved_id, st.resolved_subject,
-	       st.unresolved, st.ambiguous);
-	printf("reverts: %zu; Fixes: lines naming no commit: %zu\n", st.reverts,
-	       st.not_commit);
-	if (opts.embed.url)
-		printf("embedding vectors: %zu of %zu hunks\n", st.vectors,
-		       st.hunks);
+	if (!quiet)
+		print_stats(&st, opts.embed.url != NULL);
+	session_close(&s);
 	return 0;
 }

@@ -13,7 +13,8 @@
 #include <cjson/cJSON.h>
 #include <glib.h>
 
-#include "quorum.h"
+#include "cmd.h"
+#include "mailparse/mailparse.h"
 
 static int cmd_parse(int argc, char **argv);
 
@@ -384,29 +385,19 @@ static void print_text(const struct mp_set *set)
 static int cmd_parse(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		CMD_OPT_JSON,
+		CMD_OPT_HELP,
+		CMD_OPT_END,
 	};
+	struct cmd_opts co = CMD_OPTS_INIT;
 	struct mp_collector *c = NULL;
 	struct mp_set *set = NULL;
-	bool json = false;
 	int opt, i, ret;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			return cmd_print_help(&cmd_parse_def);
-		default:
-			return usage_error(&cmd_parse_def,
-					   "unknown option '%s'",
-					   argv[optind - 1]);
-		}
-	}
+	cmd_opt_start();
+	while ((opt = getopt_long(argc, argv, "+h", longopts, NULL)) != -1)
+		if (cmd_opt(&cmd_parse_def, opt, argv, &co, &ret) < 0)
+			return ret;
 	if (optind >= argc)
 		return usage_error(&cmd_parse_def,
 				   "no FILE given (use - for standard input)");
@@ -424,7 +415,7 @@ static int cmd_parse(int argc, char **argv)
 		}
 	}
 	set = mp_collector_finish(c);
-	if (json) {
+	if (co.json) {
 		if (print_json(set) < 0) {
 			ret = EXIT_ENV;
 			goto out;

@@ -3,7 +3,6 @@
  * cmd-review.c - `quorum review`: read a series, apply it in memory,
  * ask the voters, print the report.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +10,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "quorum.h"
 #include "review/cost.h"
+#include "local-mail.h"
+#include "session.h"
 
 static int cmd_review(int argc, char **argv);
 
@@ -55,7 +55,8 @@ const struct cmd cmd_review_def = {
 	"  --list NAME    the series came from list NAME: its\n"
 	"                 list.NAME.budget-per-day applies and the ledger says "
 	"so\n"
-	"  --budget USD   spend at most USD on LLM requests in this run\n"
+	"  --budget USD   spend at most USD on LLM requests in this run; 0\n"
+	"                 reviews with the offline voters only\n"
 	"  --no-cache     ask the models even about patches they have seen\n"
 	"  --format FMT   text (default), json (contrib/review-json.md) or\n"
 	"                 sarif (SARIF 2.1.0 for code-scanning UIs) or email\n"
@@ -118,53 +119,7 @@ const struct cmd cmd_review_def = {
 	"3 environment error (repository, config, no notmuch database).",
 };
 
-/*
- * llm: with LLM voters, load the prompts and the review's deadline and
- * retry settings into opts. 0, or -1 with err.
- */
-int llm_review_opts(struct qconfig *cfg, const struct llm_voters *llm,
-		    struct rv_review_opts *opts, struct rv_prompts **prompts,
-		    struct errmsg *err)
-{
-	static const char *const keys[] = {"review.deadline", "review.backoff"};
-	double vals[2] = {0, 0};
-	char *dir;
-	size_t i;
-	int n;
-
-	if (!llm->n)
-		return 0;
-	for (i = 0; i < ARRAY_SIZE(keys); i++) {
-		const char *v = qconfig_get(cfg, keys[i]);
-		char *end;
-
-		if (!v)
-			continue;
-		vals[i] = strtod(v, &end);
-		if (end == v || *end || !(vals[i] > 0 && vals[i] <= 86400))
-			return errmsg_set(
-				err, -1,
-				"config %s = '%s' is not a number of seconds",
-				keys[i], v);
-	}
-	if (qconfig_get_int(cfg, "review.retries", 2, &n, err) < 0)
-		return -1;
-	dir = prompts_dir();
-	if (rv_prompts_load(prompts, dir, err) < 0) {
-		free(dir);
-		return -1;
-	}
-	free(dir);
-	opts->llm = llm->v;
-	opts->nllm = llm->n;
-	opts->prompts = *prompts;
-	opts->deadline = vals[0];
-	opts->backoff = vals[1];
-	opts->retries = n > 0 ? n : -1;
-	return 0;
-}
-
-/* cost: the ledger's name for a series: its first message's id. */
+/* The ledger's name for a series: its first message's id. */
 static const char *series_key(const struct mp_series *s)
 {
 	size_t k;
@@ -175,15 +130,6 @@ static const char *series_key(const struct mp_series *s)
 		if (s->patches[k] && s->patches[k]->message_id)
 			return s->patches[k]->message_id;
 	return NULL;
-}
-
-static bool in_git_repo(const char *dir)
-{
-	struct rv_repo *repo = NULL;
-	int r = rv_repo_open(&repo, dir, NULL);
-
-	rv_repo_free(repo);
-	return r == 0;
 }
 
 /* Say why the mail holds no series, in one line. */
@@ -204,258 +150,176 @@ static int explain_no_series(const char *path, const struct mp_set *set)
 	return EXIT_USAGE;
 }
 
-static int cmd_review(int argc, char **argv)
+/* The options and the one FILE; 0, or -1 to return *exit_code. */
+static int review_options(int argc, char **argv, struct cmd_opts *co,
+			  const char **path, int *exit_code)
 {
 	static const struct option longopts[] = {
-		{"base", required_argument, NULL, 'b'},
-		{"quorum", required_argument, NULL, 'q'},
-		{"list", required_argument, NULL, 'l'},
-		{"budget", required_argument, NULL, 'B'},
-		{"no-cache", no_argument, NULL, 'N'},
-		{"format", required_argument, NULL, 'f'},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		CMD_OPT_BASE,	CMD_OPT_QUORUM,	  CMD_OPT_LIST,
+		CMD_OPT_BUDGET, CMD_OPT_NO_CACHE, CMD_OPT_FORMAT,
+		CMD_OPT_OUTPUT, CMD_OPT_HELP,	  CMD_OPT_END,
 	};
-	struct rv_review_opts opts = RV_REVIEW_OPTS_INIT;
-	const char *repo_path = NULL, *path = "-";
-	struct qconfig *cfg = NULL;
-	struct rv_repo *repo = NULL;
-	struct mp_set *set = NULL;
-	struct errmsg err = {""};
-	struct rv_history *history = NULL;
-	struct llm_voters llm = {0};
-	struct rv_prompts *prompts = NULL;
-	char *workdir = NULL;
-	struct rv_ledger *ledger = NULL; /* cost (issue 8) */
-	const char *list = NULL;
-	double budget = 0;
-	char *target = NULL; /* msgid: review only the series holding it */
-	struct stat st;
-	struct report *rp = NULL; /* ci (issue 10): --format, --output */
-	struct rv_prereq_plan plan = {0};
-	const struct mp_series *only = NULL; /* msgid: the named series */
-	const char *output = NULL;
-	int fmt = FMT_TEXT;
-	int c, ret = EXIT_USAGE, quorum = 0, reviewed = 0;
-	bool any_findings = false;
-	size_t i;
-	char *end;
+	int c;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+hC:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'C':
-			repo_path = optarg;
-			break;
-		case 'b':
-			opts.apply.base = optarg;
-			break;
-		case 'q':
-			quorum = (int)strtol(optarg, &end, 10);
-			if (*end || quorum < 1 || quorum > 100)
-				return usage_error(&cmd_review_def,
-						   "--quorum wants a number "
-						   "from 1 to 100, not '%s'",
-						   optarg);
-			break;
-		case 'l':
-			list = optarg;
-			break;
-		case 'B':
-			budget = strtod(optarg, &end);
-			if (end == optarg || *end ||
-			    !(budget > 0 && budget < 1e9))
-				return usage_error(&cmd_review_def,
-						   "--budget wants an amount "
-						   "in USD, not '%s'",
-						   optarg);
-			break;
-		case 'N':
-			opts.no_cache = true;
-			break;
-		case 'f':
-			fmt = report_format_parse(optarg);
-			if (fmt < 0)
-				return usage_error(&cmd_review_def,
-						   "--format wants text, json, "
-						   "sarif or email, not '%s'",
-						   optarg);
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'h':
-			return cmd_print_help(&cmd_review_def);
-		default:
-			return usage_error(&cmd_review_def,
-					   "unknown or incomplete option '%s'",
-					   argv[optind - 1]);
-		}
-	}
-	if (argc - optind > 1)
-		return usage_error(
+	cmd_opt_start();
+	while ((c = getopt_long(argc, argv, "+hC:", longopts, NULL)) != -1)
+		if (cmd_opt(&cmd_review_def, c, argv, co, exit_code) < 0)
+			return -1;
+	if (argc - optind > 1) {
+		*exit_code = usage_error(
 			&cmd_review_def,
 			"review takes one FILE (or - for standard input)");
-	if (optind < argc)
-		path = argv[optind];
-	if (!strcmp(path, "-") && isatty(STDIN_FILENO))
-		return usage_error(
+		return -1;
+	}
+	*path = optind < argc ? argv[optind] : "-";
+	if (!strcmp(*path, "-") && isatty(STDIN_FILENO)) {
+		*exit_code = usage_error(
 			&cmd_review_def,
 			"no FILE given and standard input is a terminal");
+		return -1;
+	}
+	return 0;
+}
 
-	if (repo_path) {
-		if (rv_repo_open(&repo, repo_path, &err) < 0) {
-			error("%s", err.msg);
-			return EXIT_ENV;
-		}
-	} else if (in_git_repo(".")) {
-		if (rv_repo_open(&repo, ".", &err) < 0) {
-			error("%s", err.msg);
-			return EXIT_ENV;
-		}
-	}
-
-	if (qconfig_load(&cfg, repo_path ? repo_path : (repo ? "." : NULL),
-			 &err) < 0) {
-		error("%s", err.msg);
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (!quorum &&
-	    qconfig_get_int(cfg, "review.quorum", 0, &quorum, &err) < 0) {
-		error("%s", err.msg);
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	opts.quorum = quorum;
-	/* llm (issue 7): [voter "NAME"] sections with an LLM provider. */
-	if (llm_voters_load(cfg, &llm, &err) < 0 ||
-	    llm_review_opts(cfg, &llm, &opts, &prompts, &err) < 0) {
-		error("%s", err.msg);
-		ret = EXIT_ENV;
-		goto out;
-	}
-	/* cost (issue 8): caps, ledger and cache when a model may be paid. */
-	if (llm.n &&
-	    cost_review_opts(cfg, list, budget, &opts, &ledger, &err) < 0) {
-		error("%s", err.msg);
-		ret = EXIT_ENV;
-		goto out;
-	}
+/*
+ * The series to review: from FILE, or the thread of a message-id or URL
+ * in the local notmuch database (a FILE wins), with *target the named
+ * series' message-id. 0 or an exit status.
+ */
+static int review_read_input(struct session *s, const char *path,
+			     struct mp_set **set, char **target)
+{
+	struct errmsg err = {""};
+	struct stat st;
+	int r;
 
 	if (strcmp(path, "-") && stat(path, &st) < 0 &&
-	    local_mail_is_spec(path)) {
-		/* msgid: not a file but a message-id or URL; a FILE wins. */
-		int r = local_mail_read(cfg, path, &set, &target, &err);
-
+	    mp_msgid_is_spec(path)) {
+		r = local_mail_read(s->cfg, path, set, target, &err);
 		if (r < 0) {
 			error("%s", err.msg);
-			ret = r == LOCAL_MAIL_DB ? EXIT_ENV : EXIT_USAGE;
-			goto out;
+			return r == LOCAL_MAIL_DB ? EXIT_ENV : EXIT_USAGE;
 		}
-	} else if (mp_read_path(&set, path, NULL, &err) < 0) {
+	} else if (mp_read_path(set, path, NULL, &err) < 0) {
+		error("%s", err.msg);
+		return EXIT_USAGE;
+	}
+	if (!(*set)->nseries)
+		return explain_no_series(path, *set);
+	return 0;
+}
+
+/*
+ * Is series i to be reviewed? With target, the named series, even when
+ * superseded; else every series but superseded ones and prerequisites
+ * of another.
+ */
+static bool review_wanted(const struct mp_set *set, size_t i,
+			  const char *target, const struct rv_prereq_plan *plan)
+{
+	if (target)
+		return mp_series_has_msgid(set->series[i], target);
+	return !set->series[i]->superseded && !plan->used[i];
+}
+
+/*
+ * Review one series into rp (counted in *reviewed; one that does not
+ * apply is reported too); 0 (*findings set) or an exit status.
+ */
+static int review_one_series(struct session *s, const struct mp_series *ser,
+			     struct report *rp, size_t *reviewed,
+			     bool *findings)
+{
+	struct errmsg err = {""};
+	struct rv_review *r = NULL;
+	int rr, ret = 0;
+
+	s->opts.series_key = series_key(ser);
+	rr = rv_review_series(&r, s->repo, ser, &s->opts, &err);
+	if (rr < 0 && !r) {
+		error("%s", err.msg);
+		return rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
+	}
+	report_add(rp, r);
+	(*reviewed)++;
+	if (rr == RV_ERR_APPLY) {
 		error("%s", err.msg);
 		ret = EXIT_USAGE;
-		goto out;
+	} else if (r->findings.n) {
+		*findings = true;
 	}
-	if (!set->nseries) {
-		ret = explain_no_series(path, set);
-		goto out;
-	}
-	if (!repo)
-		warning("not in a git repository; reviewing the diff alone "
-			"(use -C REPO to apply it)");
-	if (repo) {
-		/* hist (issue 6): the history index and the tree's checker. */
-		const char *where = repo_path ? repo_path : ".";
+	rv_review_free(r);
+	return ret;
+}
 
-		if (rv_history_open(&history, where, &err) < 0)
-			warning("%s; reviewing without it", err.msg);
-		if (history && qconfig_get(cfg, "history.embeddings-url")) {
-			const char *env =
-				qconfig_get(cfg, "history.embeddings-key-env");
-			struct rv_embed_opts eo = {
-				qconfig_get(cfg, "history.embeddings-url"),
-				qconfig_get(cfg, "history.embeddings-model"),
-				env ? getenv(env) : NULL,
-			};
+/* Review the series of set that are wanted, then write the report. */
+static int review_set(struct session *s, const struct cmd_opts *co,
+		      const struct mp_set *set, const char *target)
+{
+	struct rv_prereq_plan plan = {0};
+	const struct mp_series *only = NULL;
+	struct report *rp = report_new(co->format);
+	struct errmsg err = {""};
+	bool findings = false;
+	size_t i, reviewed = 0;
+	int ret = EXIT_CLEAN;
 
-			rv_history_set_embeddings(history, &eo);
-		}
-		workdir = rv_workdir_of(where);
-		opts.history = history;
-		opts.workdir = workdir;
-	}
-
-	rp = report_new((enum report_format)fmt);
 	if (!rp) {
 		error("out of memory");
-		ret = EXIT_ENV;
-		goto out;
+		return EXIT_ENV;
 	}
-	report_set_email(rp, qconfig_get(cfg, "watch.from"),
-			 qconfig_get(cfg, "watch.domain"));
-	ret = EXIT_CLEAN;
-	if (target) {
-		for (i = 0; i < set->nseries; i++)
-			if (mp_series_has_msgid(set->series[i], target))
-				break;
-		only = i < set->nseries ? set->series[i] : NULL;
-	}
-	rv_prereq_plan_input(&plan, repo, set, &opts.apply,
-			     target ? only : NULL, target != NULL);
-	for (i = 0; i < set->nseries; i++) {
-		struct rv_review *r = NULL;
-		int rr;
-
-		/*
-		 * msgid: the named series, even when superseded; else every
-		 * series but superseded ones and prerequisites of another.
-		 */
-		if (target ? !mp_series_has_msgid(set->series[i], target)
-			   : set->series[i]->superseded || plan.used[i])
+	report_set_email(rp, qconfig_get(s->cfg, "watch.from"),
+			 qconfig_get(s->cfg, "watch.domain"));
+	for (i = 0; target && i < set->nseries && !only; i++)
+		if (mp_series_has_msgid(set->series[i], target))
+			only = set->series[i];
+	rv_prereq_plan_input(&plan, s->repo, set, &s->opts.apply, only,
+			     target != NULL);
+	for (i = 0; i < set->nseries && ret == EXIT_CLEAN; i++) {
+		if (!review_wanted(set, i, target, &plan))
 			continue;
-		opts.series_key = series_key(set->series[i]);
-		opts.apply.prereqs = plan.of[i];
-		opts.apply.nprereqs = plan.nof[i];
-		rr = rv_review_series(&r, repo, set->series[i], &opts, &err);
-		if (rr < 0 && !r) {
-			error("%s", err.msg);
-			ret = rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
-			break;
-		}
-		report_add(rp, r);
-		reviewed++;
-		if (rr == RV_ERR_APPLY) {
-			error("%s", err.msg);
-			ret = EXIT_USAGE;
-		} else if (r->findings.n) {
-			any_findings = true;
-		}
-		rv_review_free(r);
-		if (ret == EXIT_USAGE)
-			break;
+		s->opts.apply.prereqs = plan.of[i];
+		s->opts.apply.nprereqs = plan.nof[i];
+		ret = review_one_series(s, set->series[i], rp, &reviewed,
+					&findings);
 	}
-	if (reviewed && report_write(rp, output, &err) < 0) {
+	if (reviewed && report_write(rp, co->output, &err) < 0) {
 		error("%s", err.msg);
 		ret = EXIT_ENV;
-		goto out;
 	}
-	if (ret == EXIT_CLEAN && any_findings)
+	if (ret == EXIT_CLEAN && findings)
 		ret = EXIT_FINDINGS;
-out:
 	rv_prereq_plan_release(&plan);
 	report_free(rp);
-	rv_ledger_free(ledger);
-	rv_prompts_free(prompts);
-	llm_voters_release(&llm);
-	rv_history_free(history);
-	free(workdir);
+	return ret;
+}
+
+static int cmd_review(int argc, char **argv)
+{
+	struct cmd_opts co = CMD_OPTS_INIT;
+	struct session s = SESSION_INIT;
+	struct mp_set *set = NULL;
+	char *target = NULL;
+	const char *path;
+	int ret;
+
+	if (review_options(argc, argv, &co, &path, &ret) < 0)
+		return ret;
+	ret = session_start(&s, &co,
+			    SESSION_REPO_IF_ANY | SESSION_HISTORY |
+				    SESSION_VOTERS | SESSION_COST);
+	if (ret)
+		goto out;
+	ret = review_read_input(&s, path, &set, &target);
+	if (ret)
+		goto out;
+	if (!s.repo)
+		warning("not in a git repository; reviewing the diff alone "
+			"(use -C REPO to apply it)");
+	ret = review_set(&s, &co, set, target);
+out:
 	mp_set_free(set);
 	free(target);
-	rv_repo_free(repo);
-	qconfig_free(cfg);
+	session_close(&s);
 	return ret;
 }

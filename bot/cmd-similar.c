@@ -3,14 +3,13 @@
  * cmd-similar.c - `quorum similar`: the past bug/fix pairs whose buggy
  * code most resembles what a patch (mail or commit) adds.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
-#include "quorum.h"
+#include "session.h"
 
 static int cmd_similar(int argc, char **argv);
 
@@ -39,19 +38,6 @@ const struct cmd cmd_similar_def = {
 };
 
 static bool timing;
-
-/*
- * Optional embeddings: [history] embeddings-url, embeddings-model and
- * embeddings-key-env (the name of the variable holding the key).
- */
-static void embed_config(struct qconfig *cfg, struct rv_embed_opts *o)
-{
-	const char *env = qconfig_get(cfg, "history.embeddings-key-env");
-
-	o->url = qconfig_get(cfg, "history.embeddings-url");
-	o->model = qconfig_get(cfg, "history.embeddings-model");
-	o->key = env ? getenv(env) : NULL;
-}
 
 static double now_ms(void)
 {
@@ -211,80 +197,73 @@ out:
 	return ret;
 }
 
-static int cmd_similar(int argc, char **argv)
+/* The options of similar; 0, or -1 to return *exit_code. */
+static int similar_options(int argc, char **argv, struct cmd_opts *co, long *k,
+			   const char **what, int *exit_code)
 {
 	static const struct option longopts[] = {
-		{"help", no_argument, NULL, 'h'},
 		{"timing", no_argument, NULL, 't'},
-		{NULL, 0, NULL, 0},
+		CMD_OPT_HELP,
+		CMD_OPT_END,
 	};
-	struct rv_history *h = NULL;
-	struct rv_embed_opts eo = {NULL, NULL, NULL};
-	struct qconfig *cfg = NULL;
-	struct errmsg err = {""};
-	const char *repo = ".", *what;
-	struct stat stt;
-	long k = 5;
 	char *end;
-	int c, ret;
+	int c;
 
-	opterr = 0;
-	optind = 1;
+	cmd_opt_start();
 	while ((c = getopt_long(argc, argv, "+hC:k:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'C':
-			repo = optarg;
-			break;
 		case 'k':
-			k = strtol(optarg, &end, 10);
-			if (*end || k < 1 || k > 100)
-				return usage_error(&cmd_similar_def,
-						   "-k wants a number from 1 "
-						   "to 100, not '%s'",
-						   optarg);
+			*k = strtol(optarg, &end, 10);
+			if (*end || *k < 1 || *k > 100) {
+				*exit_code = usage_error(
+					&cmd_similar_def,
+					"-k wants a number from 1 to 100, "
+					"not '%s'",
+					optarg);
+				return -1;
+			}
 			break;
 		case 't':
 			timing = true;
 			break;
-		case 'h':
-			return cmd_print_help(&cmd_similar_def);
 		default:
-			return usage_error(&cmd_similar_def,
-					   "unknown or incomplete option '%s'",
-					   argv[optind - 1]);
+			if (cmd_opt(&cmd_similar_def, c, argv, co, exit_code) <
+			    0)
+				return -1;
 		}
 	}
-	if (argc - optind != 1)
-		return usage_error(&cmd_similar_def,
-				   "similar takes one FILE or REV");
-	what = argv[optind];
-	if (rv_history_open(&h, repo, &err) < 0) {
-		error("%s", err.msg);
-		return EXIT_ENV;
+	if (argc - optind != 1) {
+		*exit_code = usage_error(&cmd_similar_def,
+					 "similar takes one FILE or REV");
+		return -1;
 	}
-	if (!h) {
-		error("no history index in %s; run `quorum index%s%s` first",
-		      repo, strcmp(repo, ".") ? " -C " : "",
-		      strcmp(repo, ".") ? repo : "");
-		return EXIT_ENV;
-	}
-	if (qconfig_load(&cfg, repo, &err) < 0) {
-		error("%s", err.msg);
-		rv_history_free(h);
-		return EXIT_USAGE;
-	}
-	embed_config(cfg, &eo);
-	if (eo.url)
-		rv_history_set_embeddings(h, &eo);
+	*what = argv[optind];
+	return 0;
+}
+
+static int cmd_similar(int argc, char **argv)
+{
+	struct cmd_opts co = CMD_OPTS_INIT;
+	struct session s = SESSION_INIT;
+	const char *what;
+	struct stat st;
+	long k = 5;
+	int ret;
+
+	if (similar_options(argc, argv, &co, &k, &what, &ret) < 0)
+		return ret;
+	ret = session_start(&s, &co, SESSION_HISTORY_NEEDED);
+	if (ret)
+		goto out;
 	/* A path that exists is mail (a file, or a maildir); else a REV. */
-	if (!strcmp(what, "-") || stat(what, &stt) == 0)
-		ret = similar_of_file(h, what, (size_t)k);
+	if (!strcmp(what, "-") || stat(what, &st) == 0)
+		ret = similar_of_file(s.history, what, (size_t)k);
 	else
-		ret = similar_of_rev(h, what, (size_t)k);
-	if (rv_history_embed_error(h))
+		ret = similar_of_rev(s.history, what, (size_t)k);
+	if (rv_history_embed_error(s.history))
 		warning("embeddings unavailable, lexical results only: %s",
-			rv_history_embed_error(h));
-	rv_history_free(h);
-	qconfig_free(cfg);
+			rv_history_embed_error(s.history));
+out:
+	session_close(&s);
 	return ret;
 }

@@ -10,7 +10,7 @@
 
 #include <git2.h>
 
-#include "quorum.h"
+#include "config.h"
 
 /* A config file bigger than this is not a config file. */
 #define CONFIG_MAX_BYTES (1 << 20)

@@ -19,7 +19,7 @@
 #include <git2.h>
 #include <gmime/gmime.h>
 
-#include "watch.h"
+#include "deliver.h"
 
 extern char **environ;
 

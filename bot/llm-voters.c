@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "quorum.h"
+#include "llm-voters.h"
 
 #ifndef QUORUM_PROMPTS_DIR
 #define QUORUM_PROMPTS_DIR "/usr/local/share/quorum/prompts"

@@ -15,23 +15,14 @@
 
 #include <notmuch.h>
 
-#include "quorum.h"
+#include "cmd.h"
+#include "local-mail.h"
 
 #define LOCAL_MAX_MESSAGE ((size_t)16 << 20) /* bytes of one file, as watch */
 #define LOCAL_MAX_THREAD 2000 /* messages read from one thread, as watch */
 #define LOCAL_MAX_THREADS 16  /* the named thread plus prerequisite threads */
 #define PREREQ_MAX_DEPTH 5    /* prerequisites of prerequisites of ... */
 #define PREREQ_MAX_IDS 64     /* prerequisite-message-ids looked up at all */
-
-bool local_mail_is_spec(const char *arg)
-{
-	return mp_msgid_is_spec(arg);
-}
-
-int local_mail_parse_spec(const char *spec, char **out, struct errmsg *err)
-{
-	return mp_msgid_from_spec(spec, out, err) < 0 ? LOCAL_MAIL_SPEC : 0;
-}
 
 static struct mp_series *series_holding(const struct mp_set *set,
 					const char *id)
@@ -73,8 +64,8 @@ struct lookup {
 	char **ids; /* prerequisite-message-ids queued, never twice */
 	int *depth;
 	size_t nids, ids_alloc;
-	bool borrowed; /* db is the caller's (watch): not closed here */
-	bool quiet; /* watch: no notes or warnings; missing ids collected */
+	bool borrowed; /* db is the caller's (watch's): not closed here */
+	bool quiet; /* no notes or warnings; missing ids collected */
 	char **missing; /* quiet: prerequisite-message-ids not in the db */
 	size_t nmissing, missing_alloc;
 };
@@ -372,9 +363,8 @@ int local_mail_read(struct qconfig *cfg, const char *spec, struct mp_set **out,
 
 	*out = NULL;
 	*target = NULL;
-	ret = local_mail_parse_spec(spec, &id, err);
-	if (ret < 0)
-		return ret;
+	if (mp_msgid_from_spec(spec, &id, err) < 0)
+		return LOCAL_MAIL_SPEC;
 	ret = open_db(&lk, cfg, err);
 	if (ret < 0)
 		goto out;
@@ -479,7 +469,7 @@ int local_mail_prereqs(struct _notmuch_database *db, const struct mp_series *s,
 	}
 	queue_prereqs(&lk, s, 1);
 	follow_prereqs(&lk);
-	/* The caller's threads too (watch: found by prerequisite-patch-id). */
+	/* The caller's threads too (found by prerequisite-patch-id:). */
 	for (i = 0; i < nextra && lk.nthreads < LOCAL_MAX_THREADS; i++)
 		if (extra[i] && !thread_seen(&lk, extra[i])) {
 			ALLOC_GROW(lk.threads, lk.nthreads + 1,

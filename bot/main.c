@@ -10,7 +10,8 @@
 #include <git2.h>
 #include <gmime/gmime.h>
 
-#include "quorum.h"
+#include "cmd.h"
+#include "mailparse/sb.h"
 
 static const struct cmd *const commands[] = {
 	&cmd_review_def,

@@ -8,23 +8,10 @@
 
 #include <gmime/gmime.h>
 
-#include "watch.h"
+#include "reply.h"
 
 #define WRAP 78
 #define MAX_REFERENCES 20
-
-bool msgid_is_safe(const char *id)
-{
-	const unsigned char *p = (const unsigned char *)id;
-
-	if (!id || !*id || strlen(id) > 250)
-		return false;
-	for (; *p; p++)
-		if (*p <= ' ' || *p >= 0x7f || *p == '<' || *p == '>' ||
-		    *p == '"' || *p == '\\')
-			return false;
-	return true;
-}
 
 /* An address fit for a header: user@host, nothing else. */
 static bool addr_is_safe(const char *a)
@@ -37,11 +24,6 @@ static bool addr_is_safe(const char *a)
 		if (*p <= ' ' || *p >= 0x7f || strchr("<>\"(),;:\\[]", *p))
 			return false;
 	return true;
-}
-
-const struct mp_patch *reply_parent(const struct mp_series *s)
-{
-	return mp_series_first(s);
 }
 
 /* Copy s with control characters (CR, LF, ...) made spaces. */
@@ -232,24 +214,26 @@ static void add_explanation(struct sb *out, const struct mp_series *s,
 	if (f->patch >= 0 && (size_t)f->patch < r->npatch_info && r->similar)
 		l = &r->similar[f->patch];
 	if (!l || !l->n) {
-		add_wrapped(out,
-			    r->no_history ?
-				    "No similar past fix was found: this tree "
-				    "has no history index (quorum index)." :
-				    "No similar past fix was found in this "
-				    "tree's history.",
-			    "");
+		add_wrapped(
+			out,
+			r->no_history
+				? "No similar past fix was found: this tree "
+				  "has no history index (quorum index)."
+				: "No similar past fix was found in this "
+				  "tree's history.",
+			"");
 	}
 	for (i = 0; l && i < l->n && i < 3; i++) {
 		char *bs = one_line(l->items[i].bug_subject, 60);
 		char *fs = one_line(l->items[i].fix_subject, 60);
 
 		sb_reset(&line);
-		sb_addf(&line, "Similar past bug %.12s \"%s\", %s by %.12s "
-			       "\"%s\" (score %.2f):",
+		sb_addf(&line,
+			"Similar past bug %.12s \"%s\", %s by %.12s "
+			"\"%s\" (score %.2f):",
 			l->items[i].bug_id, bs,
-			!strcmp(l->items[i].kind, "revert") ? "reverted" :
-							      "fixed",
+			!strcmp(l->items[i].kind, "revert") ? "reverted"
+							    : "fixed",
 			l->items[i].fix_id, fs, l->items[i].score);
 		add_wrapped(out, line.buf, "");
 		if (l->items[i].fix_explanation)
@@ -263,7 +247,7 @@ static void add_explanation(struct sb *out, const struct mp_series *s,
 }
 
 /*
- * prereq: one line per prerequisite series the series was applied (or,
+ * One line per prerequisite series the series was applied (or,
  * when it did not apply, tried) on top of; they are not reviewed here.
  */
 static void add_prereqs(struct sb *out, const struct rv_review *r)
@@ -274,7 +258,7 @@ static void add_prereqs(struct sb *out, const struct rv_review *r)
 	/* No repository: nothing was applied, the diff reviewed alone. */
 	for (i = 0; r->apply && i < r->nprereqs; i++) {
 		const struct mp_series *ps = r->prereqs[i];
-		const struct mp_patch *first = reply_parent(ps);
+		const struct mp_patch *first = mp_series_first(ps);
 		struct sb line = SB_INIT;
 		char *title;
 
@@ -282,14 +266,16 @@ static void add_prereqs(struct sb *out, const struct rv_review *r)
 			continue;
 		for (k = n = 0; k < ps->npatches; k++)
 			n += ps->patches[k] != NULL;
-		title = one_line(first->subject.title ? first->subject.title :
-				 first->subject_raw, 80);
-		sb_addf(&line, "%s on top of the prerequisite series '%s' "
-			       "(v%d, %zu patch%s",
+		title = one_line(first->subject.title ? first->subject.title
+						      : first->subject_raw,
+				 80);
+		sb_addf(&line,
+			"%s on top of the prerequisite series '%s' "
+			"(v%d, %zu patch%s",
 			applied ? "Applied" : "Tried", title ? title : "",
 			ps->version > 0 ? ps->version : 1, n,
 			n == 1 ? "" : "es");
-		if (msgid_is_safe(first->message_id))
+		if (mp_msgid_valid(first->message_id))
 			sb_addf(&line, ", <%s>", first->message_id);
 		sb_adds(&line, "), not reviewed here.");
 		add_wrapped(out, sb_str(&line), "");
@@ -299,8 +285,8 @@ static void add_prereqs(struct sb *out, const struct rv_review *r)
 }
 
 /*
- * prereq: a series that did not apply and declares prerequisites quorum
- * has no mail of: say which, and what would help.
+ * A series that did not apply and declares prerequisites quorum has no
+ * mail of: say which, and what would help.
  */
 static void add_missing_prereqs(struct sb *out, const struct rv_review *r,
 				const struct reply_opts *o)
@@ -311,7 +297,7 @@ static void add_missing_prereqs(struct sb *out, const struct rv_review *r,
 	if (!r->apply || r->apply->failed < 0)
 		return;
 	for (i = 0; i < o->nmissing_prereqs; i++) {
-		if (!msgid_is_safe(o->missing_prereqs[i]))
+		if (!mp_msgid_valid(o->missing_prereqs[i]))
 			continue;
 		sb_addf(&line, "%s<%s>", n++ ? ", " : "",
 			o->missing_prereqs[i]);
@@ -319,14 +305,14 @@ static void add_missing_prereqs(struct sb *out, const struct rv_review *r,
 	if (n) {
 		struct sb msg = SB_INIT;
 
-		sb_addf(&msg, "The series declares the prerequisite%s %s, "
-			      "which %s not in the mail quorum reads, so the "
-			      "series was tried without %s; once %s there (or "
-			      "in the branch), a reply with '#quorum rerun' "
-			      "reviews it again.",
-			n == 1 ? "" : "s", sb_str(&line),
-			n == 1 ? "is" : "are", n == 1 ? "it" : "them",
-			n == 1 ? "it is" : "they are");
+		sb_addf(&msg,
+			"The series declares the prerequisite%s %s, "
+			"which %s not in the mail quorum reads, so the "
+			"series was tried without %s; once %s there (or "
+			"in the branch), a reply with '#quorum rerun' "
+			"reviews it again.",
+			n == 1 ? "" : "s", sb_str(&line), n == 1 ? "is" : "are",
+			n == 1 ? "it" : "them", n == 1 ? "it is" : "they are");
 		add_wrapped(out, sb_str(&msg), "");
 		sb_release(&msg);
 	}
@@ -334,7 +320,7 @@ static void add_missing_prereqs(struct sb *out, const struct rv_review *r,
 }
 
 /*
- * norepeat: the findings an earlier reply mailed in full, one line each
+ * The findings an earlier reply mailed in full, one line each
  * under the reply that did, in the order of the review.
  */
 static void add_still_open(struct sb *out, const struct rv_review *r,
@@ -384,31 +370,20 @@ static void add_still_open(struct sb *out, const struct rv_review *r,
 	sb_release(&line);
 }
 
-static void add_body(struct sb *out, const struct mp_series *s,
-		     const struct rv_review *r, const struct reply_opts *o)
+/* The first paragraph: what the review came to, in one sentence. */
+static void add_summary(struct sb *out, const struct mp_series *s,
+			const struct rv_review *r, const struct reply_opts *o,
+			size_t nrepeated)
 {
 	struct sb line = SB_INIT;
-	size_t i, nrepeated = 0;
+	size_t i;
 
-	for (i = 0; r && o->earlier && i < r->findings.n; i++)
-		nrepeated += o->earlier[i].msgid != NULL;
-	if (o->unchanged_since) {
-		sb_addf(&line,
-			"quorum: this series is unchanged since it was "
-			"reviewed in <%s>; see that reply.",
-			o->unchanged_since);
-		add_wrapped(out, sb_str(&line), "");
-		goto footer;
-	}
-	if (o->explain) {
-		add_explanation(out, s, r, o->explain);
-		goto footer;
-	}
 	if (r->apply && r->apply->failed >= 0) {
 		const struct rv_patch_result *pr =
 			&r->apply->patches[r->apply->failed];
 
-		sb_addf(&line, "quorum could not apply patch %d/%d on %.12s: %s",
+		sb_addf(&line,
+			"quorum could not apply patch %d/%d on %.12s: %s",
 			pr->index, series_total(s), r->apply->base_id,
 			pr->error ? pr->error : "it does not apply");
 	} else if (r->findings.n && nrepeated == r->findings.n) {
@@ -420,7 +395,7 @@ static void add_body(struct sb *out, const struct mp_series *s,
 			r->findings.n == 1 ? "was" : "were",
 			r->findings.n == 1 ? "is" : "are");
 	} else if (r->findings.n) {
-		const struct rv_finding *f = &r->findings.items[0];
+		const struct rv_finding *f;
 
 		for (i = 0; o->earlier && o->earlier[i].msgid; i++)
 			;
@@ -443,38 +418,42 @@ static void add_body(struct sb *out, const struct mp_series *s,
 			r->quorum, r->nvoters);
 	}
 	add_wrapped(out, sb_str(&line), "");
-	add_prereqs(out, r);
-	add_missing_prereqs(out, r, o);
-	if (!s->complete && s->nmissing) {
-		sb_reset(&line);
-		sb_adds(&line, "The series is incomplete: patch");
-		sb_adds(&line, s->nmissing > 1 ? "es" : "");
-		for (i = 0; i < s->nmissing; i++)
-			sb_addf(&line, "%s%d/%d", i ? ", " : " ", s->missing[i],
-				series_total(s));
-		sb_addf(&line, " did not arrive; reviewed the %zu that did.",
-			s->npatches - s->nmissing);
-		sb_addch(out, '\n');
-		add_wrapped(out, sb_str(&line), "");
-	}
+	sb_release(&line);
+}
+
+/* The patches of an incomplete series that did not arrive. */
+static void add_incomplete(struct sb *out, const struct mp_series *s)
+{
+	struct sb line = SB_INIT;
+	size_t i;
+
+	if (s->complete || !s->nmissing)
+		return;
+	sb_adds(&line, "The series is incomplete: patch");
+	sb_adds(&line, s->nmissing > 1 ? "es" : "");
+	for (i = 0; i < s->nmissing; i++)
+		sb_addf(&line, "%s%d/%d", i ? ", " : " ", s->missing[i],
+			series_total(s));
+	sb_addf(&line, " did not arrive; reviewed the %zu that did.",
+		s->npatches - s->nmissing);
 	sb_addch(out, '\n');
-	if (nrepeated)
-		add_still_open(out, r, o->earlier);
-	/* Numbered as in the review, so '#quorum explain N' finds them. */
-	for (i = 0; i < r->findings.n; i++)
-		if (!o->earlier || !o->earlier[i].msgid)
-			add_finding(out, r, &r->findings.items[i], i + 1);
-	if (r->minority.n)
-		sb_addf(out, "%zu more finding%s did not reach quorum.\n\n",
-			r->minority.n, r->minority.n == 1 ? "" : "s");
-footer:
+	add_wrapped(out, sb_str(&line), "");
+	sb_release(&line);
+}
+
+/* The signature: what the review cost, who voted, how to talk back. */
+static void add_footer(struct sb *out, const struct rv_review *r)
+{
+	size_t i;
+
 	sb_adds(out, "-- \n");
 	if (r) {
 		sb_addf(out, "cost: $%.4f%s\n", review_cost(r),
 			r->ncalls ? "" : " (offline voters only)");
 		if (r->day_budget > 0 && r->list)
-			sb_addf(out, "budget: $%.4f left today of $%.2f for "
-				     "list %s\n",
+			sb_addf(out,
+				"budget: $%.4f left today of $%.2f for "
+				"list %s\n",
 				r->day_left > 0 ? r->day_left : 0,
 				r->day_budget, r->list);
 		sb_adds(out, "voters: ");
@@ -501,6 +480,44 @@ footer:
 		    "'#quorum mute' to stop quorum reviewing the author's "
 		    "mail on this list.",
 		    "");
+}
+
+static void add_body(struct sb *out, const struct mp_series *s,
+		     const struct rv_review *r, const struct reply_opts *o)
+{
+	struct sb line = SB_INIT;
+	size_t i, nrepeated = 0;
+
+	for (i = 0; r && o->earlier && i < r->findings.n; i++)
+		nrepeated += o->earlier[i].msgid != NULL;
+	if (o->unchanged_since) {
+		sb_addf(&line,
+			"quorum: this series is unchanged since it was "
+			"reviewed in <%s>; see that reply.",
+			o->unchanged_since);
+		add_wrapped(out, sb_str(&line), "");
+		goto footer;
+	}
+	if (o->explain) {
+		add_explanation(out, s, r, o->explain);
+		goto footer;
+	}
+	add_summary(out, s, r, o, nrepeated);
+	add_prereqs(out, r);
+	add_missing_prereqs(out, r, o);
+	add_incomplete(out, s);
+	sb_addch(out, '\n');
+	if (nrepeated)
+		add_still_open(out, r, o->earlier);
+	/* Numbered as in the review, so '#quorum explain N' finds them. */
+	for (i = 0; i < r->findings.n; i++)
+		if (!o->earlier || !o->earlier[i].msgid)
+			add_finding(out, r, &r->findings.items[i], i + 1);
+	if (r->minority.n)
+		sb_addf(out, "%zu more finding%s did not reach quorum.\n\n",
+			r->minority.n, r->minority.n == 1 ? "" : "s");
+footer:
+	add_footer(out, r);
 	sb_release(&line);
 }
 
@@ -543,8 +560,7 @@ static int message_finish(GMimeMessage *m, const char *body, struct sb *out)
 
 	g_mime_text_part_set_charset(tp, "utf-8");
 	g_mime_text_part_set_text(tp, body);
-	g_mime_object_encode((GMimeObject *)tp,
-			     GMIME_ENCODING_CONSTRAINT_7BIT);
+	g_mime_object_encode((GMimeObject *)tp, GMIME_ENCODING_CONSTRAINT_7BIT);
 	g_mime_message_set_mime_part(m, (GMimeObject *)tp);
 	g_mime_format_options_set_newline_format(fo, GMIME_NEWLINE_FORMAT_UNIX);
 	raw = g_mime_object_to_string((GMimeObject *)m, fo);
@@ -555,47 +571,38 @@ static int message_finish(GMimeMessage *m, const char *body, struct sb *out)
 	return ret;
 }
 
-int reply_compose(struct sb *out, const struct mp_series *s,
-		  const struct rv_review *r, const struct reply_opts *o,
-		  struct errmsg *err)
+/* From, To and Cc, by the reply-to policy of o. */
+static void set_addresses(GMimeMessage *m, const struct mp_patch *parent,
+			  const struct reply_opts *o, const char *from_name,
+			  const char *from_addr)
 {
-	const struct mp_patch *parent = reply_parent(s);
-	GMimeMessage *m = NULL;
-	GDateTime *date = NULL;
-	struct sb body = SB_INIT, refs = SB_INIT, subj = SB_INIT,
-		  voters = SB_INIT, hv = SB_INIT;
-	char *from_name = NULL, *from_addr = NULL, *t;
-	size_t i, first;
-	int ret = -1;
+	size_t i;
 
-	if (!parent || !msgid_is_safe(parent->message_id)) {
-		errmsg_set(err, -1, "the series has no usable Message-ID to "
-				    "reply to");
-		goto out;
-	}
-	if (!split_from(o->from, &from_name, &from_addr)) {
-		errmsg_set(err, -1, "watch.from '%s' is not an address", o->from);
-		goto out;
-	}
-	m = g_mime_message_new(TRUE);
 	add_mailbox(m, GMIME_ADDRESS_TYPE_FROM, from_name, from_addr);
 	if (o->to_author && addr_is_safe(parent->author_email))
 		add_mailbox(m, GMIME_ADDRESS_TYPE_TO, parent->author_name,
 			    parent->author_email);
 	if (o->to_list && addr_is_safe(o->list_address))
 		add_mailbox(m,
-			    o->to_author ? GMIME_ADDRESS_TYPE_CC :
-					   GMIME_ADDRESS_TYPE_TO,
+			    o->to_author ? GMIME_ADDRESS_TYPE_CC
+					 : GMIME_ADDRESS_TYPE_TO,
 			    NULL, o->list_address);
 	/* Maintainers on Cc, or on To when no one else is (an embargo). */
 	for (i = 0; i < o->nmaintainers; i++)
 		if (addr_is_safe(o->maintainers[i]))
 			add_mailbox(m,
 				    internet_address_list_length(
-					    g_mime_message_get_to(m)) ?
-					    GMIME_ADDRESS_TYPE_CC :
-					    GMIME_ADDRESS_TYPE_TO,
+					    g_mime_message_get_to(m))
+					    ? GMIME_ADDRESS_TYPE_CC
+					    : GMIME_ADDRESS_TYPE_TO,
 				    NULL, o->maintainers[i]);
+}
+
+/* "Re: " and parent's subject, on one line. */
+static void set_subject(GMimeMessage *m, const struct mp_patch *parent)
+{
+	struct sb subj = SB_INIT;
+	char *t;
 
 	t = one_line(parent->subject_raw ? parent->subject_raw : "", 900);
 	if (strncasecmp(t, "Re:", 3))
@@ -603,23 +610,39 @@ int reply_compose(struct sb *out, const struct mp_series *s,
 	sb_adds(&subj, t);
 	free(t);
 	g_mime_message_set_subject(m, subj.buf, "utf-8");
-	g_mime_message_set_message_id(m, o->msgid);
-	date = g_date_time_new_from_unix_utc(o->now);
-	g_mime_message_set_date(m, date);
+	sb_release(&subj);
+}
+
+/* In-Reply-To and References: the reply in parent's thread. */
+static void set_thread_headers(GMimeMessage *m, const struct mp_patch *parent)
+{
+	struct sb refs = SB_INIT, hv = SB_INIT;
+	size_t i, first;
 
 	sb_addf(&hv, "<%s>", parent->message_id);
 	g_mime_object_set_header((GMimeObject *)m, "In-Reply-To", hv.buf, NULL);
-	first = parent->nreferences > MAX_REFERENCES ?
-			parent->nreferences - MAX_REFERENCES :
-			0;
+	first = parent->nreferences > MAX_REFERENCES
+			? parent->nreferences - MAX_REFERENCES
+			: 0;
 	/* Keep the thread root when trimming, as mail clients do. */
-	if (first && msgid_is_safe(parent->references[0]))
+	if (first && mp_msgid_valid(parent->references[0]))
 		sb_addf(&refs, "<%s> ", parent->references[0]);
 	for (i = first; i < parent->nreferences; i++)
-		if (msgid_is_safe(parent->references[i]))
+		if (mp_msgid_valid(parent->references[i]))
 			sb_addf(&refs, "<%s> ", parent->references[i]);
 	sb_addf(&refs, "<%s>", parent->message_id);
-	g_mime_object_set_header((GMimeObject *)m, "References", refs.buf, NULL);
+	g_mime_object_set_header((GMimeObject *)m, "References", refs.buf,
+				 NULL);
+	sb_release(&refs);
+	sb_release(&hv);
+}
+
+/* Auto-Submitted, and the X-Quorum- headers that say how r was made. */
+static void set_quorum_headers(GMimeMessage *m, const struct rv_review *r,
+			       const struct reply_opts *o)
+{
+	struct sb voters = SB_INIT, hv = SB_INIT;
+	size_t i;
 
 	g_mime_object_set_header((GMimeObject *)m, "Auto-Submitted",
 				 "auto-generated", NULL);
@@ -633,12 +656,45 @@ int reply_compose(struct sb *out, const struct mp_series *s,
 				 r && r->apply ? r->apply->base_id : "none",
 				 NULL);
 	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Prompt",
-				 o->prompt_hash ? o->prompt_hash : "none", NULL);
-	sb_reset(&hv);
+				 o->prompt_hash ? o->prompt_hash : "none",
+				 NULL);
 	sb_addf(&hv, "%.4f USD", review_cost(r));
 	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Cost", hv.buf,
 				 NULL);
+	sb_release(&voters);
+	sb_release(&hv);
+}
 
+int reply_compose(struct sb *out, const struct mp_series *s,
+		  const struct rv_review *r, const struct reply_opts *o,
+		  struct errmsg *err)
+{
+	const struct mp_patch *parent = mp_series_first(s);
+	GMimeMessage *m = NULL;
+	GDateTime *date = NULL;
+	struct sb body = SB_INIT;
+	char *from_name = NULL, *from_addr = NULL;
+	int ret = -1;
+
+	if (!parent || !mp_msgid_valid(parent->message_id)) {
+		errmsg_set(err, -1,
+			   "the series has no usable Message-ID to "
+			   "reply to");
+		goto out;
+	}
+	if (!split_from(o->from, &from_name, &from_addr)) {
+		errmsg_set(err, -1, "watch.from '%s' is not an address",
+			   o->from);
+		goto out;
+	}
+	m = g_mime_message_new(TRUE);
+	set_addresses(m, parent, o, from_name, from_addr);
+	set_subject(m, parent);
+	g_mime_message_set_message_id(m, o->msgid);
+	date = g_date_time_new_from_unix_utc(o->now);
+	g_mime_message_set_date(m, date);
+	set_thread_headers(m, parent);
+	set_quorum_headers(m, r, o);
 	add_body(&body, s, r, o);
 	if (message_finish(m, sb_str(&body), out) < 0) {
 		errmsg_set(err, -1, "cannot write the reply");
@@ -653,10 +709,6 @@ out:
 	free(from_name);
 	free(from_addr);
 	sb_release(&body);
-	sb_release(&refs);
-	sb_release(&subj);
-	sb_release(&voters);
-	sb_release(&hv);
 	return ret;
 }
 
@@ -673,7 +725,8 @@ int reply_compose_digest(struct sb *out, const char *list, const char *lines,
 	int ret = -1;
 
 	if (!split_from(o->from, &from_name, &from_addr)) {
-		errmsg_set(err, -1, "watch.from '%s' is not an address", o->from);
+		errmsg_set(err, -1, "watch.from '%s' is not an address",
+			   o->from);
 		goto out;
 	}
 	m = g_mime_message_new(TRUE);
@@ -696,8 +749,10 @@ int reply_compose_digest(struct sb *out, const char *list, const char *lines,
 				 QUORUM_VERSION, NULL);
 
 	sb_reset(&subj);
-	sb_addf(&subj, "quorum reviewed %zu series on %s since the last "
-		       "digest:", n, list);
+	sb_addf(&subj,
+		"quorum reviewed %zu series on %s since the last "
+		"digest:",
+		n, list);
 	add_wrapped(&body, subj.buf, "");
 	sb_addch(&body, '\n');
 	for (p = lines; p && *p;) {

@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "quorum.h"
-#include "watch.h"
+#include "reply.h"
+#include "report.h"
 
 struct report {
 	enum report_format fmt;
@@ -80,7 +80,7 @@ static void email_add(struct report *rp, const struct rv_review *r)
 {
 	struct reply_opts o = {0};
 	struct sb msg = SB_INIT, id = SB_INIT, from = SB_INIT;
-	const struct mp_patch *parent = reply_parent(r->series);
+	const struct mp_patch *parent = mp_series_first(r->series);
 
 	if (rp->failed)
 		return;

@@ -46,7 +46,7 @@ static const char schema[] =
 	"  state INTEGER, attempts INTEGER DEFAULT 0, last_error TEXT,"
 	"  next_try INTEGER DEFAULT 0, created INTEGER, sent INTEGER,"
 	"  raw BLOB, author TEXT);"
-	/* norepeat: the findings each reply mailed in full (fingerprints). */
+	/* The findings each reply mailed in full (fingerprints). */
 	"CREATE TABLE IF NOT EXISTS fingerprints ("
 	"  fp TEXT PRIMARY KEY, list TEXT, series_key TEXT, reply_msgid TEXT,"
 	"  version INTEGER, title TEXT, at INTEGER);"

@@ -62,7 +62,7 @@ int state_series_set(struct state *st, const char *key, const char *list,
 int state_series_same_patches(struct state *st, const char *key,
 			      const char *patch_ids, char *out, size_t outsz);
 /*
- * prereq: the threads of other series of list whose patches include
+ * The threads of other series of list whose patches include
  * patch_id (a prerequisite-patch-id: of a series), appended to
  * *threads (caller frees each and the array) while *n < max, never one
  * twice nor not_thread. 0, or -1 on a state error.
@@ -130,8 +130,8 @@ int state_replies_pending(struct state *st, int64_t now,
 			  void *arg);
 
 /*
- * norepeat: a finding's fingerprint (list, author, file, function,
- * category, quoted code; bot/cmd-watch.c) is recorded for the reply that
+ * A finding's fingerprint (list, author, file, function, category,
+ * quoted code; bot/watch-fingerprint.c) is recorded for the reply that
  * mailed it in full, in the transaction that records that reply.
  */
 struct fingerprint_row {

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * watch.h - `quorum watch` internals: reply composition and delivery.
+ * watch.h - `quorum watch` internals: the pass over the lists' threads
+ * (bot/watch.c), one series' review and reply (watch-review.c), the
+ * config (watch-config.c), the #quorum commands in replies
+ * (watch-commands.c), the fingerprints that keep a finding from being
+ * mailed twice (watch-fingerprint.c), the daily digest (watch-digest.c),
+ * reply composition (reply.c) and delivery (deliver.c).
  */
 #ifndef QUORUM_WATCH_H
 #define QUORUM_WATCH_H
@@ -8,106 +13,173 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "quorum.h"
+#include <signal.h>
 
-/* ---- reply composition (bot/reply.c) ---------------------------------- */
+#include "deliver.h"
+#include "local-mail.h"
+#include "reply.h"
+#include "session.h"
+#include "state.h"
 
-/* norepeat: the earlier reply that mailed a finding in full. */
-struct reply_earlier {
-	const char *msgid; /* its Message-ID; NULL: the finding is new */
-	int version; /* of the series it answered */
-	const char *title; /* ... and that series' title */
+struct _notmuch_database;
+
+/* ---- the lists and the watcher (bot/watch-config.c) ------------------- */
+
+#define WATCH_MAX_MESSAGE ((size_t)16 << 20)
+#define WATCH_MAX_THREAD 2000 /* messages read from one thread */
+#define DEFAULT_WAIT (30 * 60)
+#define DEFAULT_ATTEMPTS 5
+#define REOPEN_AFTER 500	 /* messages tagged between notmuch reopens */
+#define REPO_REOPEN_AFTER 20	 /* reviews between repository reopens */
+#define DIGEST_PERIOD 86400	 /* mode = digest: one mail a day */
+#define FINDINGS_KEPT_DAYS 180	 /* fingerprints are forgotten after this */
+#define FINDINGS_KEPT_MAX 100000 /* ... or beyond this many per list */
+
+enum list_mode { MODE_DRY_RUN, MODE_REPLY, MODE_DIGEST };
+
+/* A [list "NAME"] section, and the repository its series apply to. */
+struct wlist {
+	const char *name;
+	const char *address;
+	char *query; /* notmuch query for its new mail */
+	long wait;   /* seconds an incomplete series waits */
+	char **mute; /* lowercase patterns, NULL-terminated */
+
+	/* the reply: mode, who gets it, and how many */
+	enum list_mode mode;
+	bool to_author, to_list;
+	char **cc; /* maintainers: Cc'd, and may send commands */
+	size_t ncc;
+	bool embargo;	    /* replies to the maintainers only */
+	int per_hour;	    /* replies per hour on the list; 0: no limit */
+	int per_author_day; /* replies per author per day; 0: no limit */
+
+	/* the repository, opened on first use */
+	const char *repo;
+	const char *branch;
+	struct rv_repo *rv;
+	size_t rv_uses; /* reviews on rv since it was opened */
+	char *workdir;
+	struct rv_history *history;
+	bool repo_failed;
 };
 
-struct reply_opts {
-	const char *from; /* "quorum <quorum@DOMAIN>" */
-	const char *domain; /* of quorum's Message-IDs */
-	const char *msgid; /* the reply's Message-ID, without <> */
-	const char *list_address; /* the list's address */
-	bool to_author, to_list; /* reply-to policy */
-	const char *const *maintainers; /* more Cc, may be NULL */
-	size_t nmaintainers;
-	const char *prompt_hash; /* X-Quorum-Prompt: "none" or a hash */
-	const char *unchanged_since; /* a RESEND: Message-ID of the earlier
-					reply, or NULL for a review */
-	int explain; /* > 0: explain finding N (1-based) in detail */
+struct watch {
+	struct session s; /* config, quorum and voters of every list */
+	struct _notmuch_database *db;
+	struct state *st;
 	int64_t now;
-	/* prereq: declared prerequisite-message-ids not in the database */
-	const char *const *missing_prereqs;
-	size_t nmissing_prereqs;
-	/*
-	 * norepeat: per finding of the review (r->findings.n entries), the
-	 * earlier reply that mailed it in full; such findings are listed in
-	 * one line each, not repeated. NULL: every finding in full.
-	 */
-	const struct reply_earlier *earlier;
+	struct wlist *lists;
+	size_t nlists;
+
+	/* replies: who sends them, and how they are delivered */
+	const char *domain;
+	char *from;
+	char *outbox;
+	const char *method; /* for lists in reply mode */
+	char **sendmail;
+	struct smtp_opts smtp;
+	char *smtp_from; /* the address part of from */
+	int max_attempts;
+	char prompt_hash[48]; /* X-Quorum-Prompt */
+
+	/* counters for the summary line */
+	size_t reviewed, waiting, skipped, failed, delivered, held;
+	size_t tagged; /* messages tagged since the db was opened */
 };
 
-/*
- * Compose the reply to series s reviewed as r (r may be NULL for an
- * "unchanged since" note) into out (RFC 5322, LF line ends). 0 or -1.
- */
-int reply_compose(struct sb *out, const struct mp_series *s,
-		  const struct rv_review *r, const struct reply_opts *o,
-		  struct errmsg *err);
+/* SIGTERM or SIGINT: end after the series at hand. */
+extern volatile sig_atomic_t stop_requested;
 
 /*
- * The daily digest of list (mode = digest): From o->from, To the
- * maintainers, Message-ID o->msgid; lines (n of them) are the series
- * reviewed, one paragraph each. 0 or -1.
+ * Read the config (after session_open()): the sender, delivery, the
+ * lists, the prompts' hash. 0, or -1 after an error on stderr.
  */
-int reply_compose_digest(struct sb *out, const char *list, const char *lines,
-			 size_t n, const struct reply_opts *o,
-			 struct errmsg *err);
+int watch_config_load(struct watch *w);
+void watch_config_release(struct watch *w);
 
-/* The mail the reply answers: the cover, else patch 1, else the first. */
-const struct mp_patch *reply_parent(const struct mp_series *s);
+/* ---- one thread of a list (bot/watch.c) ------------------------------- */
 
-/* Is id safe to put in a header between <>: printable, no space or <>? */
-bool msgid_is_safe(const char *id);
-
-/* ---- delivery (bot/deliver.c) ----------------------------------------- */
-
-/*
- * Write raw into the maildir dir (made when missing) under a name that
- * derives from msgid: tmp/ then link into new/. A second delivery of the
- * same msgid finds it in new/ or cur/ and writes nothing (returns 0).
- * held_reason, when not NULL, is added as an X-Quorum-Held header.
- * 0 or -1 with err.
- */
-int deliver_outbox(const char *dir, const char *msgid, const char *raw,
-		   size_t len, const char *held_reason, struct errmsg *err);
-
-/* Is msgid already in the maildir dir? */
-bool outbox_has(const char *dir, const char *msgid);
-
-/*
- * Run argv (argv[0] looked up in PATH) with raw on its standard input,
- * no shell. 0 when it exits 0, else -1 with err naming the status.
- */
-int deliver_command(char *const argv[], const char *raw, size_t len,
-		    struct errmsg *err);
-
-struct smtp_opts {
-	const char *url; /* smtp://host:587 or smtps://host:465 */
-	const char *mail_from; /* envelope sender address */
-	const char *user, *password; /* may be NULL */
-	bool starttls; /* require STARTTLS on smtp:// (default) */
+struct tmsg {
+	char *msgid;
+	int64_t first_seen;
+	const char *tag; /* what happened to it, NULL: seen only */
 };
 
+struct thread_ctx {
+	struct watch *w;
+	struct wlist *l;
+	const char *thread;
+	struct tmsg *msgs;
+	size_t n, alloc;
+	struct mp_patch **cmds; /* replies that carry a #quorum command */
+	size_t ncmds, cmds_alloc;
+	bool retry;  /* a state or repo error: leave the mail untagged */
+	int explain; /* set while answering #quorum explain N */
+	const char *explain_id;	  /* ... the command's Message-ID */
+	const struct mp_set *set; /* the thread's series */
+};
+
+#define THREAD_CTX_INIT(w_, l_, thread_)                                       \
+	{                                                                      \
+		.w = (w_), .l = (l_), .thread = (thread_),                     \
+	}
+
+struct tmsg *tmsg_find(struct thread_ctx *t, const char *msgid);
+/* The stable key of a series, whichever of its mails came first. */
+void watch_series_key(const struct mp_series *s, struct sb *key);
+/* A Message-ID from a hash of key and what: stable across a retry. */
+void reply_msgid(struct watch *w, const char *key, const char *what,
+		 struct sb *out);
+/* Deliver one recorded reply and update the state. 0, or -1 not yet. */
+int deliver_one(struct watch *w, const char *msgid, const char *method,
+		const char *raw, size_t len, int attempts);
 /*
- * Send raw over SMTP (libcurl) to every To and Cc address in it.
- * 0, or -1 with err (never naming the password).
+ * Review series s of the thread and reply, or explain a finding
+ * (t->explain); bot/watch-review.c.
  */
-int deliver_smtp(const struct smtp_opts *o, const char *raw, size_t len,
-		 struct errmsg *err);
+void review_one(struct thread_ctx *t, const struct mp_series *s);
+
+/* ---- #quorum commands (bot/watch-commands.c) -------------------------- */
+
+enum command { CMD_NONE, CMD_RERUN, CMD_MUTE, CMD_EXPLAIN };
 
 /*
- * Split a command line from the config into argv on blanks, honouring
- * '...' and "..." quoting (no expansion of any kind). NULL-terminated;
- * caller frees with argv_free(). -1 when empty or quotes are unbalanced.
+ * The #quorum command on a line of its own in p's text (quoted lines
+ * never count), with the finding number of explain in *n (may be NULL).
  */
-int argv_split(const char *cmd, char ***out);
-void argv_free(char **argv);
+enum command command_of(const struct mp_patch *p, int *n);
+/* Carry out command cmd of the thread's set, when its sender may. */
+void run_command(struct thread_ctx *t, const struct mp_set *set,
+		 const struct mp_patch *cmd);
+
+/* ---- findings already mailed (bot/watch-fingerprint.c) ---------------- */
+
+/* A review's findings, and which of them an earlier reply mailed. */
+struct mailed_findings {
+	char (*fp)[RV_OID_HEXSZ + 1];
+	struct fingerprint_row *rows;
+	struct reply_earlier *earlier; /* for reply_opts.earlier */
+	size_t n, repeated;
+	int version; /* of the series reviewed */
+	const char *title;
+};
+
+/* Look r's findings up in the state db. 0 or -1 (a db error). */
+int mailed_findings_get(struct thread_ctx *t, const char *key,
+			const struct mp_series *s, const struct rv_review *r,
+			struct mailed_findings *mf);
+/*
+ * Record the findings the reply msgid mails in full; in the reply's
+ * transaction, so a crash leaves both recorded, or neither. 0 or -1.
+ */
+int mailed_findings_add(struct thread_ctx *t, const char *key,
+			const char *msgid, const struct mailed_findings *mf);
+void mailed_findings_release(struct mailed_findings *mf);
+
+/* ---- the daily digest (bot/watch-digest.c) ---------------------------- */
+
+/* mode = digest: when a day has passed, mail the maintainers the list. */
+void send_digest(struct watch *w, struct wlist *l);
 
 #endif

@@ -267,7 +267,12 @@ bool mp_msgid_is_spec(const char *arg);
  * -1 with err.
  */
 int mp_msgid_from_spec(const char *spec, char **id, struct errmsg *err);
-/* Printable ASCII, no space or <>, 1 to MP_MSGID_MAX bytes. */
+/*
+ * A message-id (without <>) safe to write between <> in a header:
+ * printable ASCII, no space, <>, '"' or '\\', 1 to MP_MSGID_ID_MAX bytes
+ * (false for NULL).
+ */
+#define MP_MSGID_ID_MAX 250
 bool mp_msgid_valid(const char *id);
 /* s for a one-line message: controls as '?', cut with "..." to fit size. */
 const char *mp_shown(const char *s, char *buf, size_t size);

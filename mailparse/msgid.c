@@ -54,10 +54,11 @@ bool mp_msgid_valid(const char *id)
 {
 	const unsigned char *p = (const unsigned char *)id;
 
-	if (!*p || strlen(id) > MP_MSGID_MAX)
+	if (!p || !*p || strlen(id) > MP_MSGID_ID_MAX)
 		return false;
 	for (; *p; p++)
-		if (*p <= ' ' || *p >= 0x7f || *p == '<' || *p == '>')
+		if (*p <= ' ' || *p >= 0x7f || *p == '<' || *p == '>' ||
+		    *p == '"' || *p == '\\')
 			return false;
 	return true;
 }
@@ -172,9 +173,11 @@ int mp_msgid_from_spec(const char *spec, char **out, struct errmsg *err)
 
 		errmsg_set(err, -1,
 			   "%s is not a file, and '%s' is not a message-id "
-			   "(printable ASCII, no spaces or <>)",
+			   "(at most %d bytes of printable ASCII, no spaces, "
+			   "<>, quotes or backslashes)",
 			   mp_shown(spec, b, sizeof(b)),
-			   mp_shown(sb_str(&id), b2, sizeof(b2)));
+			   mp_shown(sb_str(&id), b2, sizeof(b2)),
+			   MP_MSGID_ID_MAX);
 		goto out;
 	}
 	*out = sb_detach(&id, NULL);

@@ -2,39 +2,69 @@
 # The command table: --help, --version, help COMMAND, unknown commands.
 . "$(dirname "$0")/lib.sh"
 
-run "$QUORUM" --version
-is "$rc" 0 "--version exits 0"
-like "$TMP/out" '^quorum [0-9]+\.[0-9]+' "--version prints a version"
+test_expect_success '--version exits 0' '
+	run "$QUORUM" --version &&
+	test "$rc" = 0
+'
+test_expect_success '--version prints a version' '
+	test_grep "^quorum [0-9]+\.[0-9]+" "$TMP/out"
+'
 
-run "$QUORUM" --help
-is "$rc" 0 "--help exits 0"
-like "$TMP/out" 'review' "--help lists review"
-like "$TMP/out" 'parse' "--help lists parse"
+test_expect_success '--help exits 0' '
+	run "$QUORUM" --help &&
+	test "$rc" = 0
+'
+test_expect_success '--help lists review' 'test_grep review "$TMP/out"'
+test_expect_success '--help lists parse' 'test_grep parse "$TMP/out"'
 
-run "$QUORUM"
-is "$rc" 2 "no command exits 2"
+test_expect_success 'no command exits 2' '
+	run "$QUORUM" &&
+	test "$rc" = 2
+'
 
-run "$QUORUM" frobnicate
-is "$rc" 2 "unknown command exits 2"
-like "$TMP/err" "'frobnicate' is not a quorum command" "unknown command is named"
-is "$(lines "$TMP/err")" 1 "unknown command error is one line"
+test_expect_success 'unknown command exits 2' '
+	run "$QUORUM" frobnicate &&
+	test "$rc" = 2
+'
+test_expect_success 'unknown command is named' '
+	test_grep "'\''frobnicate'\'' is not a quorum command" "$TMP/err"
+'
+test_expect_success 'unknown command error is one line' '
+	test_line_count = 1 "$TMP/err"
+'
 
-run "$QUORUM" --bogus
-is "$rc" 2 "unknown global option exits 2"
+test_expect_success 'unknown global option exits 2' '
+	run "$QUORUM" --bogus &&
+	test "$rc" = 2
+'
 
-run "$QUORUM" review --bogus
-is "$rc" 2 "unknown review option exits 2"
-like "$TMP/err" 'usage: quorum review' "unknown option shows usage"
-is "$(lines "$TMP/err")" 1 "unknown option: one-line error"
+test_expect_success 'unknown review option exits 2' '
+	run "$QUORUM" review --bogus &&
+	test "$rc" = 2
+'
+test_expect_success 'unknown option shows usage' '
+	test_grep "usage: quorum review" "$TMP/err"
+'
+test_expect_success 'unknown option: one-line error' '
+	test_line_count = 1 "$TMP/err"
+'
 
-run "$QUORUM" help review
-is "$rc" 0 "help review exits 0"
-like "$TMP/out" '^usage: quorum review' "help review shows the usage"
+test_expect_success 'help review exits 0' '
+	run "$QUORUM" help review &&
+	test "$rc" = 0
+'
+test_expect_success 'help review shows the usage' '
+	test_grep "^usage: quorum review" "$TMP/out"
+'
 
-run "$QUORUM" review --help
-is "$rc" 0 "review --help exits 0"
+test_expect_success 'review --help exits 0' '
+	run "$QUORUM" review --help &&
+	test "$rc" = 0
+'
 
-run "$QUORUM" help nosuch
-is "$rc" 2 "help for an unknown command exits 2"
+test_expect_success 'help for an unknown command exits 2' '
+	run "$QUORUM" help nosuch &&
+	test "$rc" = 2
+'
 
-done_testing
+test_done

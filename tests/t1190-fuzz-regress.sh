@@ -8,16 +8,16 @@ n=0
 for f in "$TOP"/tests/fuzz/regress/*; do
 	[ -f "$f" ] || continue
 	n=$((n + 1))
-	run "$QUORUM" parse --json "$f"
-	case $rc in
-	0 | 2) ok 0 "$(basename "$f"): exit $rc" ;;
-	*)
-		ok 1 "$(basename "$f"): exit $rc"
-		sed 's/^/#   /' "$TMP/err" | head -20
-		;;
-	esac
-	unlike "$TMP/err" "runtime error|AddressSanitizer|LeakSanitizer" \
-		"$(basename "$f"): no sanitizer report"
+	name=$(basename "$f")
+	test_expect_success "$name: exit 0 or 2" '
+		run "$QUORUM" parse --json "$f" &&
+		echo "exit $rc" &&
+		head -20 "$TMP/err" &&
+		case $rc in 0 | 2) true ;; *) false ;; esac
+	'
+	test_expect_success "$name: no sanitizer report" '
+		test_grep -v "runtime error|AddressSanitizer|LeakSanitizer" "$TMP/err"
+	'
 done
 [ $n -gt 0 ] || skip_all "no regression inputs in tests/fuzz/regress"
-done_testing
+test_done

@@ -49,9 +49,8 @@ while [ ! -s "$TMP/port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 [ -s "$TMP/port" ] || { echo "Bail out! the fake embeddings server did not start"; exit 1; }
 PORT=$(cat "$TMP/port")
 
-R=$TMP/repo
-mkdir -p "$R" && git -C "$R" init -q
-cd "$R" || exit 1
+. "$TOP/tests/lib/history.sh"
+history_repo
 cat >net.c <<'EOC'
 int parse_opts(struct opts *o, const char *arg)
 {
@@ -64,8 +63,8 @@ int parse_opts(struct opts *o, const char *arg)
 EOC
 git add net.c && git commit -q -m "net: parse the interface name"
 BUG=$(git rev-parse HEAD)
-sed -i 's/memcpy(o->name, arg, arg_len);/memcpy(o->name, arg, min(arg_len, sizeof(o->name) - 1));/' net.c
-git commit -q -am "net: bound the name copy" -m "Fixes: $(git rev-parse --short=12 "$BUG") (\"net: parse the interface name\")"
+net_c_fix
+git commit -q -am "net: bound the name copy" -m "$(fixes "$BUG")"
 FIX=$(git rev-parse HEAD)
 cat >>net.c <<'EOC'
 
@@ -78,6 +77,7 @@ int parse_alias(struct opts *o, const char *arg)
 }
 EOC
 git commit -q -am "net: parse aliases"
+git format-patch -q -1 --stdout >"$TMP/tip.patch"
 sqlq() { sqlite3 "$R/.git/quorum/history.db" "$1"; }
 
 export QUORUM_CONFIG=$TMP/config
@@ -114,7 +114,7 @@ like "$TMP/err" 'embeddings unavailable.*(malformed|not a number)' "... junk is 
 # and the next run fills in the missing vectors.
 echo fail >"$TMP/mode"
 sed -i 's/o->mtu = parse_mtu_value(arg, arg_len);/o->mtu = parse_mtu_value(arg, (int)arg_len);/' net.c
-git commit -q -am "net: cast the length" -m "Fixes: $(git rev-parse --short=12 "$BUG") (\"net: parse the interface name\")"
+git commit -q -am "net: cast the length" -m "$(fixes "$BUG")"
 run "$QUORUM" index -C "$R"
 is "$rc" 0 "endpoint down: index still exits 0"
 like "$TMP/err" 'embeddings skipped' "... and warns"
@@ -130,6 +130,40 @@ sed -i 's/fake-1/fake-2/' "$QUORUM_CONFIG"
 run "$QUORUM" index -C "$R"
 is "$(sqlq "SELECT value FROM meta WHERE key='embed_model'")" fake-2 "the new model is recorded"
 is "$(awk '{ n += $2 } END { print n }' "$TMP/requests")" "$hunks" "every hunk is embedded again"
+
+# review and ci ground their history voter in the same index: both ask
+# the configured endpoint for the patch's vectors (ci used to forget).
+: >"$TMP/requests"
+run "$QUORUM" review -C "$R" --base HEAD~1 "$TMP/tip.patch"
+ok "$([ "$(lines "$TMP/requests")" -ge 1 ]; echo $?)" "review asks the embeddings endpoint"
+: >"$TMP/requests"
+run "$QUORUM" ci -C "$R" --range HEAD~1..HEAD
+is "$rc" 0 "ci with embeddings exits 0 ($(head -1 "$TMP/err"))"
+ok "$([ "$(lines "$TMP/requests")" -ge 1 ]; echo $?)" "ci asks the embeddings endpoint too"
+unset QUORUM_CONFIG
+: >"$TMP/requests"
+run "$QUORUM" ci -C "$R" --range HEAD~1..HEAD
+is "$(lines "$TMP/requests")" 0 "ci without the config asks nothing"
+export QUORUM_CONFIG=$TMP/config
+
+# watch reviews a list's series with the same history index, so with
+# the embeddings too (it used to open the index without them).
+if command -v notmuch >/dev/null 2>&1; then
+	MAIL=$TMP/mail
+	mkdir -p "$MAIL/cur" "$MAIL/new" "$MAIL/tmp"
+	printf '[database]\npath=%s\n[new]\ntags=new\n' "$MAIL" >"$TMP/nmconfig"
+	git -C "$R" format-patch -q -1 --base=HEAD~1 --to=devel@lists.example.org \
+		-o "$TMP/wpatch"
+	cp "$TMP"/wpatch/*.patch "$MAIL/new/1.eml"
+	NOTMUCH_CONFIG=$TMP/nmconfig notmuch new >/dev/null 2>&1
+	cp "$QUORUM_CONFIG" "$TMP/wconfig"
+	printf '[notmuch]\n\tdatabase = %s\n[list "devel"]\n\taddress = devel@lists.example.org\n\trepo = %s\n[deliver]\n\toutbox = %s\n[watch]\n\tstate = %s\n' \
+		"$MAIL" "$R" "$TMP/outbox" "$TMP/state.db" >>"$TMP/wconfig"
+	: >"$TMP/requests"
+	QUORUM_CONFIG=$TMP/wconfig NOTMUCH_CONFIG=$TMP/nmconfig run "$QUORUM" watch --once
+	like "$TMP/out" "1 reviewed" "watch reviews the list's series ($(head -1 "$TMP/err"))"
+	ok "$([ "$(lines "$TMP/requests")" -ge 1 ]; echo $?)" "watch asks the embeddings endpoint too"
+fi
 
 # No embeddings configured: nothing is asked.
 unset QUORUM_CONFIG

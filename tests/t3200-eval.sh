@@ -6,28 +6,13 @@
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not installed"
 
-R=$TMP/repo
-mkdir -p "$R" && git -C "$R" init -q
-cd "$R" || exit 1
-n=0
-day() {
-	n=$((n + 1))
-	export GIT_COMMITTER_DATE="$((1500000000 + n * 86400 * 10)) +0000"
-	export GIT_AUTHOR_DATE="$GIT_COMMITTER_DATE"
-}
-at() { date -u -d "@$((1500000000 + $1 * 86400 * 10))" +%Y-%m-%d; }
+CLOCK_START=1500000000 CLOCK_STEP=$((86400 * 10))
+. "$TOP/tests/lib/history.sh"
+
+history_repo
+at() { date -u -d "@$((CLOCK_START + $1 * CLOCK_STEP))" +%Y-%m-%d; }
 feature() { # feature NAME LINES: a new file with a function
-	{
-		echo "int $1(int *v, int n)"
-		echo "{"
-		j=0
-		while [ $j -lt "$2" ]; do
-			echo "	v[$j % n] += $1_step(v, n, $j);"
-			j=$((j + 1))
-		done
-		echo "	return 0;"
-		echo "}"
-	} >"$1.c"
+	c_function "$1" "$1_step" "$2" >"$1.c"
 	git add "$1.c"
 }
 cat >net.c <<'EOC'
@@ -44,27 +29,27 @@ int parse_opts(struct opts *o, const char *arg)
 	return 0;
 }
 EOC
-day; git add net.c && git commit -q -m "net: parse the interface name"
+tick; git add net.c && git commit -q -m "net: parse the interface name"
 BUG=$(git rev-parse HEAD)
 # Training history: features that needed fixes, notes that did not.
 i=0
 while [ $i -lt 20 ]; do
-	day; feature "feat$i" 40; git commit -q -m "feat: add feature $i"
+	tick; feature "feat$i" 40; git commit -q -m "feat: add feature $i"
 	eval "F$i=\$(git rev-parse HEAD)"
-	day; echo "note $i" >>notes.txt; git add notes.txt; git commit -q -m "docs: note $i"
+	tick; echo "note $i" >>notes.txt; git add notes.txt; git commit -q -m "docs: note $i"
 	i=$((i + 1))
 done
 i=0
 while [ $i -lt 20 ]; do
-	day; eval "f=\$F$i"
+	tick; eval "f=\$F$i"
 	echo "/* checked */" >>"feat$i.c"
 	git commit -q -am "feat: fix feature $i" -m "Fixes: $(git rev-parse --short=12 "$f") (\"feat: add feature $i\")"
 	i=$((i + 2))
 done
 # The window starts here.
-WSTART=$((n + 1))
+WSTART=$((CLOCK_N + 1))
 # X re-adds the unbounded copy BEFORE anyone fixed it.
-day; cat >>net.c <<'EOC'
+tick; cat >>net.c <<'EOC'
 
 int parse_alias(struct opts *o, const char *arg)
 {
@@ -77,16 +62,16 @@ int parse_alias(struct opts *o, const char *arg)
 EOC
 git commit -q -am "net: parse aliases"
 X=$(git rev-parse HEAD)
-day; feature winfeat 50; git commit -q -m "feat: add a window feature"
+tick; feature winfeat 50; git commit -q -m "feat: add a window feature"
 WF=$(git rev-parse HEAD)
-day; echo "note w" >>notes.txt; git commit -q -am "docs: window note"
+tick; echo "note w" >>notes.txt; git commit -q -am "docs: window note"
 # Now the fix of the original bug.
-day; sed -i '0,/memcpy(o->name, arg, arg_len);/s//memcpy(o->name, arg, sizeof(o->name) - 1);/' net.c
+tick; sed -i '0,/memcpy(o->name, arg, arg_len);/s//memcpy(o->name, arg, sizeof(o->name) - 1);/' net.c
 git commit -q -am "net: bound the copy in parse_opts" -m "Names of 16 bytes or more overflowed.
 
 Fixes: $(git rev-parse --short=12 "$BUG") (\"net: parse the interface name\")"
 # Y re-adds the copy AFTER the fix: this one the history voter may see.
-day; cat >>net.c <<'EOC'
+tick; cat >>net.c <<'EOC'
 
 int parse_peer(struct opts *o, const char *arg)
 {
@@ -99,7 +84,7 @@ int parse_peer(struct opts *o, const char *arg)
 EOC
 git commit -q -am "net: parse peers"
 Y=$(git rev-parse HEAD)
-WEND=$n
+WEND=$CLOCK_N
 SINCE=$(at "$WSTART"); UNTIL=$(at "$WEND")
 
 run "$QUORUM" eval -C "$R" --since "$SINCE" --until "$UNTIL"
@@ -122,19 +107,19 @@ like "$TMP/wf" 'risk 0\.[0-9]+' "a window commit gets a risk score from the mode
 
 # The future arrives: fixes naming window commits, more history. Every
 # score and flag of the window must stay as it was; only labels change.
-day; echo "/* bounded */" >>net.c
+tick; echo "/* bounded */" >>net.c
 git commit -q -am "net: bound aliases" -m "Fixes: $(git rev-parse --short=12 "$X") (\"net: parse aliases\")"
-day; echo "/* checked */" >>winfeat.c
+tick; echo "/* checked */" >>winfeat.c
 git commit -q -am "feat: fix the window feature" -m "Fixes: $(git rev-parse --short=12 "$WF") (\"feat: add a window feature\")"
 # Late fixes of old commits change what a leaky model would learn.
 for f in "$F1" "$F3" "$F5" "$F7"; do
-	day; echo "/* late */" >>notes.txt
+	tick; echo "/* late */" >>notes.txt
 	git commit -q -am "feat: late fix" -m "Fixes: $(git rev-parse --short=12 "$f") (\"$(git log -1 --format=%s "$f")\")"
 done
 i=20
 while [ $i -lt 30 ]; do
-	day; feature "late$i" 5; git commit -q -m "late: add $i"
-	day; echo "/* x */" >>"late$i.c"; git commit -q -am "late: fix $i" -m "Fixes: $(git rev-parse --short=12 HEAD~0) (\"late: add $i\")"
+	tick; feature "late$i" 5; git commit -q -m "late: add $i"
+	tick; echo "/* x */" >>"late$i.c"; git commit -q -am "late: fix $i" -m "Fixes: $(git rev-parse --short=12 HEAD~0) (\"late: add $i\")"
 	i=$((i + 1))
 done
 run "$QUORUM" eval -C "$R" --since "$SINCE" --until "$UNTIL" -v

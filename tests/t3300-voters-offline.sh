@@ -5,111 +5,36 @@
 # file:line), and what the report says with no index.
 . "$(dirname "$0")/lib.sh"
 
-R=$TMP/repo
-mkdir -p "$R" && git -C "$R" init -q
-cd "$R" || exit 1
-n=0
-day() {
-	n=$((n + 1))
-	export GIT_COMMITTER_DATE="$((1500000000 + n * 86400 * 20)) +0000"
-	export GIT_AUTHOR_DATE="$GIT_COMMITTER_DATE"
-}
-cat >net.c <<'EOC'
-#include <string.h>
+CLOCK_START=1500000000 CLOCK_STEP=$((86400 * 20))
+. "$TOP/tests/lib/history.sh"
 
-struct opts {
-	char name[16];
-	int mtu;
-};
-
-int parse_opts(struct opts *o, const char *arg)
-{
-	size_t arg_len = strlen(arg);
-
-	memcpy(o->name, arg, arg_len);
-	o->mtu = parse_mtu_value(arg, arg_len);
-	return 0;
-}
-EOC
-day; git add net.c && git commit -q -m "net: parse the interface name"
+history_repo
+net_c bug
+tick; git add net.c && git commit -q -m "net: parse the interface name"
 BUG=$(git rev-parse HEAD)
 
 # History for the risk model: big feature commits that later needed
 # fixes, small tidy ones that did not.
-i=0
-while [ $i -lt 12 ]; do
-	day
-	{
-		echo "int feature_$i(int *v, int n)"
-		echo "{"
-		j=0
-		while [ $j -lt 60 ]; do
-			echo "	v[$j % n] += feature_helper_$i(v, n, $j);"
-			j=$((j + 1))
-		done
-		echo "	return 0;"
-		echo "}"
-	} >"feat$i.c"
-	git add "feat$i.c" && git commit -q -m "feat: add feature $i"
-	eval "F$i=\$(git rev-parse HEAD)"
-	day
-	echo "/* tidy $i */" >>notes.txt
-	git add notes.txt && git commit -q -m "docs: tidy $i"
-	i=$((i + 1))
-done
-i=0
-while [ $i -lt 12 ]; do
-	if [ $((i % 2)) -eq 0 ]; then
-		day
-		eval "f=\$F$i"
-		sed -i 's/return 0;/return n ? 0 : -1;/' "feat$i.c"
-		git commit -q -am "feat: fix feature $i" -m "Fixes: $(git rev-parse --short=12 "$f") (\"feat: add feature $i\")"
-	fi
-	i=$((i + 1))
-done
+risk_history 12
 
-sed -i 's/memcpy(o->name, arg, arg_len);/memcpy(o->name, arg, min(arg_len, sizeof(o->name) - 1));/' net.c
-day; git commit -q -am "net: bound the name copy in parse_opts" -m "A name longer than 15 bytes overflowed o->name.
-
-Fixes: $(git rev-parse --short=12 "$BUG") (\"net: parse the interface name\")"
-FIX=$(git rev-parse HEAD)
+commit_net_fix "$BUG"
 git tag base
 
 # The patch under review re-adds the unbounded copy.
-cat >>net.c <<'EOC'
-
-int parse_alias(struct opts *o, const char *arg)
-{
-	size_t arg_len = strlen(arg);
-
-	memcpy(o->name, arg, arg_len);
-	o->mtu = parse_mtu_value(arg, arg_len);
-	return 1;
-}
-EOC
-day; git commit -q -am "net: parse aliases too"
+net_c_alias
+tick; git commit -q -am "net: parse aliases too"
 git format-patch -q -o "$TMP/readd" -1 HEAD
 git reset -q --hard base
 
 # A small, harmless patch.
 echo "/* more notes */" >>notes.txt
-day; git commit -q -am "docs: one more note"
+tick; git commit -q -am "docs: one more note"
 git format-patch -q -o "$TMP/small" -1 HEAD
 git reset -q --hard base
 
 # A big new feature patch.
-{
-	echo "int feature_big(int *v, int n)"
-	echo "{"
-	j=0
-	while [ $j -lt 80 ]; do
-		echo "	v[$j % n] += feature_helper_big(v, n, $j);"
-		j=$((j + 1))
-	done
-	echo "	return 0;"
-	echo "}"
-} >big.c
-git add big.c && day && git commit -q -m "feat: add the big feature"
+c_function feature_big feature_helper_big 80 >big.c
+git add big.c && tick && git commit -q -m "feat: add the big feature"
 git format-patch -q -o "$TMP/big" -1 HEAD
 git reset -q --hard base
 
@@ -176,7 +101,7 @@ while (<$fh>) {
 }
 exit $bad;
 EOP
-git add scripts && day && git commit -q -m "scripts: add checkpatch" && git tag base2
+git add scripts && tick && git commit -q -m "scripts: add checkpatch" && git tag base2
 run "$QUORUM" review -C "$R" "$TMP"/readd/*.patch
 like "$TMP/out" '^voters: rules, history, risk, checkpatch' "checkpatch votes when the tree has scripts/checkpatch.pl"
 like "$TMP/out" 'low: Prefer strscpy over memcpy for strings' "checkpatch's warning is a finding"

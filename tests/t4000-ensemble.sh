@@ -8,25 +8,7 @@
 . "$TOP/tests/lib/llm.sh"
 
 R=$TMP/repo
-mkdir -p "$R" && git -C "$R" init -q
-cat >"$R/main.c" <<'EOC'
-#include <stdlib.h>
-
-struct item {
-	int id;
-};
-
-int count_items(struct item *items, int n)
-{
-	int i, c = 0;
-
-	for (i = 0; i < n; i++)
-		if (items[i].id)
-			c++;
-	return c;
-}
-EOC
-git -C "$R" add main.c && git -C "$R" commit -q -m "initial"
+make_repo "$R"
 git -C "$R" tag base
 cat >>"$R/main.c" <<'EOC'
 

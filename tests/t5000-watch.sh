@@ -4,64 +4,14 @@
 # for replies, for auto-replies or for quorum's own mail; incomplete
 # series wait, then are reviewed with the gap stated.
 . "$(dirname "$0")/lib.sh"
+. "$TOP/tests/lib/watch.sh"
 
 command -v notmuch >/dev/null || skip_all "notmuch is not installed"
 
-LIST=devel@lists.example.org
-MAIL=$TMP/mail
-OUTBOX=$MAIL/outbox
-mkdir -p "$MAIL/cur" "$MAIL/new" "$MAIL/tmp"
-export NOTMUCH_CONFIG=$TMP/notmuch-config
-cat >"$NOTMUCH_CONFIG" <<EOC
-[database]
-path=$MAIL
-[user]
-name=Maintainer
-primary_email=maint@example.org
-[new]
-tags=new;inbox
-[search]
-exclude_tags=
-EOC
-export QUORUM_CONFIG=$TMP/quorum.conf
-cat >"$QUORUM_CONFIG" <<EOC
-[notmuch]
-	database = $MAIL
-[list "devel"]
-	address = $LIST
-	repo = $TMP/repo
-	branch = main
-	wait = 10m
-[review]
-	quorum = 1
-[deliver]
-	outbox = $OUTBOX
-[watch]
-	domain = quorum.example.net
-EOC
-
-make_repo "$TMP/repo"
-R=$TMP/repo
-git -C "$R" tag base
-git -C "$R" checkout -q -b topic
-add_fn() {
-	printf '\n%s\n' "$1" >>"$R/main.c"
-	git -C "$R" commit -q -am "$2"
-}
-add_fn 'int first_id(struct item *items) { return items[0].id; }' "main: add first_id()"
-add_fn 'int second_id(struct item *items) { return items[1].id; }' "main: add second_id()"
-add_fn 'struct item *item_new(int id)
-{
-	struct item *it;
-
-	it = malloc(sizeof(*it));
-	it->id = id;
-	return it;
-}' "main: add item_new()"
-
-# The mail comes from the author (format-patch puts the committer on the
-# cover letter).
-export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
+notmuch_setup '[user]' 'name=Maintainer' 'primary_email=maint@example.org'
+watch_repo
+git -C "$R" checkout -q topic
+watch_config '[list "devel"]' '	wait = 10m' '[watch]' '	domain = quorum.example.net'
 
 # deliver DIR: put each format-patch file of DIR into the maildir, with
 # Message-IDs made unique per DIR (format-patch repeats them within a second).
@@ -74,8 +24,6 @@ deliver() {
 		tail -n +2 "$f" >"$MAIL/new/msg-$n"
 	done
 }
-watch() { run "$QUORUM" watch --once; }
-outbox_count() { ls "$OUTBOX/new" 2>/dev/null | wc -l | tr -d ' '; }
 
 # 1. A complete 3-patch series with a cover letter, to the opted-in list.
 git -C "$R" format-patch -q --cover-letter --thread=shallow --to="$LIST" \

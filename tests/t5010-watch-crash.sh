@@ -3,40 +3,17 @@
 # points while it answers 50 series, and restarted each time. At the end
 # every series has exactly one reply in the outbox and one row in state.
 . "$(dirname "$0")/lib.sh"
+. "$TOP/tests/lib/watch.sh"
 
 command -v notmuch >/dev/null || skip_all "notmuch is not installed"
 command -v sqlite3 >/dev/null || skip_all "sqlite3 is not installed"
 
-LIST=devel@lists.example.org
-MAIL=$TMP/mail
-OUTBOX=$MAIL/outbox
 NSERIES=${NSERIES:-50}
-mkdir -p "$MAIL/cur" "$MAIL/new" "$MAIL/tmp"
-export NOTMUCH_CONFIG=$TMP/notmuch-config
-cat >"$NOTMUCH_CONFIG" <<EOC
-[database]
-path=$MAIL
-[new]
-tags=new
-EOC
-export QUORUM_CONFIG=$TMP/quorum.conf
-cat >"$QUORUM_CONFIG" <<EOC
-[notmuch]
-	database = $MAIL
-[list "devel"]
-	address = $LIST
-	repo = $TMP/repo
-	branch = main
-[review]
-	quorum = 1
-[deliver]
-	outbox = $OUTBOX
-EOC
+notmuch_setup
 export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
-
-make_repo "$TMP/repo"
 R=$TMP/repo
-n=0
+make_repo "$R"
+watch_config
 i=1
 while [ $i -le "$NSERIES" ]; do
 	git -C "$R" checkout -q -b "s$i" main
@@ -46,12 +23,7 @@ while [ $i -le "$NSERIES" ]; do
 	git -C "$R" commit -q -am "main: add new$i()"
 	git -C "$R" format-patch -q --cover-letter --thread=shallow --to="$LIST" \
 		-o "$TMP/s$i" main
-	for f in "$TMP/s$i"/*.patch; do
-		n=$((n + 1))
-		sed -e "/^\\(Message-I[Dd]\\|In-Reply-To\\|References\\):/s/\\.git\\./.git.s$i./g" \
-			-e "s/\\*\\*\\* SUBJECT HERE \\*\\*\\*/series $i/" "$f" |
-			tail -n +2 >"$MAIL/new/msg-$n"
-	done
+	maildir_put "$TMP/s$i"
 	i=$((i + 1))
 done
 git -C "$R" checkout -q main

@@ -11,16 +11,7 @@ watch_setup
 
 # A fake sendmail: records its argv and the message; fails while
 # $TMP/fail exists.
-mkdir -p "$TMP/sent" "$TMP/bin"
-cat >"$TMP/bin/fake-sendmail" <<EOF2
-#!/bin/sh
-[ -e "$TMP/fail" ] && { cat >/dev/null; echo "relay refused" >&2; exit 75; }
-n=\$(ls "$TMP/sent" | wc -l)
-for a in "\$@"; do printf '%s\n' "\$a"; done >"$TMP/sent/argv-\$n"
-cat >"$TMP/sent/mail-\$n"
-EOF2
-chmod +x "$TMP/bin/fake-sendmail"
-sent_count() { ls "$TMP/sent" | grep -c '^mail-'; }
+fake_sendmail
 
 # 1. mode = reply with a sendmail command: argv split, never a shell.
 watch_config '[list "devel"]' '	mode = reply' \
@@ -167,25 +158,7 @@ like "$TMP/err" 'no \[list "NAME"\] section with an address' "it says so"
 # 8. A repo that is not there is the config's fault: nothing is sent or
 #    tagged, and the series is reviewed once the repo is back.
 mv "$R" "$R.away"
-cat >"$MAIL/new/norepo" <<EOM
-From: A U Thor <author@example.org>
-To: $LIST
-Subject: [PATCH] main: add f_norepo()
-Message-ID: <norepo-1@example.org>
-Date: Tue, 14 Nov 2023 22:20:00 +0000
-
-main: add f_norepo()
----
-diff --git a/f_norepo.c b/f_norepo.c
-new file mode 100644
---- /dev/null
-+++ b/f_norepo.c
-@@ -0,0 +1,4 @@
-+int f_norepo(void)
-+{
-+	return 1;
-+}
-EOM
+mail_single norepo-1 "A U Thor <author@example.org>" "main: add f_norepo()" norepo
 notmuch new --quiet
 watch_config
 before=$(outbox_count)

@@ -56,25 +56,7 @@ like "$M2" '^X-Quorum-Prompt: sha1:[0-9a-f]{16}$' "a changed prompt file changes
 before=$(ls "$REC" | grep -c '\.json$')
 watch_config "$(voter a openai ma price-in=3.00 price-out=15.00)" \
 	'[review]' '	retries = 0' '[list "devel"]' '	budget-per-day = 0.000001'
-cat >"$MAIL/new/budget" <<EOM
-From: A U Thor <author@example.org>
-To: $LIST
-Subject: [PATCH] main: add f_budget()
-Message-ID: <budget-1@example.org>
-Date: Tue, 14 Nov 2023 22:20:00 +0000
-
-main: add f_budget()
----
-diff --git a/f_budget.c b/f_budget.c
-new file mode 100644
---- /dev/null
-+++ b/f_budget.c
-@@ -0,0 +1,4 @@
-+int f_budget(void)
-+{
-+	return 1;
-+}
-EOM
+mail_single budget-1 "A U Thor <author@example.org>" "main: add f_budget()" budget
 notmuch new --quiet
 watch
 B=$(grep -l 'f_budget' "$OUTBOX"/new/*)

@@ -11,13 +11,7 @@
 R=$TMP/repo
 make_repo "$R"
 git -C "$R" tag base
-i=1
-while [ $i -le 100 ]; do
-	printf 'int f%d(int x)\n{\n\treturn x + %d;\n}\n' $i $i >"$R/f$i.c"
-	git -C "$R" add "f$i.c"
-	git -C "$R" commit -q -m "f$i: add f$i()"
-	i=$((i + 1))
-done
+commit_functions "$R" 100
 git -C "$R" format-patch -q -N -o "$TMP/p" base..HEAD
 is "$(ls "$TMP/p" | wc -l | tr -d ' ')" 100 "100 patches to review"
 

@@ -10,13 +10,7 @@
 R=$TMP/repo
 make_repo "$R"
 git -C "$R" tag base
-i=1
-while [ $i -le 100 ]; do
-	printf 'int g%d(int y)\n{\n\treturn y - %d;\n}\n' $i $i >"$R/g$i.c"
-	git -C "$R" add "g$i.c"
-	git -C "$R" commit -q -m "g$i: add g$i()"
-	i=$((i + 1))
-done
+commit_functions "$R" 100 g
 git -C "$R" format-patch -q -N -o "$TMP/p" base..HEAD
 
 # Slow answers, so that kills land while requests are in flight.

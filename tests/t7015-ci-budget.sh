@@ -9,13 +9,7 @@
 R=$TMP/repo
 make_repo "$R"
 git -C "$R" tag base
-i=1
-while [ $i -le 12 ]; do
-	printf 'int f%d(int x)\n{\n\treturn x + %d;\n}\n' $i $i >"$R/f$i.c"
-	git -C "$R" add "f$i.c"
-	git -C "$R" commit -q -m "f$i: add f$i()"
-	i=$((i + 1))
-done
+commit_functions "$R" 12
 
 # Every answer: 1500 tokens in, 300 out: $0.009 at 3/15 per M.
 cat >"$TMP/s.json" <<'EOS'

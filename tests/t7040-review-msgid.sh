@@ -313,6 +313,14 @@ like "$TMP/err" "is not a file, nor a message-id" "... it says it is neither"
 hostile "%0A in a URL" "https://lore.kernel.org/devel/a%0Ab@x/"
 hostile "%00 in a URL" "https://lore.kernel.org/devel/a%00b@x/"
 hostile "a URL with no id" "https://lore.kernel.org/devel/"
+# The one message-id check (mailparse's) is the one replies are built
+# with: no quote or backslash, at most 250 bytes, so any id quorum takes
+# can be written back between <> in a header.
+hostile "a quote" '<a"b@x>'
+like "$TMP/err" "is not a message-id" "... a quote makes no message-id"
+hostile "a backslash" '<a\b@x>'
+hostile "300 bytes" "<$(printf '%0300d' 0)@x>"
+like "$TMP/err" "at most 250 bytes" "... too long for a header, and says so"
 review "<../../etc/passwd@x>"
 is "$rc" 2 "<../../etc/passwd@x> is only looked up: not found, exit 2"
 like "$TMP/err" "not in the local notmuch database" "... as a message-id"

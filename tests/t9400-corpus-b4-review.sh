@@ -28,15 +28,23 @@ for f in "$SAMPLES"/*.mbox; do
 	(cd "$TMP" && b4 -q am -m "$f" -o - >"$TMP/$name.b4" 2>/dev/null)
 	[ -s "$TMP/$name.b4" ] || continue
 	n=$((n + 1))
-	"$QUORUM" parse --json "$f" >"$TMP/raw.json" 2>/dev/null
-	"$QUORUM" parse --json "$TMP/$name.b4" >"$TMP/b4.json" 2>/dev/null
-	python3 "$TMP/shape.py" "$TMP/raw.json" >"$TMP/raw.shape"
-	python3 "$TMP/shape.py" "$TMP/b4.json" >"$TMP/b4.shape"
-	is "$(cat "$TMP/b4.shape")" "$(cat "$TMP/raw.shape")" "$name: b4 am -o - gives the series of the raw thread"
-	(cd "$TMP" && cat "$TMP/$name.b4" | "$QUORUM" review --format json - >"$TMP/r.json" 2>"$TMP/r.err")
-	rc=$?
-	ok "$([ "$rc" -le 1 ]; echo $?)" "$name: quorum review - reads b4's output (exit $rc)"
+	test_expect_success "$name: b4 am -o - gives the series of the raw thread" '
+		"$QUORUM" parse --json "$f" >"$TMP/raw.json" 2>/dev/null
+		"$QUORUM" parse --json "$TMP/$name.b4" >"$TMP/b4.json" 2>/dev/null
+		python3 "$TMP/shape.py" "$TMP/raw.json" >"$TMP/raw.shape" &&
+		python3 "$TMP/shape.py" "$TMP/b4.json" >"$TMP/b4.shape" &&
+		test_cmp "$TMP/raw.shape" "$TMP/b4.shape"
+	'
+	test_expect_success "$name: quorum review - reads b4's output" '
+		(cd "$TMP" && "$QUORUM" review --format json - <"$TMP/$name.b4" >"$TMP/r.json" 2>"$TMP/r.err")
+		rc=$?
+		echo "exit $rc" &&
+		test "$rc" -le 1
+	'
 done
-ok "$([ "$n" -ge 10 ]; echo $?)" "b4 made an mbox of $n sample threads"
+test_expect_success "b4 made an mbox of at least 10 sample threads" '
+	echo "$n threads" &&
+	test "$n" -ge 10
+'
 
-done_testing
+test_done

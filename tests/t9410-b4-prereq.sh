@@ -16,18 +16,7 @@ A=$TMP/author
 make_repo "$A"
 git -C "$A" tag upstream
 git -C "$A" checkout -q -b p upstream
-cat >>"$A/main.c" <<'EOC'
-
-struct item *item_new(int id)
-{
-	struct item *it;
-
-	it = malloc(sizeof(*it));
-	it->id = id;
-	return it;
-}
-EOC
-git -C "$A" commit -q -am "item: add item_new()"
+commit_item_new "$A" "item: add item_new()"
 cat >>"$A/main.c" <<'EOC'
 
 void item_free(struct item *it)

@@ -1,35 +1,26 @@
 #!/bin/sh
-# tests/fuzz/run.sh [SECONDS]: build the libFuzzer targets (tests/fuzz/fuzz-*.c)
-# with clang, ASan and UBSan into build-fuzz/, generate seed inputs from a git
-# repository made here (git format-patch series, mboxrd, CRLF, replies), and
-# run each target for SECONDS (default 300). Crashes, leaks and sanitizer
-# reports land in build-fuzz/artifacts/; the script then exits 1. Keep each
-# crash input in tests/fuzz/regress/ (t1190 replays them in make check).
+# tests/fuzz/run.sh [SECONDS]: make the libFuzzer targets (tests/fuzz/fuzz-*.c,
+# built by `make fuzz-targets` with clang, ASan and UBSan into build-fuzz/),
+# generate seed inputs from a git repository made here (git format-patch
+# series, mboxrd, CRLF, replies), and run each target for SECONDS (default
+# 300). Crashes, leaks and sanitizer reports land in build-fuzz/artifacts/;
+# the script then exits 1. Keep each crash input in tests/fuzz/regress/
+# (t1190 replays them in make check). `make fuzz` runs this.
 set -u
 secs=${1:-300}
 [ -n "$secs" ] || secs=300
 top=$(cd "$(dirname "$0")/../.." && pwd)
-# FUZZ_BUILD and FUZZ_SAN override the build directory and sanitizer flags
-# (e.g. to make one known report recoverable while a fix is pending).
+# FUZZ_BUILD and FUZZ_SAN (read by make) override the build directory and
+# the sanitizer flags (e.g. to make one known report recoverable while a
+# fix is pending); FUZZ_TARGETS which targets run.
 fb=${FUZZ_BUILD:-build-fuzz}
 out=$top/$fb
 shared=${QUORUM_SHARED:-$top/../shared}
 cd "$top" || exit 1
 
 command -v clang >/dev/null || { echo "fuzz: clang is not installed"; exit 3; }
-san=${FUZZ_SAN:-"-fsanitize=address,undefined -fno-sanitize-recover=all"}
-make --no-print-directory BUILD="$fb" CC=clang \
-	OPT="-O1 -g -fno-omit-frame-pointer" \
-	SAN="$san -fsanitize=fuzzer-no-link" "$fb/libquorum.a" || exit 1
-pkgs="libgit2 gmime-3.0 libcurl libcjson sqlite3 zlib"
-for src in tests/fuzz/fuzz-*.c; do
-	name=$(basename "$src" .c)
-	# shellcheck disable=SC2046
-	clang -std=gnu11 -O1 -g -fno-omit-frame-pointer $san -fsanitize=fuzzer \
-		-D_GNU_SOURCE -I. $(pkg-config --cflags $pkgs) \
-		-o "$out/$name" "$src" "$out/libquorum.a" \
-		$(pkg-config --libs $pkgs) -lnotmuch -lm -lpthread || exit 1
-done
+# Up to date when make fuzz called this; the rules live in the Makefile.
+make --no-print-directory FUZZ_BUILD="$fb" fuzz-targets || exit 1
 
 # Seeds: real git format-patch output, made here, never copied from elsewhere.
 seeds=$out/seeds

@@ -1,21 +1,27 @@
 # tests/lib/watch.sh - a maildir indexed by notmuch and a repo with a
-# series to post, for the `quorum watch` tests (after lib.sh).
+# series to post, for the `quorum watch` tests (after lib.sh; it brings
+# tests/lib/notmuch.sh: notmuch_setup, maildir_put, post, $MAIL, $OUTBOX).
 #
-#   watch_setup        $MAIL (maildir, notmuch db), $OUTBOX, $R (repo at
-#                      base on main, a topic branch with 3 commits, the
-#                      last one adding malloc() without a NULL check),
-#                      NOTMUCH_CONFIG, QUORUM_CONFIG ($TMP/quorum.conf,
-#                      written by watch_config)
+#   watch_setup        notmuch_setup, watch_repo and watch_config: $MAIL,
+#                      $OUTBOX, NOTMUCH_CONFIG, QUORUM_CONFIG
+#                      ($TMP/quorum.conf), $R
+#   watch_repo         $R: a repo at base on main, a topic branch with 3
+#                      commits, the last one adding malloc() without a
+#                      NULL check; commits by the author (format-patch
+#                      puts the committer on the cover letter)
 #   watch_config [LINES...]  write the quorum config: the devel list plus
 #                      the given lines appended verbatim
-#   post DIR           put each format-patch file of DIR into the maildir,
-#                      Message-IDs made unique per DIR
+#   fake_sendmail      $TMP/bin/fake-sendmail, a sendmail that keeps the
+#                      Nth message it is given as $TMP/sent/mail-N and its
+#                      arguments, one a line, as $TMP/sent/argv-N, and
+#                      fails (exit 75) while $TMP/fail exists
+#   sent_count         how many messages it took
 #   watch [ARGS]       run `quorum watch --once ARGS` ($TMP/out, $TMP/err, $rc)
 #   outbox_count       mails in the outbox's new/
 
-LIST=devel@lists.example.org
-MAIL=$TMP/mail
-OUTBOX=$MAIL/outbox
+. "$TOP/tests/lib/notmuch.sh"
+
+export QUORUM_CONFIG=$TMP/quorum.conf
 
 watch_config() {
 	{
@@ -30,18 +36,7 @@ watch_config() {
 	} >"$QUORUM_CONFIG"
 }
 
-watch_setup() {
-	mkdir -p "$MAIL/cur" "$MAIL/new" "$MAIL/tmp"
-	export NOTMUCH_CONFIG=$TMP/notmuch-config
-	cat >"$NOTMUCH_CONFIG" <<EOC
-[database]
-path=$MAIL
-[new]
-tags=new;inbox
-[search]
-exclude_tags=
-EOC
-	export QUORUM_CONFIG=$TMP/quorum.conf
+watch_repo() {
 	export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME"
 	export GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
 	R=$TMP/repo
@@ -55,20 +50,26 @@ EOC
 	printf '\nstruct item *item_new(int id)\n{\n\tstruct item *it;\n\n\tit = malloc(sizeof(*it));\n\tit->id = id;\n\treturn it;\n}\n' >>"$R/main.c"
 	git -C "$R" commit -q -am "main: add item_new()"
 	git -C "$R" checkout -q main
+}
+
+watch_setup() {
+	notmuch_setup
+	watch_repo
 	watch_config
 }
 
-_post_n=0
-post() {
-	_tag=$(basename "$1")
-	for f in "$1"/*.patch; do
-		_post_n=$((_post_n + 1))
-		sed -e "/^\\(Message-I[Dd]\\|In-Reply-To\\|References\\):/s/\\.git\\./.git.$_tag./g" \
-			-e "s/\\*\\*\\* SUBJECT HERE \\*\\*\\*/series $_tag/" "$f" |
-			tail -n +2 >"$MAIL/new/msg-$_tag-$_post_n"
-	done
-	notmuch new --quiet
+fake_sendmail() {
+	mkdir -p "$TMP/sent" "$TMP/bin"
+	cat >"$TMP/bin/fake-sendmail" <<EOF2
+#!/bin/sh
+[ -e "$TMP/fail" ] && { cat >/dev/null; echo "relay refused" >&2; exit 75; }
+n=\$(ls "$TMP/sent" | grep -c '^mail-')
+for a in "\$@"; do printf '%s\n' "\$a"; done >"$TMP/sent/argv-\$n"
+cat >"$TMP/sent/mail-\$n"
+EOF2
+	chmod +x "$TMP/bin/fake-sendmail"
 }
+sent_count() { ls "$TMP/sent" | grep -c '^mail-'; }
 
 watch() { run "$QUORUM" watch --once "$@"; }
 outbox_count() { ls "$OUTBOX/new" 2>/dev/null | wc -l | tr -d ' '; }

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * config.h - quorum's config: git-config syntax, read with libgit2 from
+ * $QUORUM_CONFIG, else $XDG_CONFIG_HOME/quorum/config (or
+ * ~/.config/quorum/config), then the repo's .git/quorum.conf (which
+ * wins); and the file helpers the config's paths need.
+ */
+#ifndef QUORUM_CONFIG_H
+#define QUORUM_CONFIG_H
+
+#include <stddef.h>
+
+#include "mailparse/sb.h"
+
+struct qconfig;
+
+/* repo may be NULL. 0, or -1 with a one-line reason in err. */
+int qconfig_load(struct qconfig **out, const char *repo, struct errmsg *err);
+void qconfig_free(struct qconfig *cfg);
+/* Value of "section.name" or "section.sub.name", or NULL. Owned by cfg. */
+const char *qconfig_get(struct qconfig *cfg, const char *key);
+/* Integer value, or def when absent; -1 with err when malformed. */
+int qconfig_get_int(struct qconfig *cfg, const char *key, int def, int *out,
+		    struct errmsg *err);
+/*
+ * Call fn(arg, NAME) once for each [section "NAME"] in the config, in
+ * the order first seen; stops at and returns fn's first nonzero result.
+ */
+int qconfig_subsections(struct qconfig *cfg, const char *section,
+			int (*fn)(void *arg, const char *name), void *arg);
+/* The files that were read, for messages. */
+const char *qconfig_sources(struct qconfig *cfg);
+
+/* A config path with a leading ~/ expanded from $HOME. Caller frees. */
+char *expand_home(const char *p);
+
+/* Read all of path ("-" for stdin) with a size cap. 0 or -1 with err. */
+int read_file_capped(const char *path, size_t cap, struct sb *out,
+		     struct errmsg *err);
+
+#endif

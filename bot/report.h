@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * report.h - a review report in one of the output formats
+ * (bot/report-json.c). Reviews are added one by one and the document is
+ * written at the end (SARIF lists its rules before the results).
+ */
+#ifndef QUORUM_REPORT_H
+#define QUORUM_REPORT_H
+
+#include <stdio.h>
+
+#include "review/review.h"
+
+enum report_format { FMT_TEXT, FMT_JSON, FMT_SARIF, FMT_EMAIL };
+
+/* "text", "json", "sarif" or "email"; -1 when unknown. */
+int report_format_parse(const char *s);
+
+/*
+ * One line of mail text for a terminal: C0 controls (tab kept), newlines,
+ * DEL and C1 controls (U+0080..U+009F, e.g. CSI) shown as '?'. text_clean
+ * returns buf's text (buf is reset first); fput_clean writes it to f.
+ */
+const char *text_clean(struct sb *buf, const char *s);
+void fput_clean(const char *s, FILE *f);
+
+struct report;
+/* NULL when memory ran out. Caller frees with report_free(). */
+struct report *report_new(enum report_format fmt);
+void report_add(struct report *rp, const struct rv_review *r);
+/*
+ * The same for a review of commits ids[0..n) (`ci`: a run of commits
+ * reviewed as one series, oldest first, patch k being ids[k]): the
+ * reports say which.
+ */
+void report_add_commits(struct report *rp, const struct rv_review *r,
+			const char (*ids)[RV_OID_HEXSZ + 1], size_t n);
+/* A commit `ci` left out of the review (risk < 0: unknown). */
+void report_skip(struct report *rp, const char *commit, const char *title,
+		 double risk);
+/*
+ * FMT_EMAIL: the From: and Message-ID domain of the replies (borrowed;
+ * NULL: quorum@quorum.invalid), as `quorum watch` has them.
+ */
+void report_set_email(struct report *rp, const char *from, const char *domain);
+/* Write to path (NULL or "-": stdout). 0, or -1 with err. */
+int report_write(struct report *rp, const char *path, struct errmsg *err);
+void report_free(struct report *rp);
+
+#endif

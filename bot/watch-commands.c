@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * watch-commands.c - `#quorum rerun|mute|explain N`, on a line of its own
+ * in a reply in a series' thread, from its author or a maintainer.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "watch.h"
+
+enum command command_of(const struct mp_patch *p, int *n)
+{
+	const char *text = p->commit_message, *line;
+
+	for (line = text; line && *line;) {
+		const char *nl = strchr(line, '\n'), *c = line;
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		while (*c == ' ' || *c == '\t')
+			c++;
+		if (!strncmp(c, "#quorum ", 8) && (size_t)(c - line) < len) {
+			char word[16] = "";
+			int num = 0;
+
+			sscanf(c + 8, "%15s %d", word, &num);
+			if (!strcmp(word, "rerun"))
+				return CMD_RERUN;
+			if (!strcmp(word, "mute"))
+				return CMD_MUTE;
+			if (!strcmp(word, "explain") && num > 0 && num < 1000) {
+				if (n)
+					*n = num;
+				return CMD_EXPLAIN;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return CMD_NONE;
+}
+
+static bool refers_to(const struct mp_patch *cmd, const char *id)
+{
+	size_t i;
+
+	if (!id)
+		return false;
+	if (cmd->in_reply_to && !strcmp(cmd->in_reply_to, id))
+		return true;
+	for (i = 0; i < cmd->nreferences; i++)
+		if (!strcmp(cmd->references[i], id))
+			return true;
+	return false;
+}
+
+/* The series the command is about: the one its references name. */
+static const struct mp_series *command_series(const struct mp_set *set,
+					      const struct mp_patch *cmd)
+{
+	size_t i, k;
+
+	for (i = 0; i < set->nseries; i++) {
+		const struct mp_series *s = set->series[i];
+
+		if (s->cover && refers_to(cmd, s->cover->message_id))
+			return s;
+		for (k = 0; k < s->npatches; k++)
+			if (s->patches[k] &&
+			    refers_to(cmd, s->patches[k]->message_id))
+				return s;
+	}
+	return set->nseries == 1 ? set->series[0] : NULL;
+}
+
+/* The series' author, or a maintainer of the list? */
+static bool may_command(const struct wlist *l, const struct mp_series *s,
+			const char *sender)
+{
+	const struct mp_patch *p = mp_series_first(s);
+	size_t i;
+
+	if (!sender)
+		return false;
+	if (p && p->author_email && !strcasecmp(p->author_email, sender))
+		return true;
+	for (i = 0; i < l->ncc; i++)
+		if (!strcasecmp(l->cc[i], sender))
+			return true;
+	return false;
+}
+
+void run_command(struct thread_ctx *t, const struct mp_set *set,
+		 const struct mp_patch *cmd)
+{
+	static const char *const names[] = {"", "rerun", "mute", "explain"};
+	struct watch *w = t->w;
+	const struct mp_series *s = command_series(set, cmd);
+	const char *sender = cmd->author_email;
+	struct tmsg *tm = tmsg_find(t, cmd->message_id);
+	struct sb key = SB_INIT;
+	int n = 0, fresh;
+	enum command c = command_of(cmd, &n);
+
+	if (!s)
+		return;
+	if (!may_command(t->l, s, sender)) {
+		if (tm)
+			tm->tag = "quorum/skipped";
+		if (state_command_once(w->st, cmd->message_id, w->now) > 0)
+			printf("%s: ignored #quorum %s from %s: not the "
+			       "author or a maintainer\n",
+			       t->l->name, names[c], sender ? sender : "?");
+		return;
+	}
+	watch_series_key(s, &key);
+	if (state_begin(w->st) < 0)
+		goto out;
+	fresh = state_command_once(w->st, cmd->message_id, w->now);
+	if (fresh > 0 && c == CMD_RERUN)
+		fresh = state_series_rerun(w->st, key.buf, w->now) < 0 ? -1 : 1;
+	else if (fresh > 0 && c == CMD_MUTE)
+		fresh = state_mute_add(w->st, t->l->name,
+				       mp_series_first(s)->author_email,
+				       w->now) < 0
+				? -1
+				: 1;
+	if (fresh < 0 || state_commit(w->st) < 0) {
+		state_rollback(w->st);
+		error("state db: %s", state_error(w->st));
+		goto out;
+	}
+	if (tm)
+		tm->tag = "quorum/reviewed";
+	if (!fresh)
+		goto out;
+	printf("%s: #quorum %s from %s\n", t->l->name, names[c], sender);
+	if (c == CMD_EXPLAIN) {
+		t->explain = n;
+		t->explain_id = cmd->message_id;
+		review_one(t, s);
+		t->explain = 0;
+		t->explain_id = NULL;
+	}
+out:
+	sb_release(&key);
+}

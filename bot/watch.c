@@ -1,0 +1,670 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * watch.c - `quorum watch`: read each opted-in list's new mail from
+ * notmuch, assemble series, review the complete (or long-waiting) ones
+ * and reply in their thread exactly once.
+ *
+ * Exactly once: a reply is composed, then recorded as intended in the
+ * state db in the same transaction that marks its series reviewed, then
+ * delivered, then marked sent. A run starts by delivering whatever is
+ * still intended, and outbox delivery is idempotent by file name, so a
+ * kill -9 anywhere neither loses nor doubles a reply. (A sendmail
+ * command that exits 0 just before a kill is the one window left: the
+ * retry carries the same Message-ID, so receivers see one mail.)
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <git2.h>
+#include <notmuch.h>
+
+#include "watch.h"
+
+static int cmd_watch(int argc, char **argv);
+
+const struct cmd cmd_watch_def = {
+	"watch",
+	cmd_watch,
+	"quorum watch [--once] [--interval SECONDS]",
+	"the mailing-list bot: review new series from notmuch, reply in-thread",
+	"Reads the notmuch database (notmuch.database in the config, else\n"
+	"notmuch's own config) and, for each [list \"NAME\"] section with an\n"
+	"address, the new mail to that list. Complete series (or incomplete "
+	"ones\n"
+	"after list.NAME.wait with no new patch) are reviewed with the list's\n"
+	"repo and branch, and the review is written as a reply in the series'\n"
+	"thread, exactly once. Lists without a section are never reviewed.\n"
+	"A series that names prerequisite series (prerequisite-message-id:,\n"
+	"-patch-id:, -change-id:) is applied on top of those found in the\n"
+	"notmuch database, which are only read, and the reply says so; when "
+	"it\n"
+	"does not apply, the reply names a prerequisite that is not there.\n"
+	"A finding the author was already mailed in full (the same code, for\n"
+	"an earlier version) is listed in one line, with that reply's\n"
+	"Message-ID, instead of being repeated.\n"
+	"\n"
+	"Options:\n"
+	"  --once          process what is there and exit\n"
+	"  --interval N    seconds between polls without --once (default "
+	"300);\n"
+	"                  SIGUSR1 polls at once (contrib/notmuch-post-new),\n"
+	"                  SIGTERM or SIGINT ends the loop after the series\n"
+	"                  at hand; the pid is in watch.pid next to the state "
+	"db\n"
+	"  -h, --help      this text\n"
+	"\n"
+	"Per list: address, repo, branch, mode (dry-run: replies only to the\n"
+	"outbox maildir, the default; reply: delivered; digest: reviews to "
+	"the\n"
+	"outbox, and one mail a day to the maintainers listing the series),\n"
+	"reply-to (author,list),\n"
+	"maintainers (Cc'd, and may send commands), query (notmuch query; "
+	"default\n"
+	"'tag:new and (to:ADDR or cc:ADDR)'), wait (30m; s, m, h, d "
+	"suffixes),\n"
+	"mute (comma-separated senders or subject words never reviewed),\n"
+	"embargo (true: replies go to the maintainers only), max-per-hour\n"
+	"(replies on the list), max-per-author-per-day (series over a limit\n"
+	"wait for the next pass).\n"
+	"[deliver] method = outbox | sendmail | smtp, outbox (a maildir; "
+	"default\n"
+	"$XDG_DATA_HOME/quorum/outbox), sendmail (a command, split into argv,\n"
+	"never run by a shell; default 'sendmail -i -t'), smtp-url\n"
+	"(smtp://host:587, STARTTLS required unless starttls = false; or\n"
+	"smtps://), smtp-user, smtp-password-env (the variable holding the\n"
+	"password), max-attempts (5).\n"
+	"[watch] domain (of quorum's Message-IDs), from, state (the state db;\n"
+	"default $XDG_STATE_HOME/quorum/state.db).\n"
+	"\n"
+	"Commands, in a reply in the thread from the series' author or a\n"
+	"maintainer, on a line of their own: '#quorum rerun' (review again),\n"
+	"'#quorum mute' (never review the author's mail on this list again),\n"
+	"'#quorum explain N' (finding N in detail, with the similar past "
+	"fixes).\n"
+	"\n"
+	"Mail is tagged quorum/seen, quorum/reviewed, quorum/skipped or\n"
+	"quorum/failed; no other tag is touched.\n"
+	"\n"
+	"Exit status: 0 when the run completed (series that failed are tagged\n"
+	"and reported), 2 usage or config error, 3 environment error (notmuch\n"
+	"database, state db).",
+};
+
+volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t wake_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* SIGUSR1 (contrib/notmuch-post-new): new mail, look now. */
+static void on_wake(int sig)
+{
+	(void)sig;
+	wake_requested = 1;
+}
+
+/* ---- tagging ---------------------------------------------------------- */
+
+static void tag_message(struct watch *w, const char *msgid, const char *tag)
+{
+	notmuch_message_t *m = NULL;
+
+	if (notmuch_database_find_message(w->db, msgid, &m) || !m)
+		return;
+	notmuch_message_add_tag(m, "quorum/seen");
+	if (tag)
+		notmuch_message_add_tag(m, tag);
+	notmuch_message_destroy(m);
+}
+
+struct tmsg *tmsg_find(struct thread_ctx *t, const char *msgid)
+{
+	size_t i;
+
+	for (i = 0; msgid && i < t->n; i++)
+		if (!strcmp(t->msgs[i].msgid, msgid))
+			return &t->msgs[i];
+	return NULL;
+}
+
+/* Mail quorum wrote: its own Message-ID domain or an X-Quorum- header. */
+static bool is_own_mail(struct watch *w, const char *msgid,
+			const struct sb *raw)
+{
+	const char *at = msgid ? strrchr(msgid, '@') : NULL;
+	const char *p = raw->buf, *end = raw->buf + raw->len;
+
+	if (at && !strcasecmp(at + 1, w->domain))
+		return true;
+	/* Scan the header block only. */
+	while (p && p < end) {
+		if (*p == '\n' || (*p == '\r' && p + 1 < end && p[1] == '\n'))
+			break;
+		if (end - p > 9 && !strncasecmp(p, "X-Quorum-", 9))
+			return true;
+		p = memchr(p, '\n', (size_t)(end - p));
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+/*
+ * The stable key of a series: its thread root (the oldest reference of
+ * the cover, else of the first patch present, else that mail itself),
+ * version, total and the sender of the patches, so it stays the same
+ * whichever of its mails arrived first.
+ */
+void watch_series_key(const struct mp_series *s, struct sb *key)
+{
+	const struct mp_patch *p = mp_series_first(s), *first = NULL;
+	const char *root;
+	size_t k;
+
+	for (k = 0; k < s->npatches && !first; k++)
+		first = s->patches[k];
+	if (!first)
+		first = p;
+	root = p->nreferences ? p->references[0] : p->message_id;
+	if (!s->cover && first->nreferences)
+		root = first->references[0];
+	sb_addf(key, "%s/v%d/%d/%s", root ? root : "", s->version, s->total,
+		first->from ? first->from : "");
+}
+
+/* A message-id from a hash of key: stable across a retry. */
+void reply_msgid(struct watch *w, const char *key, const char *what,
+		 struct sb *out)
+{
+	git_oid oid;
+	char hex[GIT_OID_HEXSZ + 1];
+
+	git_odb_hash(&oid, key, strlen(key), GIT_OBJECT_BLOB);
+	git_oid_tostr(hex, sizeof(hex), &oid);
+	sb_addf(out, "quorum.%.20s.%s@%s", hex, what, w->domain);
+}
+
+/* Deliver one recorded reply; updates the state. 0 delivered, -1 not. */
+int deliver_one(struct watch *w, const char *msgid, const char *method,
+		const char *raw, size_t len, int attempts)
+{
+	struct errmsg err = {""};
+	int r;
+
+	if (!strcmp(method, "sendmail"))
+		r = deliver_command(w->sendmail, raw, len, &err);
+	else if (!strcmp(method, "smtp"))
+		r = deliver_smtp(&w->smtp, raw, len, &err);
+	else
+		r = deliver_outbox(w->outbox, msgid, raw, len, NULL, &err);
+	if (r == 0) {
+		if (state_reply_sent(w->st, msgid, w->now) < 0)
+			warning("state db: %s", state_error(w->st));
+		w->delivered++;
+		return 0;
+	}
+	if (attempts + 1 >= w->max_attempts) {
+		struct errmsg e2 = {""};
+
+		warning("reply <%s> not delivered after %d attempts (%s); "
+			"it waits in the outbox",
+			msgid, attempts + 1, err.msg);
+		if (deliver_outbox(w->outbox, msgid, raw, len, err.msg, &e2) <
+		    0)
+			warning("%s", e2.msg);
+		state_reply_failed(w->st, msgid, err.msg, 0, true);
+		w->held++;
+	} else {
+		int64_t delay = 60LL << (attempts < 10 ? attempts : 10);
+
+		warning("reply <%s> not delivered (%s); retrying in %llds",
+			msgid, err.msg, (long long)delay);
+		state_reply_failed(w->st, msgid, err.msg, w->now + delay,
+				   false);
+	}
+	return -1;
+}
+
+static int deliver_pending_one(void *arg, const struct reply_row *r)
+{
+	struct watch *w = arg;
+
+	deliver_one(w, r->msgid, r->method ? r->method : "outbox", r->raw,
+		    r->len, r->attempts);
+	return stop_requested ? 1 : 0;
+}
+
+/*
+ * Sort one message of the thread: its tag when it is not for review,
+ * a #quorum command into t->cmds, a patch or cover letter into c.
+ */
+static void thread_add_message(struct thread_ctx *t, struct mp_collector *c,
+			       notmuch_message_t *m, struct sb *raw)
+{
+	struct watch *w = t->w;
+	const char *id = notmuch_message_get_message_id(m);
+	const char *file = notmuch_message_get_filename(m);
+	struct errmsg err = {""};
+	struct mp_patch *p = NULL;
+	struct tmsg *tm;
+
+	if (!id)
+		return;
+	ALLOC_GROW(t->msgs, t->n + 1, t->alloc);
+	tm = &t->msgs[t->n++];
+	tm->msgid = xstrdup_or_null(id);
+	tm->tag = NULL;
+	if (state_message_seen(w->st, id, t->l->name, w->now, &tm->first_seen) <
+	    0)
+		tm->first_seen = w->now;
+	sb_reset(raw);
+	if (!file || read_file_capped(file, WATCH_MAX_MESSAGE, raw, &err) < 0) {
+		tm->tag = "quorum/failed";
+		return;
+	}
+	if (is_own_mail(w, id, raw) ||
+	    mp_patch_parse(&p, raw->buf, raw->len, NULL, &err) < 0) {
+		tm->tag = "quorum/skipped";
+		return;
+	}
+	if (!p->auto_submitted && p->kind == MP_KIND_REPLY &&
+	    command_of(p, NULL)) {
+		tm->tag = "quorum/seen";
+		ALLOC_GROW(t->cmds, t->ncmds + 1, t->cmds_alloc);
+		t->cmds[t->ncmds++] = p;
+		return;
+	}
+	if (p->auto_submitted || p->subject.reply ||
+	    (p->kind != MP_KIND_PATCH && p->kind != MP_KIND_COVER)) {
+		/*
+		 * Replies (even with a diff: a reviewer's suggestion), pull
+		 * requests, auto-replies: never reviewed.
+		 */
+		tm->tag = "quorum/skipped";
+		mp_patch_free(p);
+		return;
+	}
+	/* notmuch and the parser agree on the id (both strip <>). */
+	mp_collector_add(c, p);
+}
+
+/* The thread's series, its messages sorted into t. NULL: no search. */
+static struct mp_set *thread_read(struct thread_ctx *t)
+{
+	struct mp_collector *c;
+	notmuch_query_t *q;
+	notmuch_messages_t *msgs = NULL;
+	struct sb qs = SB_INIT, raw = SB_INIT;
+	struct mp_set *set = NULL;
+	size_t n = 0;
+
+	sb_addf(&qs, "thread:%s", t->thread);
+	q = notmuch_query_create(t->w->db, qs.buf);
+	if (!q || notmuch_query_search_messages(q, &msgs)) {
+		error("notmuch: cannot search %s", qs.buf);
+		goto out;
+	}
+	c = mp_collector_new();
+	for (; notmuch_messages_valid(msgs) && n < WATCH_MAX_THREAD;
+	     notmuch_messages_move_to_next(msgs), n++)
+		thread_add_message(t, c, notmuch_messages_get(msgs), &raw);
+	set = mp_collector_finish(c);
+out:
+	if (q)
+		notmuch_query_destroy(q);
+	sb_release(&qs);
+	sb_release(&raw);
+	return set;
+}
+
+static void thread_release(struct thread_ctx *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->msgs[i].msgid);
+	free(t->msgs);
+	for (i = 0; i < t->ncmds; i++)
+		mp_patch_free(t->cmds[i]);
+	free(t->cmds);
+}
+
+static int process_thread(struct watch *w, struct wlist *l, const char *thread)
+{
+	struct thread_ctx t = THREAD_CTX_INIT(w, l, thread);
+	struct mp_set *set = thread_read(&t);
+	size_t i;
+
+	if (!set)
+		goto out;
+	t.set = set;
+	for (i = 0; i < t.ncmds; i++)
+		run_command(&t, set, t.cmds[i]);
+	for (i = 0; i < set->nseries && !stop_requested; i++)
+		review_one(&t, set->series[i]);
+	/* Untagged mail is looked at again by the next pass. */
+	if (!t.retry) {
+		notmuch_database_begin_atomic(w->db);
+		for (i = 0; i < t.n; i++)
+			tag_message(w, t.msgs[i].msgid, t.msgs[i].tag);
+		w->tagged += t.n;
+		notmuch_database_end_atomic(w->db);
+	}
+out:
+	mp_set_free(set);
+	thread_release(&t);
+	return 0;
+}
+
+struct strset {
+	char **v;
+	size_t n, alloc;
+};
+
+static int strset_add(void *arg, const char *s)
+{
+	struct strset *set = arg;
+	size_t i;
+
+	for (i = 0; i < set->n; i++)
+		if (!strcmp(set->v[i], s))
+			return 0;
+	ALLOC_GROW(set->v, set->n + 1, set->alloc);
+	set->v[set->n++] = xstrdup_or_null(s);
+	return 0;
+}
+
+static int open_notmuch(struct watch *w);
+
+static int process_list(struct watch *w, struct wlist *l)
+{
+	struct strset threads = {NULL, 0, 0};
+	notmuch_query_t *q;
+	notmuch_messages_t *msgs = NULL;
+	struct sb qs = SB_INIT;
+	size_t i;
+	int ret = 0;
+
+	sb_addf(&qs, "(%s) and not tag:quorum/seen", l->query);
+	q = notmuch_query_create(w->db, qs.buf);
+	/*
+	 * Oldest first: when v1 and v2 of a series arrive in one pass (in
+	 * two threads), v1's reply has the findings in full, v2's the
+	 * "still open" lines.
+	 */
+	if (q)
+		notmuch_query_set_sort(q, NOTMUCH_SORT_OLDEST_FIRST);
+	if (!q || notmuch_query_search_messages(q, &msgs)) {
+		ret = error("list %s: notmuch cannot run the query '%s'",
+			    l->name, l->query);
+		goto out;
+	}
+	for (; notmuch_messages_valid(msgs);
+	     notmuch_messages_move_to_next(msgs)) {
+		notmuch_message_t *m = notmuch_messages_get(msgs);
+		const char *tid = notmuch_message_get_thread_id(m);
+
+		if (tid)
+			strset_add(&threads, tid);
+		/* Otherwise each message lives as long as the query. */
+		notmuch_message_destroy(m);
+	}
+	notmuch_query_destroy(q);
+	q = NULL;
+	/* Series still waiting for patches: look again (the wait may be over).
+	 */
+	state_series_waiting(w->st, l->name, strset_add, &threads);
+	for (i = 0; i < threads.n && !stop_requested; i++) {
+		process_thread(w, l, threads.v[i]);
+		/*
+		 * notmuch keeps tag changes in memory until it commits (every
+		 * few thousand messages): reopen now and then so memory stays
+		 * flat however much mail there is.
+		 */
+		if (w->tagged >= REOPEN_AFTER) {
+			notmuch_database_destroy(w->db);
+			w->db = NULL;
+			w->tagged = 0;
+			if (open_notmuch(w) < 0) {
+				ret = -1;
+				break;
+			}
+		}
+	}
+out:
+	if (q)
+		notmuch_query_destroy(q);
+	for (i = 0; i < threads.n; i++)
+		free(threads.v[i]);
+	free(threads.v);
+	sb_release(&qs);
+	return ret;
+}
+
+static int64_t watch_now(void)
+{
+	/* QUORUM_NOW: a fixed clock for the tests, never for real use. */
+	const char *v = getenv("QUORUM_NOW");
+
+	if (v && *v)
+		return strtoll(v, NULL, 10);
+	return (int64_t)time(NULL);
+}
+
+static int open_notmuch(struct watch *w)
+{
+	struct qconfig *cfg = w->s.cfg;
+	const char *v = qconfig_get(cfg, "notmuch.database");
+	char *path = v ? expand_home(v) : NULL, *msg = NULL;
+	notmuch_status_t s;
+
+	s = notmuch_database_open_with_config(path,
+					      NOTMUCH_DATABASE_MODE_READ_WRITE,
+					      NULL, NULL, &w->db, &msg);
+	if (s) {
+		error("cannot open the notmuch database %s: %s",
+		      path ? path : "(from notmuch's config)",
+		      msg ? msg : notmuch_status_to_string(s));
+		free(msg);
+		free(path);
+		return -1;
+	}
+	free(msg);
+	free(path);
+	return 0;
+}
+
+static int run_once(struct watch *w, bool once)
+{
+	size_t i;
+
+	w->now = watch_now();
+	for (i = 0; i < w->nlists; i++)
+		w->lists[i].repo_failed = false; /* perhaps it is back */
+	w->reviewed = w->waiting = w->skipped = w->failed = 0;
+	w->delivered = w->held = 0;
+	/* First finish what an earlier run recorded but did not deliver. */
+	if (state_replies_pending(w->st, w->now, deliver_pending_one, w) < 0)
+		warning("state db: %s", state_error(w->st));
+	if (open_notmuch(w) < 0)
+		return EXIT_ENV;
+	for (i = 0; i < w->nlists && !stop_requested; i++) {
+		process_list(w, &w->lists[i]);
+		if (w->lists[i].mode == MODE_DIGEST)
+			send_digest(w, &w->lists[i]);
+	}
+	notmuch_database_destroy(w->db);
+	w->db = NULL;
+	if (!once && !(w->reviewed + w->waiting + w->skipped + w->failed +
+		       w->delivered + w->held))
+		return 0;
+	printf("watch: %zu reviewed, %zu waiting, %zu skipped, %zu failed, "
+	       "%zu delivered, %zu held\n",
+	       w->reviewed, w->waiting, w->skipped, w->failed, w->delivered,
+	       w->held);
+	fflush(stdout);
+	return 0;
+}
+
+/* watch.pid next to the state db, for the post-new hook. */
+static char *write_pid_file(const char *state_path)
+{
+	struct sb p = SB_INIT;
+	const char *slash = strrchr(state_path, '/');
+	FILE *fp;
+
+	if (slash)
+		sb_add(&p, state_path, (size_t)(slash - state_path + 1));
+	sb_adds(&p, "watch.pid");
+	fp = fopen(p.buf, "w");
+	if (!fp) {
+		warning("cannot write %s: %s", p.buf, strerror(errno));
+		sb_release(&p);
+		return NULL;
+	}
+	fprintf(fp, "%ld\n", (long)getpid());
+	fclose(fp);
+	return sb_detach(&p, NULL);
+}
+
+/* The options of watch; 0, or -1 to return *exit_code. */
+static int watch_options(int argc, char **argv, bool *once, long *interval,
+			 int *exit_code)
+{
+	static const struct option longopts[] = {
+		{"once", no_argument, NULL, 'o'},
+		{"interval", required_argument, NULL, 'i'},
+		CMD_OPT_HELP,
+		CMD_OPT_END,
+	};
+	struct cmd_opts co = CMD_OPTS_INIT;
+	char *end;
+	int c;
+
+	cmd_opt_start();
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		if (c == 'o') {
+			*once = true;
+		} else if (c == 'i') {
+			*interval = strtol(optarg, &end, 10);
+			if (*end || *interval < 1 || *interval > 86400) {
+				*exit_code = usage_error(
+					&cmd_watch_def,
+					"--interval wants seconds from 1 to "
+					"86400, not '%s'",
+					optarg);
+				return -1;
+			}
+		} else if (cmd_opt(&cmd_watch_def, c, argv, &co, exit_code) <
+			   0) {
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		*exit_code =
+			usage_error(&cmd_watch_def, "watch takes no arguments");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The session (config, quorum, voters), the lists and the state db.
+ * 0, or an exit status after an error on stderr.
+ */
+static int watch_open(struct watch *w, char **state_path)
+{
+	struct cmd_opts co = CMD_OPTS_INIT;
+	struct qconfig *cfg;
+	struct errmsg err = {""};
+	const char *v;
+	int ret;
+
+	ret = session_start(&w->s, &co, SESSION_CONFIG_GLOBAL | SESSION_VOTERS);
+	if (ret)
+		return ret;
+	if (watch_config_load(w) < 0)
+		return EXIT_USAGE;
+	if (!w->nlists) {
+		v = qconfig_sources(w->s.cfg);
+		error("no [list \"NAME\"] section with an address in the "
+		      "config (%s); nothing to watch",
+		      *v ? v : "none found");
+		return EXIT_USAGE;
+	}
+	cfg = w->s.cfg;
+	v = qconfig_get(cfg, "watch.state");
+	*state_path = v ? expand_home(v) : state_default_path();
+	if (state_open(&w->st, *state_path, &err) < 0) {
+		error("%s", err.msg);
+		return EXIT_ENV;
+	}
+	return 0;
+}
+
+/* Pass after pass until a signal; one pass with once. */
+static int watch_loop(struct watch *w, bool once, long interval,
+		      const char *state_path)
+{
+	char *pid_path = NULL;
+	long i;
+	int ret;
+
+	signal(SIGTERM, on_stop);
+	signal(SIGINT, on_stop);
+	signal(SIGUSR1, on_wake);
+	if (!once)
+		pid_path = write_pid_file(state_path);
+	for (;;) {
+		wake_requested = 0;
+		ret = run_once(w, once);
+		if (once || stop_requested)
+			break;
+		if (ret) /* notmuch busy (notmuch new?): try at the next poll */
+			warning("will try again in %lds", interval);
+		for (i = 0; i < interval && !stop_requested && !wake_requested;
+		     i++)
+			sleep(1);
+		if (stop_requested)
+			break;
+	}
+	if (!once) {
+		ret = 0;
+		fprintf(stderr, "quorum: watch stopped%s\n",
+			stop_requested ? " on a signal" : "");
+	}
+	if (pid_path)
+		unlink(pid_path);
+	free(pid_path);
+	return ret;
+}
+
+static int cmd_watch(int argc, char **argv)
+{
+	struct watch w = {.s = SESSION_INIT};
+	char *state_path = NULL;
+	bool once = false;
+	long interval = 300;
+	int ret;
+
+	if (watch_options(argc, argv, &once, &interval, &ret) < 0)
+		return ret;
+	ret = watch_open(&w, &state_path);
+	if (!ret)
+		ret = watch_loop(&w, once, interval, state_path);
+	state_close(w.st);
+	free(state_path);
+	watch_config_release(&w);
+	session_close(&w.s);
+	return ret;
+}
