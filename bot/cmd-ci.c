@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "review/cost.h"
+#include "dry-run.h"
 #include "session.h"
 
 static int cmd_ci(int argc, char **argv);
@@ -17,7 +18,8 @@ const struct cmd cmd_ci_def = {
 	"ci",
 	cmd_ci,
 	"quorum ci [-C REPO] --range A..B [--budget USD] [--fail-on SEVERITY] "
-	"[--max-commits N] [--format text|json|sarif] [--output FILE]",
+	"[--max-commits N] [--dry-run[=DIR]] [--format text|json|sarif] "
+	"[--output FILE]",
 	"review each commit of a range, for CI",
 	"Reviews each non-merge commit of the range A..B (reachable from B, "
 	"not\n"
@@ -37,7 +39,15 @@ const struct cmd cmd_ci_def = {
 	"  -C REPO            the repository (default: the current directory)\n"
 	"  --range A..B       the commits to review (required)\n"
 	"  --budget USD       spend at most USD on LLM requests in this run;\n"
-	"                     0 reviews with the offline voters only\n"
+	"                     0 reviews with the offline voters only. Before\n"
+	"                     the first request the spend is planned: the\n"
+	"                     riskiest patches first, inputs bounded by the\n"
+	"                     voters' free token counters; answers that cost\n"
+	"                     less than their bound pay for more requests\n"
+	"  --dry-run[=DIR]    send nothing: print the requests each run would\n"
+	"                     send (bodies to DIR with =DIR), their token\n"
+	"                     bounds and prices, the plan, the totals per "
+	"voter\n"
 	"  --fail-on SEV      exit 1 on a finding at quorum of severity SEV "
 	"or\n"
 	"                     above: low, medium (default), high, critical\n"
@@ -194,6 +204,7 @@ struct ci_opts {
 struct ci_review {
 	struct session *s;
 	struct report *rp;
+	struct dry_run *dry; /* --dry-run in text: what would be sent */
 	int fail_on;
 	bool failed; /* a finding at or above fail_on */
 	size_t nreviewed, nskipped;
@@ -261,6 +272,13 @@ static int review_run(struct ci_review *cr, struct ci_run *run)
 	if (rr < 0 && !r) {
 		error("commit %.12s: %s", run->ids[0], err.msg);
 		ret = rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
+		goto out;
+	}
+	if (cr->dry && rr == 0) {
+		if (dry_run_add(cr->dry, r, stdout, &err) < 0) {
+			error("%s", err.msg);
+			ret = EXIT_ENV;
+		}
 		goto out;
 	}
 	report_add_commits(cr->rp, r,
@@ -338,6 +356,7 @@ static int ci_options(int argc, char **argv, struct cmd_opts *co,
 		{"fail-on", required_argument, NULL, 'F'},
 		{"max-commits", required_argument, NULL, 'm'},
 		CMD_OPT_BUDGET,
+		CMD_OPT_DRY_RUN,
 		CMD_OPT_FORMAT,
 		CMD_OPT_OUTPUT,
 		CMD_OPT_HELP,
@@ -478,6 +497,7 @@ static int cmd_ci(int argc, char **argv)
 	struct ci_review cr = {0};
 	struct rv_range commits = {0};
 	struct errmsg err = {""};
+	struct dry_run dry = {0};
 	bool *pick = NULL;
 	double *risk = NULL;
 	int ret;
@@ -504,14 +524,23 @@ static int cmd_ci(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out;
 	}
+	if (co.dry_run && co.format == FMT_TEXT) {
+		dry.dir = co.dry_run_dir;
+		cr.dry = &dry;
+	}
 	ret = ci_review_range(&cr, &commits, pick, risk);
-	if (report_write(cr.rp, co.output, &err) < 0) {
+	if (cr.dry) {
+		dry_run_finish(&dry, stdout);
+	} else if (report_write(cr.rp, co.output, &err) < 0) {
 		error("%s", err.msg);
 		ret = EXIT_ENV;
 		goto out;
 	}
 	ret = ci_finish(&cr, &ci, &commits, ret);
+	if (co.dry_run && ret != EXIT_USAGE)
+		ret = EXIT_CLEAN; /* nothing was asked: no verdict */
 out:
+	dry_run_release(&dry);
 	free(pick);
 	free(risk);
 	report_free(cr.rp);

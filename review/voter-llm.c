@@ -867,7 +867,9 @@ static void plan_spend(struct cost_run *cr, struct rv_repo *repo,
 	}
 	pl->order = sb_detach(&ord, NULL);
 	sb_addf(&text, "$%.4f left under %s; ", left, which);
-	if (pl->nplanned == nsent && !nclamp)
+	if (!nsent)
+		sb_adds(&text, "no request to send");
+	else if (pl->nplanned == nsent && !nclamp)
 		sb_addf(&text, "all %zu requests fit, $%.4f at most", nsent,
 			sum);
 	else
