@@ -88,6 +88,14 @@ XDG_STATE_HOME=$TMP/state40b run "$QUORUM" ci -C "$R" --range base..HEAD \
 like "$TMP/out" '^plan: \$[0-9.]+ left under the budget of this run; [0-9]+ of 22 requests fit at once .*the series. order first \(1/10, 2/10, .*inputs bounded by token counts' "text: the plan is said"
 like "$TMP/out" 'b abstained on the series tip: budget: a lower-risk patch' "text: what the money did not reach says so"
 
+# quorum cost: per voter, the tokens estimated against those billed.
+XDG_STATE_HOME=$TMP/state40 run "$QUORUM" cost --by voter
+like "$TMP/out" '^slack a: [0-9]+ requests; in: [0-9]+ tokens estimated, [0-9]+ billed \([0-9]+%\); out: [0-9]+ estimated \(max-tokens\), [0-9]+ billed \([0-9]+%\)$' "quorum cost --by voter shows the slack of voter a"
+awk '/^slack / { gsub(/[;,()%]/, " "); if ($9 > $6 || $16 > $13) bad = 1; n++ }
+	END { exit !(n == 2 && !bad) }' "$TMP/out"
+ok $? "for both voters, never more billed than estimated"
+sed -n 's/^slack/# slack/p' "$TMP/out"
+
 # The counter: llama.cpp's and vLLM's fields, at the server's root.
 f=$(ls "$REC.tok" | head -1)
 like "$REC.tok/$f" '^POST /tokenize$' "the counter is POST /tokenize at the server's root"
