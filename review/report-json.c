@@ -350,8 +350,9 @@ static cJSON *json_review(const struct rv_review *r)
 				b, cJSON_CreateString(r->breakers[n]));
 		cJSON_AddItemToObject(o, "breakers", b);
 	}
-	if (r->ndry)
-		cJSON_AddItemToObject(o, "dry_run", json_dry(r));
+	/* Only a dry run has its requests; a review that sent them, null. */
+	cJSON_AddItemToObject(o, "dry_run",
+			      r->dry ? json_dry(r) : cJSON_CreateNull());
 	cJSON_AddBoolToObject(o, "no_history", r->no_history);
 	return o;
 }
