@@ -168,6 +168,45 @@ run "$QUORUM" ci -C "$R" --range base..HEAD --budget 1
 is "$rc" 3 "a bad count-tokens is a config error"
 like "$TMP/err" "count-tokens = 'bytes' is not auto, anthropic, tokenize or none" "that says what it may be"
 
+# Several runs of commits (a merge splits the range): under the budget
+# the money goes to the riskiest run first (no history index here: the
+# one that changes the most lines), not to the oldest.
+fake_stop
+fake_start "$TMP/s.json"
+R2=$TMP/runs
+make_repo "$R2"
+git -C "$R2" tag base
+git -C "$R2" checkout -q -b side
+{
+	printf 'int big(int *v, int n)\n{\n'
+	i=0
+	while [ $i -lt 60 ]; do
+		printf '\tv[%d %% n] += v[(%d + 1) %% n] * %d;\n' $i $i $i
+		i=$((i + 1))
+	done
+	printf '\treturn 0;\n}\n'
+} >"$R2/big.c"
+git -C "$R2" add big.c && git -C "$R2" commit -q -m "big: add big()"
+git -C "$R2" checkout -q main
+for i in 1 2 3; do
+	printf 'int s%d(void)\n{\n\treturn %d;\n}\n' $i $i >"$R2/s$i.c"
+	git -C "$R2" add "s$i.c" && git -C "$R2" commit -q -m "s$i: add s$i()"
+done
+git -C "$R2" merge -q --no-edit side
+{
+	voter a openai ma price-in=3 price-out=15 max-tokens=400
+	voter b openai mb price-in=3 price-out=15 max-tokens=400
+} >"$TMP/config"
+XDG_STATE_HOME=$TMP/state6 run "$QUORUM" ci -C "$R2" --range base..HEAD --budget 0.03
+is "$rc" 0 "two runs under a budget for one: the range is reviewed"
+like "$TMP/err" '^quorum ci: under the budget, 2 runs of commits are reviewed riskiest first: [0-9a-f]{12}, [0-9a-f]{12}$' "ci says the runs go riskiest first"
+is "$(grep -l 'big\.c' "$REC"/*.json | wc -l | tr -d ' ')" 2 "both voters reviewed the big commit"
+is "$(grep -L 'big\.c' "$REC"/*.json | wc -l | tr -d ' ')" 0 "the small ones got what was left: nothing"
+awk -v s="$(spent)" 'BEGIN { exit !(s <= 0.03 + 1e-9) }'
+ok $? "within the budget (\$$(spent) of \$0.03)"
+first=$(sed -n 's/^quorum review: //p' "$TMP/out" | head -1)
+is "$first" "s1: add s1()" "the report keeps the range's order"
+
 # SIGKILL during a planned spend, then run again: a monthly cap of 40%
 # of X is never passed, by the server's own usage.
 fake_stop
