@@ -160,7 +160,7 @@ static cJSON *json_cost(const struct rv_review *r)
 	cJSON *o = cJSON_CreateObject();
 	long tin = 0, tout = 0;
 	double usd = 0;
-	size_t i, nsent = 0, nbudget = 0, nbreaker = 0;
+	size_t i, nsent = 0, nbudget = 0, nbreaker = 0, nclamped = 0;
 	long est_in = 0, est_out = 0;
 
 	for (i = 0; i < r->ncalls; i++) {
@@ -172,6 +172,7 @@ static cJSON *json_cost(const struct rv_review *r)
 		nsent += !c->cached && !c->budget && c->attempts > 0;
 		nbudget += c->budget;
 		nbreaker += c->breaker && !c->attempts;
+		nclamped += c->clamped;
 		if (!c->cached && c->attempts > 0) {
 			est_in += c->est_in;
 			est_out += c->max_tokens;
@@ -184,6 +185,7 @@ static cJSON *json_cost(const struct rv_review *r)
 	cJSON_AddNumberToObject(o, "tokens_in", (double)tin);
 	cJSON_AddNumberToObject(o, "tokens_out", (double)tout);
 	cJSON_AddNumberToObject(o, "not_sent_breaker", (double)nbreaker);
+	cJSON_AddNumberToObject(o, "clamped", (double)nclamped);
 	cJSON_AddNumberToObject(o, "est_tokens_in", (double)est_in);
 	cJSON_AddNumberToObject(o, "est_tokens_out", (double)est_out);
 	if (r->day_left >= 0)

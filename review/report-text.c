@@ -326,7 +326,7 @@ static void add_cost(struct sb *out, const struct rv_review *r)
 {
 	long tin = 0, tout = 0;
 	double cost = 0;
-	size_t i, nreq = 0, nbudget = 0, nbreaker = 0;
+	size_t i, nreq = 0, nbudget = 0, nbreaker = 0, nclamped = 0;
 
 	/* Money: the plan, the step taken, the cache, the day's budget. */
 	if (r->plan.made && r->plan.text)
@@ -345,6 +345,7 @@ static void add_cost(struct sb *out, const struct rv_review *r)
 		cost += r->calls[i].cost;
 		nbudget += r->calls[i].budget;
 		nbreaker += r->calls[i].breaker && !r->calls[i].attempts;
+		nclamped += r->calls[i].clamped;
 		nreq += !r->calls[i].cached && !r->calls[i].budget &&
 			r->calls[i].attempts;
 	}
@@ -360,6 +361,11 @@ static void add_cost(struct sb *out, const struct rv_review *r)
 	if (nbreaker)
 		sb_addf(out, "; %zu not sent: the voter's circuit was open",
 			nbreaker);
+	if (nclamped)
+		sb_addf(out,
+			"; %zu sent with max-tokens cut to what the budget "
+			"left",
+			nclamped);
 	sb_adds(out, ")\n");
 day:
 	if (r->day_budget > 0 && r->list)

@@ -610,6 +610,7 @@ struct rv_llm_call {
 	long est_in;	    /* bound on its input tokens it was priced at */
 	bool counted;	    /* est_in is a token count, not the bytes */
 	int max_tokens;	    /* of the answer as sent (may be clamped) */
+	bool clamped;	    /* max_tokens cut to what the budget left */
 	bool breaker;	    /* not sent: the voter's circuit was open */
 };
 

@@ -198,6 +198,7 @@ static void record(struct rv_review *r, const struct rv_llm_voter *v,
 	c->est_in = j->est_in;
 	c->counted = j->counted;
 	c->max_tokens = j->max_out;
+	c->clamped = j->clamped;
 	c->breaker = j->req.breaker;
 	if (j->cached) {
 		/* The same patch, voter and prompt: no request. */

@@ -67,6 +67,18 @@ for pct in 10 40 100; do
 done
 echo "# spend: 10% $S10 ($N10 requests), 40% $S40 ($N40), 100% $S100 ($N100) of X=$X"
 
+# At 10% not even one whole answer fits: the request goes with its
+# max-tokens cut to what is left, never under the voter's floor.
+python3 - "$TMP/ci10.json" >"$TMP/py" 2>&1 <<'EOP'
+import json, sys
+r = json.load(open(sys.argv[1]))["reviews"][0]
+c = r["cost"]
+assert c["clamped"] >= 1 and c["requests"] >= 1, c
+assert 400 <= c["est_tokens_out"] / c["requests"] < 1000, c
+print("ok", c["clamped"], "of", c["requests"])
+EOP
+ok $? "10%: max-tokens is cut to what the budget left ($(tail -1 "$TMP/py"))"
+sed 's/^/# /' "$TMP/py" | grep -v '^# ok'
 # The 40% run's plan, riskiest (here: first) patches first.
 python3 - "$TMP/ci40.json" >"$TMP/py" 2>&1 <<'EOP'
 import json, sys
