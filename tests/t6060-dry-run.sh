@@ -43,12 +43,15 @@ unlike "$TMP/out" '^plan:' "no cap: no plan"
 # The request printed is the one a real run sends (its boundary aside).
 sed -n 's/^\({"model":"ma".*\)$/\1/p' "$TMP/out" | head -1 >"$TMP/dry1.json"
 run "$QUORUM" review -C "$R" --base base "$TMP/s.mbox"
-real=$(ls "$REC"/*-ma.json | head -1)
 norm() { sed 's/[0-9a-f]\{32\}/BOUNDARY/g' "$1"; }
 norm "$TMP/dry1.json" >"$TMP/d.n"
-norm "$real" >"$TMP/r.n"
-printf '\n' >>"$TMP/r.n"
-cmp -s "$TMP/d.n" "$TMP/r.n"
+found=1
+for real in "$REC"/*-ma.json; do
+	norm "$real" >"$TMP/r.n"
+	printf '\n' >>"$TMP/r.n"
+	cmp -s "$TMP/d.n" "$TMP/r.n" && found=0
+done
+test $found = 0
 ok $? "the dry run's first request is the one a real run sends"
 rm -f "$REC"/*
 
