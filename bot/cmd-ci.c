@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "review/cost.h"
+#include "dry-run.h"
 #include "session.h"
 
 static int cmd_ci(int argc, char **argv);
@@ -17,7 +18,8 @@ const struct cmd cmd_ci_def = {
 	"ci",
 	cmd_ci,
 	"quorum ci [-C REPO] --range A..B [--budget USD] [--fail-on SEVERITY] "
-	"[--max-commits N] [--format text|json|sarif] [--output FILE]",
+	"[--max-commits N] [--dry-run[=DIR]] [--format text|json|sarif] "
+	"[--output FILE]",
 	"review each commit of a range, for CI",
 	"Reviews each non-merge commit of the range A..B (reachable from B, "
 	"not\n"
@@ -37,7 +39,19 @@ const struct cmd cmd_ci_def = {
 	"  -C REPO            the repository (default: the current directory)\n"
 	"  --range A..B       the commits to review (required)\n"
 	"  --budget USD       spend at most USD on LLM requests in this run;\n"
-	"                     0 reviews with the offline voters only\n"
+	"                     0 reviews with the offline voters only. Before\n"
+	"                     the first request the spend is planned: the\n"
+	"                     riskiest patches first, inputs bounded by the\n"
+	"                     voters' free token counters; answers that cost\n"
+	"                     less than their bound pay for more requests;\n"
+	"                     runs of commits are reviewed riskiest first\n"
+	"                     (also under budget.monthly) and reported in\n"
+	"                     the range's order\n"
+	"  --dry-run[=DIR]    send nothing: print the requests each run would\n"
+	"                     send (bodies to DIR with =DIR), their token\n"
+	"                     bounds and prices, the plan, the totals per "
+	"voter;\n"
+	"                     exit 0 (nothing was asked: no verdict)\n"
 	"  --fail-on SEV      exit 1 on a finding at quorum of severity SEV "
 	"or\n"
 	"                     above: low, medium (default), high, critical\n"
@@ -194,9 +208,13 @@ struct ci_opts {
 struct ci_review {
 	struct session *s;
 	struct report *rp;
+	struct dry_run *dry; /* --dry-run in text: what would be sent */
 	int fail_on;
 	bool failed; /* a finding at or above fail_on */
 	size_t nreviewed, nskipped;
+	/* Under a cap: the runs, reviewed riskiest first at the end. */
+	struct ci_run **queue;
+	size_t nqueue;
 	/* What the models of the whole run did with the budget. */
 	struct {
 		size_t asked;	/* calls sent or answered from the cache */
@@ -231,18 +249,15 @@ static void run_clear(struct ci_run *run)
 	*run->base = *run->last = '\0';
 }
 
-/* Review the run into rp and empty it; 0, or an exit status. */
-static int review_run(struct ci_review *cr, struct ci_run *run)
+/* Make run a series and review it; rr and *out as rv_review_series(). */
+static int review_series_of(struct ci_review *cr, struct ci_run *run,
+			    struct rv_review **out, struct errmsg *err)
 {
 	struct rv_review_opts *opts = &cr->s->opts;
 	struct rv_history *history = cr->s->history;
-	struct errmsg err = {""};
-	struct rv_review *r = NULL;
 	size_t i, n = run->s.npatches;
-	int ret = 0, rr;
+	int rr;
 
-	if (!n)
-		goto out;
 	for (i = 0; i < n; i++) {
 		run->patches[i]->subject.index = (int)i + 1;
 		run->patches[i]->subject.total = (int)n;
@@ -256,20 +271,36 @@ static int review_run(struct ci_review *cr, struct ci_run *run)
 		rv_history_set_horizon(history, run->ids[0]);
 	opts->apply.base = run->base;
 	opts->series_key = run->ids[n - 1];
-	rr = rv_review_series(&r, cr->s->repo, &run->s, opts, &err);
+	rr = rv_review_series(out, cr->s->repo, &run->s, opts, err);
 	opts->apply.base = NULL;
+	return rr;
+}
+
+/* Report run's review r (rr, err from it); 0, or an exit status. */
+static int report_run(struct ci_review *cr, struct ci_run *run,
+		      struct rv_review *r, int rr, const struct errmsg *err)
+{
+	size_t i, n = run->s.npatches;
+
 	if (rr < 0 && !r) {
-		error("commit %.12s: %s", run->ids[0], err.msg);
-		ret = rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
-		goto out;
+		error("commit %.12s: %s", run->ids[0], err->msg);
+		return rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
+	}
+	if (cr->dry && rr == 0) {
+		struct errmsg werr = {""};
+
+		if (dry_run_add(cr->dry, r, stdout, &werr) < 0) {
+			error("%s", werr.msg);
+			return EXIT_ENV;
+		}
+		return 0;
 	}
 	report_add_commits(cr->rp, r,
 			   (const char(*)[RV_OID_HEXSZ + 1]) run->ids, n);
 	if (rr == RV_ERR_APPLY) {
 		error("commit %.12s..%.12s: %s", run->ids[0], run->ids[n - 1],
-		      err.msg);
-		ret = EXIT_USAGE;
-		goto out;
+		      err->msg);
+		return EXIT_USAGE;
 	}
 	for (i = 0; i < r->findings.n; i++)
 		if ((int)r->findings.items[i].severity >= cr->fail_on)
@@ -280,9 +311,112 @@ static int review_run(struct ci_review *cr, struct ci_run *run)
 		else
 			cr->money.asked++;
 	}
+	return 0;
+}
+
+/*
+ * Review the run into rp and empty it; 0, or an exit status. Under a
+ * cap the run is queued instead, for ci_review_queue().
+ */
+static int review_run(struct ci_review *cr, struct ci_run *run)
+{
+	struct errmsg err = {""};
+	struct rv_review *r = NULL;
+	int ret = 0, rr;
+
+	if (!run->s.npatches)
+		goto out;
+	if (cr->queue) {
+		struct ci_run *q = xcalloc(1, sizeof(*q));
+
+		/* The patches move to the queue's copy. */
+		*q = *run;
+		memset(&run->s, 0, sizeof(run->s));
+		*run->base = *run->last = '\0';
+		cr->queue[cr->nqueue++] = q;
+		return 0;
+	}
+	rr = review_series_of(cr, run, &r, &err);
+	ret = report_run(cr, run, r, rr, &err);
 out:
 	rv_review_free(r);
 	run_clear(run);
+	return ret;
+}
+
+/* The risk of a run: its riskiest commit's, else its lines changed. */
+static void run_risk(struct ci_review *cr, const struct ci_run *run,
+		     double *risk, long *lines)
+{
+	size_t k;
+
+	*risk = -1;
+	*lines = 0;
+	for (k = 0; k < run->s.npatches; k++) {
+		long l = 0;
+		double x = commit_risk(cr->s->repo, cr->s->history, run->ids[k],
+				       &l);
+
+		if (x > *risk)
+			*risk = x;
+		*lines += l;
+	}
+}
+
+/*
+ * Under a cap, the money goes to the riskiest runs first: review the
+ * queued runs in order of risk (the history index's score, else the
+ * lines they change), then report them in the range's order. 0, or the
+ * exit status of the first run (in review order) that failed; the runs
+ * after it are not reviewed.
+ */
+static int ci_review_queue(struct ci_review *cr)
+{
+	size_t n = cr->nqueue, i, k;
+	struct ranked *rk = xcalloc(n + 1, sizeof(*rk));
+	struct rv_review **r = xcalloc(n + 1, sizeof(*r));
+	struct errmsg *err = xcalloc(n + 1, sizeof(*err));
+	int *rr = xcalloc(n + 1, sizeof(*rr));
+	bool *done = xcalloc(n + 1, sizeof(*done));
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		rk[i].idx = i;
+		if (n > 1)
+			run_risk(cr, cr->queue[i], &rk[i].risk, &rk[i].lines);
+	}
+	if (n > 1) {
+		qsort(rk, n, sizeof(*rk), ranked_cmp);
+		fprintf(stderr,
+			"quorum ci: under the budget, %zu runs of "
+			"commits are reviewed riskiest first:",
+			n);
+		for (i = 0; i < n; i++)
+			fprintf(stderr, " %.12s%s",
+				cr->queue[rk[i].idx]->ids[0],
+				i + 1 < n ? "," : "\n");
+	}
+	for (i = 0; i < n; i++) {
+		k = rk[i].idx;
+		rr[k] = review_series_of(cr, cr->queue[k], &r[k], &err[k]);
+		done[k] = true;
+		if (rr[k] < 0)
+			break;
+	}
+	for (k = 0; k < n; k++) {
+		if (done[k] && !ret)
+			ret = report_run(cr, cr->queue[k], r[k], rr[k],
+					 &err[k]);
+		rv_review_free(r[k]);
+		run_clear(cr->queue[k]);
+		free(cr->queue[k]);
+	}
+	cr->nqueue = 0;
+	free(rk);
+	free(r);
+	free(err);
+	free(rr);
+	free(done);
 	return ret;
 }
 
@@ -338,6 +472,7 @@ static int ci_options(int argc, char **argv, struct cmd_opts *co,
 		{"fail-on", required_argument, NULL, 'F'},
 		{"max-commits", required_argument, NULL, 'm'},
 		CMD_OPT_BUDGET,
+		CMD_OPT_DRY_RUN,
 		CMD_OPT_FORMAT,
 		CMD_OPT_OUTPUT,
 		CMD_OPT_HELP,
@@ -432,6 +567,13 @@ static int ci_review_range(struct ci_review *cr, const struct rv_range *commits,
 	}
 	if (ret == EXIT_CLEAN)
 		ret = review_run(cr, run);
+	if (cr->queue && ret == EXIT_CLEAN)
+		ret = ci_review_queue(cr);
+	for (i = 0; i < cr->nqueue; i++) {
+		run_clear(cr->queue[i]);
+		free(cr->queue[i]);
+	}
+	cr->nqueue = 0;
 	run_clear(run);
 	free(run);
 	for (i = 0; i < commits->n; i++)
@@ -478,6 +620,7 @@ static int cmd_ci(int argc, char **argv)
 	struct ci_review cr = {0};
 	struct rv_range commits = {0};
 	struct errmsg err = {""};
+	struct dry_run dry = {0};
 	bool *pick = NULL;
 	double *risk = NULL;
 	int ret;
@@ -504,14 +647,27 @@ static int cmd_ci(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out;
 	}
+	if (co.dry_run && co.format == FMT_TEXT) {
+		dry.dir = co.dry_run_dir;
+		cr.dry = &dry;
+	}
+	/* A cap and models to pay: plan across the runs, riskiest first. */
+	if (s.opts.nllm && (s.opts.budget_run > 0 || s.opts.budget_month > 0))
+		cr.queue = xcalloc(commits.n + 1, sizeof(*cr.queue));
 	ret = ci_review_range(&cr, &commits, pick, risk);
-	if (report_write(cr.rp, co.output, &err) < 0) {
+	if (cr.dry) {
+		dry_run_finish(&dry, stdout);
+	} else if (report_write(cr.rp, co.output, &err) < 0) {
 		error("%s", err.msg);
 		ret = EXIT_ENV;
 		goto out;
 	}
 	ret = ci_finish(&cr, &ci, &commits, ret);
+	if (co.dry_run && ret != EXIT_USAGE)
+		ret = EXIT_CLEAN; /* nothing was asked: no verdict */
 out:
+	free(cr.queue);
+	dry_run_release(&dry);
 	free(pick);
 	free(risk);
 	report_free(cr.rp);

@@ -27,19 +27,34 @@ const struct cmd cmd_cost_def = {
 	"Options:\n"
 	"  --since DATE   only requests from DATE (YYYY-MM-DD, UTC, or\n"
 	"                 @SECONDS) on\n"
-	"  --by WHAT      one line per list, voter or day (UTC)\n"
+	"  --by WHAT      one line per list, voter or day (UTC); by voter, "
+	"also\n"
+	"                 a slack line per voter: the input and output "
+	"tokens\n"
+	"                 its reservations assumed against those billed\n"
 	"  -h, --help     this text\n"
 	"\n"
 	"Caps: review.budget-per-review, list.NAME.budget-per-day (with\n"
 	"`quorum review --list NAME`), budget.monthly and `--budget USD` for "
 	"one\n"
-	"run. Before each request its worst case (the prompt's bytes as input\n"
-	"tokens, max-tokens as output) is reserved against every cap that\n"
-	"applies, in the state db, so concurrent runs cannot pass a cap\n"
-	"together; a request that could pass one is not sent (the voter\n"
-	"abstains: budget). A reservation left by a crash counts until it\n"
-	"expires and is then charged at its full amount (shown as reserved\n"
-	"until then).",
+	"run. Before each request its worst case is reserved against every "
+	"cap\n"
+	"that applies, in the state db, so concurrent runs cannot pass a cap\n"
+	"together: its input tokens as the voter's free token counter counts\n"
+	"them (count-tokens = auto, anthropic, tokenize or none; a count is\n"
+	"never believed above the prompt's bytes), else the bytes, and its\n"
+	"max-tokens as output. When a cap applies, the review plans its "
+	"spend\n"
+	"first (the plan: line): the riskiest patches first; a request that\n"
+	"does not fit waits for the answers in flight to settle below their\n"
+	"bound, then goes with max-tokens clamped to what is left, never "
+	"under\n"
+	"the voter's floor (its longest recent answer and a margin), else it\n"
+	"is not sent (the voter abstains: budget). A voter whose server "
+	"failed\n"
+	"every try of a request (5xx, reset) is not asked again in the run.\n"
+	"A reservation left by a crash counts until it expires and is then\n"
+	"charged at its full amount (shown as reserved until then).",
 };
 
 /* The options of cost; 0, or -1 to return *exit_code. */
@@ -90,6 +105,36 @@ static int cost_options(int argc, char **argv, int64_t *since,
 			usage_error(&cmd_cost_def, "cost takes no arguments");
 		return -1;
 	}
+	return 0;
+}
+
+static int percent(long part, long whole)
+{
+	return whole > 0 ? (int)((double)part * 100 / (double)whole + 0.5) : 0;
+}
+
+/*
+ * Per voter, the tokens its reservations assumed against those billed:
+ * the slack that the plan's bounds leave (smaller is tighter).
+ */
+static int print_slack(struct rv_ledger *l, int64_t since, struct errmsg *err)
+{
+	struct rv_slack_row *rows;
+	size_t n, i;
+
+	if (rv_ledger_slack(l, since, &rows, &n, err) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		printf("slack %s: %ld request%s; in: %ld tokens estimated, "
+		       "%ld billed (%d%%); out: %ld estimated (max-tokens), "
+		       "%ld billed (%d%%)\n",
+		       *rows[i].voter ? rows[i].voter : "(none)",
+		       rows[i].requests, rows[i].requests == 1 ? "" : "s",
+		       rows[i].est_in, rows[i].tokens_in,
+		       percent(rows[i].tokens_in, rows[i].est_in),
+		       rows[i].est_out, rows[i].tokens_out,
+		       percent(rows[i].tokens_out, rows[i].est_out));
+	rv_slack_rows_free(rows, n);
 	return 0;
 }
 
@@ -145,6 +190,11 @@ static int cmd_cost(int argc, char **argv)
 		       "progress, or one that was killed)\n",
 		       reserved);
 	rv_cost_rows_free(rows, n);
+	if (by == RV_COST_BY_VOTER && print_slack(s.ledger, since, &err) < 0) {
+		error("%s", err.msg);
+		session_close(&s);
+		return EXIT_ENV;
+	}
 	session_close(&s);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "review/cost.h"
+#include "dry-run.h"
 #include "local-mail.h"
 #include "session.h"
 
@@ -20,8 +21,8 @@ const struct cmd cmd_review_def = {
 	"review",
 	cmd_review,
 	"quorum review [-C REPO] [--base REV] [--quorum N] [--list NAME] "
-	"[--budget USD] [--no-cache] [--format text|json|sarif|email] "
-	"[--output FILE] "
+	"[--budget USD] [--no-cache] [--dry-run[=DIR]] "
+	"[--format text|json|sarif|email] [--output FILE] "
 	"[FILE|-|MESSAGE-ID|URL]",
 	"review a patch series from an mbox file, standard input or local mail",
 	"Reads a patch series (an mbox from git format-patch or b4 am, a "
@@ -58,6 +59,20 @@ const struct cmd cmd_review_def = {
 	"  --budget USD   spend at most USD on LLM requests in this run; 0\n"
 	"                 reviews with the offline voters only\n"
 	"  --no-cache     ask the models even about patches they have seen\n"
+	"  --dry-run[=DIR]\n"
+	"                 send nothing: print each request the LLM voters "
+	"would\n"
+	"                 get (or write its body to DIR/NNNN-VOTER.json), its\n"
+	"                 input tokens (counted by the voter's free counter, "
+	"else\n"
+	"                 a token per byte), max-tokens, and what it costs at "
+	"most\n"
+	"                 and about (at the voter's longest recent answer), "
+	"then\n"
+	"                 the totals per voter and the plan under the caps; "
+	"with\n"
+	"                 --format json the report carries them (dry_run);\n"
+	"                 exit 0 (nothing was asked: no verdict)\n"
 	"  --format FMT   text (default), json (contrib/review-json.md) or\n"
 	"                 sarif (SARIF 2.1.0 for code-scanning UIs) or email\n"
 	"                 (the reply `quorum watch` would send the author;\n"
@@ -84,7 +99,7 @@ const struct cmd cmd_review_def = {
 	"openai or anthropic (url, model, key-env or a 0600 key-file, weight,\n"
 	"price-in, price-out, price-cached, max-tokens, timeout, "
 	"context-tokens,\n"
-	"max-parallel)\n"
+	"max-parallel, count-tokens: auto, anthropic, tokenize or none)\n"
 	"reviews every patch and the series tip, all at once;\n"
 	"review.deadline, review.retries and review.backoff bound the "
 	"requests.\n"
@@ -95,7 +110,11 @@ const struct cmd cmd_review_def = {
 	"when\n"
 	"the budget is short the review steps down (fewer voters, less "
 	"context,\n"
-	"the riskiest patches, offline only) and says so. A patch reviewed\n"
+	"the riskiest patches, offline only) and says so; under a cap it "
+	"plans\n"
+	"the spend before the first request (plan:). A voter whose server\n"
+	"failed every try of a request with 5xx or a reset abstains for the\n"
+	"rest of the run (circuit:). A patch reviewed\n"
 	"before (same patch-id, voter and prompts) reuses the answer for "
 	"free.\n"
 	"Findings outside the patch, quoting\n"
@@ -156,8 +175,9 @@ static int review_options(int argc, char **argv, struct cmd_opts *co,
 {
 	static const struct option longopts[] = {
 		CMD_OPT_BASE,	CMD_OPT_QUORUM,	  CMD_OPT_LIST,
-		CMD_OPT_BUDGET, CMD_OPT_NO_CACHE, CMD_OPT_FORMAT,
-		CMD_OPT_OUTPUT, CMD_OPT_HELP,	  CMD_OPT_END,
+		CMD_OPT_BUDGET, CMD_OPT_NO_CACHE, CMD_OPT_DRY_RUN,
+		CMD_OPT_FORMAT, CMD_OPT_OUTPUT,	  CMD_OPT_HELP,
+		CMD_OPT_END,
 	};
 	int c;
 
@@ -227,8 +247,8 @@ static bool review_wanted(const struct mp_set *set, size_t i,
  * apply is reported too); 0 (*findings set) or an exit status.
  */
 static int review_one_series(struct session *s, const struct mp_series *ser,
-			     struct report *rp, size_t *reviewed,
-			     bool *findings)
+			     struct report *rp, struct dry_run *dry,
+			     size_t *reviewed, bool *findings)
 {
 	struct errmsg err = {""};
 	struct rv_review *r = NULL;
@@ -239,6 +259,15 @@ static int review_one_series(struct session *s, const struct mp_series *ser,
 	if (rr < 0 && !r) {
 		error("%s", err.msg);
 		return rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
+	}
+	if (dry && rr == 0) {
+		/* What would be sent, instead of a report. */
+		if (dry_run_add(dry, r, stdout, &err) < 0) {
+			error("%s", err.msg);
+			ret = EXIT_ENV;
+		}
+		rv_review_free(r);
+		return ret;
 	}
 	report_add(rp, r);
 	(*reviewed)++;
@@ -260,6 +289,8 @@ static int review_set(struct session *s, const struct cmd_opts *co,
 	const struct mp_series *only = NULL;
 	struct report *rp = report_new(co->format);
 	struct errmsg err = {""};
+	struct dry_run dry = {co->dry_run_dir, 0, NULL, 0, 0};
+	bool text_dry = co->dry_run && co->format != FMT_JSON;
 	bool findings = false;
 	size_t i, reviewed = 0;
 	int ret = EXIT_CLEAN;
@@ -280,9 +311,17 @@ static int review_set(struct session *s, const struct cmd_opts *co,
 			continue;
 		s->opts.apply.prereqs = plan.of[i];
 		s->opts.apply.nprereqs = plan.nof[i];
-		ret = review_one_series(s, set->series[i], rp, &reviewed,
+		ret = review_one_series(s, set->series[i], rp,
+					text_dry ? &dry : NULL, &reviewed,
 					&findings);
 	}
+	if (text_dry) {
+		dry_run_finish(&dry, stdout);
+		dry_run_release(&dry);
+		findings = false;
+	}
+	if (co->dry_run)
+		findings = false; /* nothing was asked: no verdict */
 	if (reviewed && report_write(rp, co->output, &err) < 0) {
 		error("%s", err.msg);
 		ret = EXIT_ENV;

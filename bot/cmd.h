@@ -63,6 +63,7 @@ enum cmd_opt_id {
 	OPT_LIST,
 	OPT_NO_CACHE,
 	OPT_JSON,
+	OPT_DRY_RUN,
 };
 
 #define CMD_OPT_BASE                                                           \
@@ -97,6 +98,10 @@ enum cmd_opt_id {
 	{                                                                      \
 		"json", no_argument, NULL, OPT_JSON                            \
 	}
+#define CMD_OPT_DRY_RUN                                                        \
+	{                                                                      \
+		"dry-run", optional_argument, NULL, OPT_DRY_RUN                \
+	}
 #define CMD_OPT_HELP                                                           \
 	{                                                                      \
 		"help", no_argument, NULL, 'h'                                 \
@@ -122,6 +127,8 @@ struct cmd_opts {
 	const char *list;	   /* --list NAME: its budget and ledger name */
 	bool no_cache;		   /* --no-cache */
 	bool json;		   /* --json */
+	bool dry_run; /* --dry-run[=DIR]: build, price, send nothing */
+	const char *dry_run_dir; /* --dry-run=DIR: the requests go there */
 };
 
 #define CMD_OPTS_INIT                                                          \

@@ -201,6 +201,14 @@ static int one_voter(void *arg, const char *name)
 	if (get_num(l, name, "max-parallel", 1, 64, &d) < 0)
 		return -1;
 	v.max_parallel = (int)d;
+	env = get(l, name, "count-tokens");
+	p = env ? rv_count_tokens_parse(env) : RV_COUNT_AUTO;
+	if (p < 0)
+		return errmsg_set(l->err, -1,
+				  "voter \"%s\": count-tokens = '%s' is not "
+				  "auto, anthropic, tokenize or none",
+				  name, env);
+	v.count_tokens = (enum rv_count_tokens)p;
 	ALLOC_GROW(lv->v, lv->n + 1, l->alloc);
 	lv->v[lv->n++] = v;
 	return 0;

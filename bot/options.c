@@ -98,6 +98,10 @@ int cmd_opt(const struct cmd *c, int opt, char **argv, struct cmd_opts *o,
 	case OPT_JSON:
 		o->json = true;
 		return 0;
+	case OPT_DRY_RUN:
+		o->dry_run = true;
+		o->dry_run_dir = optarg && *optarg ? optarg : NULL;
+		return 0;
 	case 'h':
 		*exit_code = cmd_print_help(c);
 		return -1;

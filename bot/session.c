@@ -128,6 +128,8 @@ static int load_llm_limits(struct session *s, struct errmsg *err)
 	s->opts.deadline = vals[0];
 	s->opts.backoff = vals[1];
 	s->opts.retries = n > 0 ? n : -1;
+	/* What the run learns: dead voters, voters without a counter. */
+	s->opts.state = rv_llm_state_new();
 	return 0;
 }
 
@@ -235,6 +237,7 @@ int session_open(struct session *s, const struct cmd_opts *o, unsigned need,
 	}
 	s->opts.apply.base = o->base;
 	s->opts.no_cache = o->no_cache;
+	s->opts.dry_run = o->dry_run;
 	if (need & SESSION_VOTERS && (ret = load_voters(s, o, err)) < 0)
 		return ret;
 	if (need & (SESSION_COST | SESSION_LEDGER) &&
@@ -248,6 +251,7 @@ int session_open(struct session *s, const struct cmd_opts *o, unsigned need,
 
 void session_close(struct session *s)
 {
+	rv_llm_state_free(s->opts.state);
 	rv_ledger_free(s->ledger);
 	rv_prompts_free(s->prompts);
 	free(s->prompts_dir);

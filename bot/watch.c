@@ -627,6 +627,11 @@ static int watch_loop(struct watch *w, bool once, long interval,
 		pid_path = write_pid_file(state_path);
 	for (;;) {
 		wake_requested = 0;
+		/* A voter's circuit opens for one pass: it may be back. */
+		if (w->s.opts.state) {
+			rv_llm_state_free(w->s.opts.state);
+			w->s.opts.state = rv_llm_state_new();
+		}
 		ret = run_once(w, once);
 		if (once || stop_requested)
 			break;

@@ -39,6 +39,55 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS cost_cache ("
 	"  key TEXT PRIMARY KEY, answer TEXT NOT NULL, t INTEGER);";
 
+/*
+ * Columns added since schema 1, each nullable: an older quorum writes
+ * its rows without them and still reads the tables.
+ */
+static const char *const added_columns[][2] = {
+	{"cost_ledger", "est_in"},
+	{"cost_ledger", "est_out"},
+	{"cost_reservations", "est_in"},
+	{"cost_reservations", "est_out"},
+};
+
+static bool has_column(sqlite3 *db, const char *table, const char *column)
+{
+	char sql[128];
+	sqlite3_stmt *st = NULL;
+	bool found = false;
+
+	snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return false;
+	while (!found && sqlite3_step(st) == SQLITE_ROW) {
+		const unsigned char *name = sqlite3_column_text(st, 1);
+
+		found = name && !strcmp((const char *)name, column);
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* Inside the schema's transaction: add what an older db lacks. */
+static int add_columns(sqlite3 *db)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(added_columns); i++) {
+		char sql[160];
+
+		if (has_column(db, added_columns[i][0], added_columns[i][1]))
+			continue;
+		/* Names are ours, never outside input. */
+		snprintf(sql, sizeof(sql),
+			 "ALTER TABLE %s ADD COLUMN %s INTEGER",
+			 added_columns[i][0], added_columns[i][1]);
+		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			return SQLITE_ERROR;
+	}
+	return SQLITE_OK;
+}
+
 /* Ledger ids follow reservation ids; start them past any ledger row. */
 static int64_t now_s(void)
 {
@@ -130,6 +179,8 @@ static int setup_db(struct rv_ledger *l)
 			if (rc == SQLITE_OK) {
 				rc = sqlite3_exec(l->db, schema, NULL, NULL,
 						  NULL);
+				if (rc == SQLITE_OK)
+					rc = add_columns(l->db);
 				if (rc == SQLITE_OK)
 					rc = sqlite3_exec(l->db, "COMMIT", NULL,
 							  NULL, NULL);
@@ -223,8 +274,9 @@ static int fold_expired(struct rv_ledger *l, int64_t now)
 	static const char *const sql[] = {
 		"INSERT OR REPLACE INTO cost_ledger (id, t, voter, model, "
 		"list, series, review, run, tokens_in, tokens_out, cost, "
-		"settled) SELECT id, t, voter, model, list, series, review, "
-		"run, 0, 0, amount, 0 FROM cost_reservations WHERE expires < ?",
+		"settled, est_in, est_out) SELECT id, t, voter, model, list, "
+		"series, review, run, 0, 0, amount, 0, est_in, est_out "
+		"FROM cost_reservations WHERE expires < ?",
 		"DELETE FROM cost_reservations WHERE expires < ?",
 	};
 	size_t i;
@@ -405,7 +457,8 @@ int rv_ledger_reserve(struct rv_ledger *l, const struct rv_caps *caps,
 	if (sqlite3_prepare_v2(l->db,
 			       "INSERT INTO cost_reservations (t, expires, "
 			       "amount, voter, model, list, series, review, "
-			       "run) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			       "run, est_in, est_out) VALUES (?, ?, ?, ?, ?, "
+			       "?, ?, ?, ?, ?, ?)",
 			       -1, &st, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_int64(st, 1, now);
@@ -417,6 +470,8 @@ int rv_ledger_reserve(struct rv_ledger *l, const struct rv_caps *caps,
 	bind_text(st, 7, c->series);
 	bind_text(st, 8, caps->review);
 	bind_text(st, 9, l->run);
+	sqlite3_bind_int64(st, 10, c->est_in);
+	sqlite3_bind_int64(st, 11, c->est_out);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto fail;
 	sqlite3_finalize(st);
@@ -449,12 +504,12 @@ int rv_ledger_settle(struct rv_ledger *l, int64_t id, const struct rv_charge *c,
 		    l->db,
 		    "INSERT OR REPLACE INTO cost_ledger (id, t, voter, model, "
 		    "list, series, review, run, tokens_in, tokens_out, cost, "
-		    "settled) SELECT ?1, COALESCE((SELECT t FROM "
-		    "cost_reservations WHERE id = ?1), (SELECT t FROM "
+		    "settled, est_in, est_out) SELECT ?1, COALESCE((SELECT t "
+		    "FROM cost_reservations WHERE id = ?1), (SELECT t FROM "
 		    "cost_ledger WHERE id = ?1), ?2), ?3, ?4, ?5, ?6, "
 		    "COALESCE((SELECT review FROM cost_reservations WHERE id = "
 		    "?1), (SELECT review FROM cost_ledger WHERE id = ?1)), ?7, "
-		    "?8, ?9, ?10, ?11",
+		    "?8, ?9, ?10, ?11, ?12, ?13",
 		    -1, &st, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_int64(st, 1, id);
@@ -468,6 +523,8 @@ int rv_ledger_settle(struct rv_ledger *l, int64_t id, const struct rv_charge *c,
 	sqlite3_bind_int64(st, 9, c->tokens_out);
 	sqlite3_bind_double(st, 10, c->cost);
 	sqlite3_bind_int(st, 11, c->assumed ? 0 : 1);
+	sqlite3_bind_int64(st, 12, c->est_in);
+	sqlite3_bind_int64(st, 13, c->est_out);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto fail;
 	sqlite3_finalize(st);
@@ -695,13 +752,93 @@ bool rv_cost_of_answer(const struct rv_llm_voter *v, const char *body,
 	return *tin || *tout;
 }
 
+double rv_cost_bound(const struct rv_llm_voter *v, long in, long out)
+{
+	double pin =
+		cached_price(v) > v->price_in ? cached_price(v) : v->price_in;
+
+	/* We never ask for cache writes (no cache_control): no 1.25x. */
+	return (double)in * pin / 1e6 + (double)out * v->price_out / 1e6;
+}
+
 double rv_cost_worst(const struct rv_llm_voter *v, size_t body_bytes)
 {
 	int max_out = v->max_tokens > 0 ? v->max_tokens : 2048;
-	double in =
-		cached_price(v) > v->price_in ? cached_price(v) : v->price_in;
 
 	/* No tokenizer makes more tokens than bytes: a true upper bound. */
-	return (double)body_bytes * in / 1e6 +
-	       (double)max_out * v->price_out / 1e6;
+	return rv_cost_bound(v, (long)body_bytes, max_out);
+}
+
+int rv_ledger_answer_tokens(struct rv_ledger *l, const char *voter,
+			    long *longest, long *n, struct errmsg *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*longest = *n = 0;
+	if (sqlite3_prepare_v2(l->db,
+			       "SELECT COALESCE(MAX(tokens_out), 0), COUNT(*) "
+			       "FROM (SELECT tokens_out FROM cost_ledger "
+			       "WHERE voter = ? AND settled AND tokens_out > 0 "
+			       "ORDER BY id DESC LIMIT 50)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_error(l, err, "read the ledger");
+	bind_text(st, 1, voter);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*longest = (long)sqlite3_column_int64(st, 0);
+		*n = (long)sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : db_error(l, err, "read the ledger");
+}
+
+int rv_ledger_slack(struct rv_ledger *l, int64_t since,
+		    struct rv_slack_row **rows, size_t *n, struct errmsg *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t alloc = 0;
+	int rc;
+
+	*rows = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(
+		    l->db,
+		    "SELECT COALESCE(voter, ''), COUNT(*), SUM(est_in), "
+		    "SUM(tokens_in), SUM(est_out), SUM(tokens_out) FROM "
+		    "cost_ledger WHERE t >= ? AND settled AND est_in > 0 "
+		    "GROUP BY 1 ORDER BY 1",
+		    -1, &st, NULL) != SQLITE_OK)
+		return db_error(l, err, "read the ledger");
+	sqlite3_bind_int64(st, 1, since);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct rv_slack_row *r;
+		const unsigned char *k = sqlite3_column_text(st, 0);
+
+		ALLOC_GROW(*rows, *n + 1, alloc);
+		r = &(*rows)[(*n)++];
+		r->voter = xstrdup_or_null(k ? (const char *)k : "");
+		r->requests = (long)sqlite3_column_int64(st, 1);
+		r->est_in = (long)sqlite3_column_int64(st, 2);
+		r->tokens_in = (long)sqlite3_column_int64(st, 3);
+		r->est_out = (long)sqlite3_column_int64(st, 4);
+		r->tokens_out = (long)sqlite3_column_int64(st, 5);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		rv_slack_rows_free(*rows, *n);
+		*rows = NULL;
+		*n = 0;
+		return db_error(l, err, "read the ledger");
+	}
+	return 0;
+}
+
+void rv_slack_rows_free(struct rv_slack_row *rows, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(rows[i].voter);
+	free(rows);
 }

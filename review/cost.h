@@ -56,6 +56,8 @@ struct rv_charge {
 	long tokens_in, tokens_out;
 	double cost;  /* USD */
 	bool assumed; /* cost is the worst case: no usage was reported */
+	/* What the reservation assumed: the bounds it was priced at. */
+	long est_in, est_out;
 };
 
 /*
@@ -142,5 +144,36 @@ bool rv_cost_of_answer(const struct rv_llm_voter *v, const char *body,
 
 /* The worst-case cost of a request body of body_bytes to v. */
 double rv_cost_worst(const struct rv_llm_voter *v, size_t body_bytes);
+
+/*
+ * The worst-case cost of a request to v of at most in tokens of input
+ * that may generate at most out tokens.
+ */
+double rv_cost_bound(const struct rv_llm_voter *v, long in, long out);
+
+/*
+ * How long voter's answers really were: *longest gets the most output
+ * tokens of its last 50 settled answers and *n how many there were (0:
+ * no history, *longest 0). 0 or RV_ERR_INTERNAL.
+ */
+int rv_ledger_answer_tokens(struct rv_ledger *l, const char *voter,
+			    long *longest, long *n, struct errmsg *err);
+
+/* Per voter: the tokens the reservations assumed against those billed. */
+struct rv_slack_row {
+	char *voter;
+	long requests; /* settled from a reported usage */
+	long est_in, tokens_in;
+	long est_out, tokens_out;
+};
+
+/*
+ * The rows for requests since since (seconds since the epoch; 0: all)
+ * that were settled from a usage and recorded their estimate, ordered by
+ * voter. Caller frees with rv_slack_rows_free().
+ */
+int rv_ledger_slack(struct rv_ledger *l, int64_t since,
+		    struct rv_slack_row **rows, size_t *n, struct errmsg *err);
+void rv_slack_rows_free(struct rv_slack_row *rows, size_t n);
 
 #endif

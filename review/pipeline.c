@@ -495,5 +495,18 @@ void rv_review_free(struct rv_review *r)
 	free(r->risk);
 	free(r->stepdown);
 	free(r->list);
+	free(r->plan.cap);
+	free(r->plan.order);
+	free(r->plan.text);
+	for (i = 0; i < r->nbreakers; i++)
+		free(r->breakers[i]);
+	free(r->breakers);
+	for (i = 0; i < r->ndry; i++) {
+		free(r->dry[i].voter);
+		free(r->dry[i].label);
+		free(r->dry[i].url);
+		free(r->dry[i].body);
+	}
+	free(r->dry);
 	free(r);
 }

@@ -160,7 +160,8 @@ static cJSON *json_cost(const struct rv_review *r)
 	cJSON *o = cJSON_CreateObject();
 	long tin = 0, tout = 0;
 	double usd = 0;
-	size_t i, nsent = 0, nbudget = 0;
+	size_t i, nsent = 0, nbudget = 0, nbreaker = 0, nclamped = 0;
+	long est_in = 0, est_out = 0;
 
 	for (i = 0; i < r->ncalls; i++) {
 		const struct rv_llm_call *c = &r->calls[i];
@@ -170,6 +171,12 @@ static cJSON *json_cost(const struct rv_review *r)
 		tout += c->tokens_out;
 		nsent += !c->cached && !c->budget && c->attempts > 0;
 		nbudget += c->budget;
+		nbreaker += c->breaker && !c->attempts;
+		nclamped += c->clamped;
+		if (!c->cached && c->attempts > 0) {
+			est_in += c->est_in;
+			est_out += c->max_tokens;
+		}
 	}
 	cJSON_AddNumberToObject(o, "usd", usd);
 	cJSON_AddNumberToObject(o, "requests", (double)nsent);
@@ -177,11 +184,60 @@ static cJSON *json_cost(const struct rv_review *r)
 	cJSON_AddNumberToObject(o, "not_sent_budget", (double)nbudget);
 	cJSON_AddNumberToObject(o, "tokens_in", (double)tin);
 	cJSON_AddNumberToObject(o, "tokens_out", (double)tout);
+	cJSON_AddNumberToObject(o, "not_sent_breaker", (double)nbreaker);
+	cJSON_AddNumberToObject(o, "clamped", (double)nclamped);
+	cJSON_AddNumberToObject(o, "est_tokens_in", (double)est_in);
+	cJSON_AddNumberToObject(o, "est_tokens_out", (double)est_out);
 	if (r->day_left >= 0)
 		cJSON_AddNumberToObject(o, "day_left", r->day_left);
 	else
 		cJSON_AddNullToObject(o, "day_left");
 	return o;
+}
+
+/* The plan of the spend, made before the first request; null: no cap. */
+static cJSON *json_plan(const struct rv_review *r)
+{
+	const struct rv_plan *p = &r->plan;
+	cJSON *o;
+
+	if (!p->made)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "left", p->left);
+	rv_json_put_str(o, "cap", p->cap);
+	cJSON_AddNumberToObject(o, "worst", p->worst);
+	cJSON_AddNumberToObject(o, "planned", p->planned);
+	cJSON_AddNumberToObject(o, "requests", (double)p->nrequests);
+	cJSON_AddNumberToObject(o, "planned_requests", (double)p->nplanned);
+	cJSON_AddNumberToObject(o, "counted", (double)p->ncounted);
+	rv_json_put_str(o, "order", p->order);
+	rv_json_put_str(o, "text", p->text);
+	return o;
+}
+
+static cJSON *json_dry(const struct rv_review *r)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; i < r->ndry; i++) {
+		const struct rv_dry_request *d = &r->dry[i];
+		cJSON *o = cJSON_CreateObject();
+
+		rv_json_put_str(o, "voter", d->voter);
+		rv_json_put_str(o, "patch", d->label);
+		rv_json_put_str(o, "url", d->url);
+		cJSON_AddNumberToObject(o, "bytes", (double)d->bytes);
+		cJSON_AddNumberToObject(o, "tokens_in", (double)d->tokens_in);
+		cJSON_AddBoolToObject(o, "counted", d->counted);
+		cJSON_AddNumberToObject(o, "max_tokens", d->max_tokens);
+		cJSON_AddNumberToObject(o, "worst", d->worst);
+		cJSON_AddNumberToObject(o, "estimate", d->estimate);
+		cJSON_AddBoolToObject(o, "planned", d->planned);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
 }
 
 /* The series applied before this one, not reviewed themselves. */
@@ -286,6 +342,19 @@ static cJSON *json_review(const struct rv_review *r)
 	cJSON_AddItemToObject(o, "dropped", drop);
 	cJSON_AddItemToObject(o, "cost", json_cost(r));
 	rv_json_put_str(o, "stepdown", r->stepdown);
+	cJSON_AddItemToObject(o, "plan", json_plan(r));
+	{
+		cJSON *b = cJSON_CreateArray();
+		size_t n;
+
+		for (n = 0; n < r->nbreakers; n++)
+			cJSON_AddItemToArray(
+				b, cJSON_CreateString(r->breakers[n]));
+		cJSON_AddItemToObject(o, "breakers", b);
+	}
+	/* Only a dry run has its requests; a review that sent them, null. */
+	cJSON_AddItemToObject(o, "dry_run",
+			      r->dry ? json_dry(r) : cJSON_CreateNull());
 	cJSON_AddBoolToObject(o, "no_history", r->no_history);
 	return o;
 }

@@ -326,11 +326,15 @@ static void add_cost(struct sb *out, const struct rv_review *r)
 {
 	long tin = 0, tout = 0;
 	double cost = 0;
-	size_t i, nreq = 0, nbudget = 0;
+	size_t i, nreq = 0, nbudget = 0, nbreaker = 0, nclamped = 0;
 
-	/* Money: the step taken, the cache, the day's budget. */
+	/* Money: the plan, the step taken, the cache, the day's budget. */
+	if (r->plan.made && r->plan.text)
+		sb_addf(out, "plan: %s\n", r->plan.text);
 	if (r->stepdown)
 		sb_addf(out, "step-down: %s\n", r->stepdown);
+	for (i = 0; i < r->nbreakers; i++)
+		sb_addf(out, "circuit: %s\n", r->breakers[i]);
 	if (!r->ncalls) {
 		sb_adds(out, "cost: $0.00 (offline voters only)\n");
 		goto day;
@@ -340,7 +344,10 @@ static void add_cost(struct sb *out, const struct rv_review *r)
 		tout += r->calls[i].tokens_out;
 		cost += r->calls[i].cost;
 		nbudget += r->calls[i].budget;
-		nreq += !r->calls[i].cached && !r->calls[i].budget;
+		nbreaker += r->calls[i].breaker && !r->calls[i].attempts;
+		nclamped += r->calls[i].clamped;
+		nreq += !r->calls[i].cached && !r->calls[i].budget &&
+			r->calls[i].attempts;
 	}
 	sb_addf(out, "cost: $%.4f (%zu request%s, %ld tokens in, %ld out", cost,
 		nreq, nreq == 1 ? "" : "s", tin, tout);
@@ -351,6 +358,14 @@ static void add_cost(struct sb *out, const struct rv_review *r)
 			r->ncached, r->ncached == 1 ? "" : "s");
 	if (nbudget)
 		sb_addf(out, "; %zu not sent: over budget", nbudget);
+	if (nbreaker)
+		sb_addf(out, "; %zu not sent: the voter's circuit was open",
+			nbreaker);
+	if (nclamped)
+		sb_addf(out,
+			"; %zu sent with max-tokens cut to what the budget "
+			"left",
+			nclamped);
 	sb_adds(out, ")\n");
 day:
 	if (r->day_budget > 0 && r->list)

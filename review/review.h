@@ -355,6 +355,50 @@ struct rv_review_opts {
 	double budget_run;    /* USD for this ledger handle (ci --budget) */
 	double budget_month;  /* USD per calendar month, all lists */
 	bool no_cache;	      /* ask the models even when an answer is cached */
+	/*
+	 * Build every prompt, count its tokens where that is free, price
+	 * it and plan, but send nothing: r->dry gets the requests.
+	 */
+	bool dry_run;
+	/*
+	 * What a run (ci range, watch pass) learns across its reviews: the
+	 * voters whose circuit is open, those without a token counter.
+	 * Borrowed; NULL: each review starts afresh.
+	 */
+	struct rv_llm_state *state;
+};
+
+/* Caller frees with rv_llm_state_free(). */
+struct rv_llm_state *rv_llm_state_new(void);
+void rv_llm_state_free(struct rv_llm_state *st);
+
+/* One request a dry run would have sent. */
+struct rv_dry_request {
+	char *voter;
+	char *label; /* "2/3", "1-3 combined (the series tip)" */
+	char *url;
+	char *body; /* the exact request body */
+	size_t bytes;
+	long tokens_in; /* the bound: counted tokens, or bytes */
+	bool counted;
+	int max_tokens;
+	double worst;	 /* USD at the bound and max_tokens */
+	double estimate; /* USD at the voter's usual answer length */
+	bool planned;	 /* fits the caps in the plan */
+};
+
+/* The plan of a review's spend, made before its first request. */
+struct rv_plan {
+	bool made;	  /* a cap applied: the rest is filled */
+	double left;	  /* USD under the tightest cap */
+	char *cap;	  /* which cap that is */
+	double worst;	  /* USD every request would reserve, unplanned */
+	double planned;	  /* USD the planned requests reserve */
+	size_t nrequests; /* requests the review wants */
+	size_t nplanned;  /* of them, in the plan */
+	size_t ncounted;  /* inputs bounded by a token count */
+	char *order;	  /* patches in the order money goes to them */
+	char *text;	  /* the plan in one sentence */
 };
 
 #define RV_REVIEW_OPTS_INIT                                                    \
@@ -401,6 +445,11 @@ struct rv_review {
 	size_t nleft_out;
 
 	/* Money. */
+	struct rv_plan plan;
+	char **breakers; /* "e: circuit opened at ..." one line each */
+	size_t nbreakers;
+	struct rv_dry_request *dry; /* opts->dry_run: what would be sent */
+	size_t ndry;
 	char *stepdown;	   /* the step taken because the budget was short */
 	size_t ncached;	   /* calls whose answer came from the cache */
 	double day_left;   /* USD left today for the list; < 0: no daily cap */
@@ -507,6 +556,20 @@ enum rv_provider {
 /* Parse "openai" / "anthropic"; -1 when unknown. */
 int rv_provider_parse(const char *s);
 
+/*
+ * Where a voter's input tokens are counted before a request, for free,
+ * to bound its cost tighter than a token per byte.
+ */
+enum rv_count_tokens {
+	RV_COUNT_AUTO,	    /* anthropic for that provider, else tokenize */
+	RV_COUNT_NONE,	    /* a token per byte of the request */
+	RV_COUNT_ANTHROPIC, /* POST .../messages/count_tokens */
+	RV_COUNT_TOKENIZE,  /* POST /tokenize of llama.cpp and vLLM */
+};
+
+/* Parse "auto" / "none" / "anthropic" / "tokenize"; -1 when unknown. */
+int rv_count_tokens_parse(const char *s);
+
 /* One configured LLM voter. Strings are borrowed for the review. */
 struct rv_llm_voter {
 	const char *name;
@@ -521,6 +584,7 @@ struct rv_llm_voter {
 	double timeout;	     /* seconds per request; 0: 120 */
 	int context_tokens;  /* prompt budget (~4 bytes a token); 0: 24000 */
 	int max_parallel;    /* of its requests at once; 0: 4 */
+	enum rv_count_tokens count_tokens;
 };
 
 /* What one request did; the report and the cost ledger read it. */
@@ -543,6 +607,11 @@ struct rv_llm_call {
 	long tokens_cached; /* of tokens_in, read from the provider's cache */
 	double reserved;    /* USD reserved for it before it was sent */
 	double cost;	    /* USD from tokens and the voter's prices */
+	long est_in;	    /* bound on its input tokens it was priced at */
+	bool counted;	    /* est_in is a token count, not the bytes */
+	int max_tokens;	    /* of the answer as sent (may be clamped) */
+	bool clamped;	    /* max_tokens cut to what the budget left */
+	bool breaker;	    /* not sent: the voter's circuit was open */
 };
 
 /*

@@ -5,6 +5,7 @@
  * messages. Only request bodies and answer extraction live here; the
  * transfer is voter-llm-run.c's.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -22,11 +23,168 @@ int rv_provider_parse(const char *s)
 	return -1;
 }
 
+int rv_count_tokens_parse(const char *s)
+{
+	static const char *const names[] = {
+		[RV_COUNT_AUTO] = "auto",
+		[RV_COUNT_NONE] = "none",
+		[RV_COUNT_ANTHROPIC] = "anthropic",
+		[RV_COUNT_TOKENIZE] = "tokenize",
+	};
+	size_t i;
+
+	for (i = 0; s && i < ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i]))
+			return (int)i;
+	return -1;
+}
+
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 
 	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+enum rv_count_tokens rv_llm_count_mode(const struct rv_llm_voter *v)
+{
+	if (v->count_tokens != RV_COUNT_AUTO)
+		return v->count_tokens;
+	return v->provider == RV_PROVIDER_ANTHROPIC ? RV_COUNT_ANTHROPIC
+						    : RV_COUNT_TOKENIZE;
+}
+
+/* url without a trailing "/", and without suffix when it ends so. */
+static size_t url_cut(const char *url, const char *suffix)
+{
+	size_t n = strlen(url), m = strlen(suffix);
+
+	while (n && url[n - 1] == '/')
+		n--;
+	if (n >= m && !strncmp(url + n - m, suffix, m))
+		n -= m;
+	while (n && url[n - 1] == '/')
+		n--;
+	return n;
+}
+
+char *rv_llm_count_endpoint(const struct rv_llm_voter *v)
+{
+	const char *url = v->url ? v->url : "";
+	struct sb sb = SB_INIT;
+	size_t n;
+
+	if (rv_llm_count_mode(v) == RV_COUNT_ANTHROPIC) {
+		/* .../v1 or .../v1/messages -> .../v1/messages/count_tokens */
+		n = url_cut(url, "/messages");
+		sb_add(&sb, url, n);
+		sb_adds(&sb, "/messages/count_tokens");
+	} else {
+		/* llama.cpp and vLLM serve /tokenize at the root, not /v1. */
+		n = url_cut(url, "/chat/completions");
+		while (n && url[n - 1] == '/')
+			n--;
+		if (n >= 3 && !strncmp(url + n - 3, "/v1", 3))
+			n -= 3;
+		sb_add(&sb, url, n);
+		sb_adds(&sb, "/tokenize");
+	}
+	return sb_detach(&sb, NULL);
+}
+
+int rv_llm_count_body(const struct rv_llm_voter *v, const char *request,
+		      struct sb *out)
+{
+	cJSON *root = cJSON_Parse(request), *m;
+	struct sb all = SB_INIT;
+	char *text = NULL;
+	int ret = RV_ERR_NOMEM;
+
+	if (!root)
+		return RV_ERR_INPUT;
+	if (rv_llm_count_mode(v) == RV_COUNT_ANTHROPIC) {
+		/* The same request, less what count_tokens does not take. */
+		cJSON_DeleteItemFromObjectCaseSensitive(root, "max_tokens");
+		cJSON_DeleteItemFromObjectCaseSensitive(root, "temperature");
+		text = cJSON_PrintUnformatted(root);
+	} else {
+		cJSON *t = cJSON_CreateObject();
+
+		/* Every message's text, as the template would put them. */
+		cJSON_ArrayForEach(
+			m, cJSON_GetObjectItemCaseSensitive(root, "messages"))
+		{
+			const cJSON *c =
+				cJSON_GetObjectItemCaseSensitive(m, "content");
+
+			if (cJSON_IsString(c))
+				sb_addf(&all, "%s%s", all.len ? "\n" : "",
+					c->valuestring);
+		}
+		/* llama.cpp reads content, vLLM model and prompt. */
+		if (t) {
+			cJSON_AddStringToObject(t, "model",
+						v->model ? v->model : "");
+			cJSON_AddStringToObject(t, "content", sb_str(&all));
+			cJSON_AddStringToObject(t, "prompt", sb_str(&all));
+			text = cJSON_PrintUnformatted(t);
+			cJSON_Delete(t);
+		}
+	}
+	if (text)
+		ret = sb_adds(out, text) < 0 ? RV_ERR_INPUT : 0;
+	cJSON_free(text);
+	cJSON_Delete(root);
+	sb_release(&all);
+	return ret;
+}
+
+long rv_llm_count_parse(const struct rv_llm_voter *v, const char *body,
+			size_t len)
+{
+	cJSON *root = body ? cJSON_ParseWithLength(body, len) : NULL;
+	const cJSON *n;
+	long count = -1;
+
+	if (!root)
+		return -1;
+	if (rv_llm_count_mode(v) == RV_COUNT_ANTHROPIC) {
+		n = cJSON_GetObjectItemCaseSensitive(root, "input_tokens");
+	} else {
+		n = cJSON_GetObjectItemCaseSensitive(root, "count");
+		if (!n) {
+			const cJSON *t = cJSON_GetObjectItemCaseSensitive(
+				root, "tokens");
+
+			if (cJSON_IsArray(t))
+				count = (long)cJSON_GetArraySize(t);
+		}
+	}
+	if (cJSON_IsNumber(n) && n->valuedouble >= 0 && n->valuedouble < 1e12)
+		count = (long)n->valuedouble;
+	cJSON_Delete(root);
+	return count;
+}
+
+int rv_llm_body_max_tokens(const struct rv_llm_voter *v, char **body,
+			   int max_tokens)
+{
+	cJSON *root = cJSON_Parse(*body);
+	char *text;
+
+	(void)v;
+	if (!root)
+		return RV_ERR_INPUT;
+	cJSON_DeleteItemFromObjectCaseSensitive(root, "max_tokens");
+	cJSON_AddNumberToObject(root, "max_tokens", max_tokens);
+	text = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	if (!text)
+		return RV_ERR_NOMEM;
+	free(*body);
+	*body = xstrdup_or_null(text);
+	cJSON_free(text);
+	return 0;
 }
 
 char *rv_llm_endpoint(const struct rv_llm_voter *v)

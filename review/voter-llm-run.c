@@ -149,6 +149,51 @@ static bool retryable(CURLcode code, long status)
 	       code == CURLE_COULDNT_CONNECT;
 }
 
+/* A server error or a reset: the server is down, not just busy (429). */
+static bool dead(CURLcode code, long status)
+{
+	return retryable(code, status) && !(code == CURLE_OK && status == 429);
+}
+
+/* Per group: the request probing it again, and whether it is open. */
+struct group {
+	long probe; /* index of the probe, -1 when none */
+	bool open;
+};
+
+/* The probe is done without opening the circuit: the rest go on. */
+static void release_held(struct rv_llm_req *reqs, size_t n, size_t g,
+			 double now)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (reqs[i].group == g && reqs[i].held) {
+			reqs[i].held = false;
+			reqs[i].not_before = now;
+		}
+}
+
+/* The group's circuit opened: what has no answer yet is done. */
+static void open_circuit(struct rv_llm_req *reqs, size_t n, size_t g,
+			 const struct rv_llm_req *by)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rv_llm_req *r = &reqs[i];
+
+		if (r->group != g || r->state != REQ_WAITING)
+			continue;
+		r->held = false;
+		r->breaker = true;
+		r->state = REQ_DONE;
+		snprintf(r->error, sizeof(r->error),
+			 "not asked: the voter's circuit is open (%.200s)",
+			 by->error);
+	}
+}
+
 static void why(struct rv_llm_req *r, CURLcode code)
 {
 	if (code == CURLE_OPERATION_TIMEDOUT)
@@ -172,10 +217,13 @@ static void why(struct rv_llm_req *r, CURLcode code)
 	}
 }
 
-static void finish(CURLM *multi, struct rv_llm_req *r, CURLcode code,
+static void finish(CURLM *multi, struct rv_llm_req *reqs, size_t n,
+		   struct group *gs, struct rv_llm_req *r, CURLcode code,
 		   double now, double deadline_at,
 		   const struct rv_llm_run_opts *o)
 {
+	struct group *g = o->breaker && gs ? &gs[r->group] : NULL;
+	long self = (long)(r - reqs);
 	double delay;
 	int i;
 
@@ -194,9 +242,27 @@ static void finish(CURLM *multi, struct rv_llm_req *r, CURLcode code,
 	if (code == CURLE_OK && r->status >= 200 && r->status < 300) {
 		r->ok = true;
 		r->state = REQ_DONE;
+		if (g && g->probe == self) {
+			g->probe = -1;
+			release_held(reqs, n, r->group, now);
+		}
+		return;
+	}
+	if (g && g->open) {
+		/* Another request opened the circuit meanwhile. */
+		why(r, code);
+		r->state = REQ_DONE;
+		return;
+	}
+	if (g && dead(code, r->status) && g->probe >= 0 && g->probe != self) {
+		/* One probe per group: this one waits for its outcome. */
+		r->held = true;
+		r->state = REQ_WAITING;
 		return;
 	}
 	if (retryable(code, r->status) && r->attempts <= o->retries) {
+		if (g && dead(code, r->status))
+			g->probe = self;
 		delay = o->backoff * (1 + 0.5 * jitter());
 		for (i = 1; i < r->attempts && delay < 3600; i++)
 			delay *= 2;
@@ -210,6 +276,19 @@ static void finish(CURLM *multi, struct rv_llm_req *r, CURLcode code,
 	}
 	why(r, code);
 	r->state = REQ_DONE;
+	if (!g)
+		return;
+	if (dead(code, r->status) && r->attempts > o->retries) {
+		/* Every try failed the way a dead server fails. */
+		g->open = true;
+		g->probe = -1;
+		open_circuit(reqs, n, r->group, r);
+		if (o->opened)
+			o->opened(o->arg, (size_t)self, r);
+	} else if (g->probe == self) {
+		g->probe = -1;
+		release_held(reqs, n, r->group, now);
+	}
 }
 
 static int running_in(const struct rv_llm_req *reqs, size_t n, size_t group)
@@ -241,13 +320,20 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 {
 	double t0 = now_mono(), deadline_at = t0 + o->deadline;
 	CURLM *multi = curl_multi_init();
-	size_t i, left = n;
+	size_t i, left = n, ngroups = 0;
 	bool *told = xcalloc(n + 1, sizeof(*told));
+	struct group *gs;
 
 	for (i = 0; i < n; i++) {
 		reqs[i].state = REQ_WAITING;
 		reqs[i].not_before = t0;
+		reqs[i].held = false;
+		if (reqs[i].group + 1 > ngroups)
+			ngroups = reqs[i].group + 1;
 	}
+	gs = xcalloc(ngroups + 1, sizeof(*gs));
+	for (i = 0; i < ngroups; i++)
+		gs[i].probe = -1;
 	if (!multi) {
 		for (i = 0; i < n; i++) {
 			snprintf(reqs[i].error, sizeof(reqs[i].error),
@@ -256,12 +342,13 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 		}
 		tell_done(reqs, n, told, o);
 		free(told);
+		free(gs);
 		return;
 	}
 	while (left) {
 		double now = now_mono(), wake = deadline_at;
 		int running, queued;
-		bool ended = false;
+		bool ended = false, later = false;
 		CURLMsg *m;
 
 		if (now >= deadline_at) {
@@ -287,8 +374,14 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 		for (i = 0; i < n; i++) {
 			struct rv_llm_req *r = &reqs[i];
 
-			if (r->state != REQ_WAITING)
+			if (r->state != REQ_WAITING || r->held)
 				continue;
+			/* While a group's probe is out, the group waits. */
+			if (o->breaker && gs[r->group].probe >= 0 &&
+			    gs[r->group].probe != (long)i)
+				continue;
+			if (!r->attempts && later)
+				continue; /* an earlier request goes first */
 			if (r->group_max > 0 &&
 			    running_in(reqs, n, r->group) >= r->group_max)
 				continue; /* a transfer ending wakes the poll */
@@ -298,13 +391,21 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 				continue;
 			}
 			/* The budget is asked just before a first send. */
-			if (!r->attempts && o->admit &&
-			    o->admit(o->arg, i, r)) {
-				if (!r->error[0])
-					snprintf(r->error, sizeof(r->error),
-						 "budget");
-				r->state = REQ_DONE;
-				continue;
+			if (!r->attempts && o->admit) {
+				int a = o->admit(o->arg, i, r);
+
+				if (a == RV_ADMIT_LATER) {
+					later = true;
+					continue;
+				}
+				if (a != RV_ADMIT_SEND) {
+					if (!r->error[0])
+						snprintf(r->error,
+							 sizeof(r->error),
+							 "budget");
+					r->state = REQ_DONE;
+					continue;
+				}
 			}
 			if (start(multi, r, now, o) < 0) {
 				snprintf(r->error, sizeof(r->error),
@@ -322,8 +423,8 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
 					  (char **)&r);
 			if (r) {
-				finish(multi, r, m->data.result, now,
-				       deadline_at, o);
+				finish(multi, reqs, n, gs, r, m->data.result,
+				       now, deadline_at, o);
 				ended = true;
 			}
 		}
@@ -343,4 +444,5 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 	}
 	curl_multi_cleanup(multi);
 	free(told);
+	free(gs);
 }

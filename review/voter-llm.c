@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -20,6 +21,8 @@
 
 #define DEFAULT_CONTEXT_TOKENS 24000
 #define BYTES_PER_TOKEN 4
+/* Answer tokens a voter with no past answers is asked for, at least. */
+#define NO_HISTORY_FLOOR 512
 
 struct job {
 	size_t voter;
@@ -33,6 +36,12 @@ struct job {
 	int64_t resv; /* open reservation, 0 when none */
 	double worst; /* USD reserved for it */
 	bool budget;  /* not sent for the budget */
+	/* What it may cost, known before it is sent. */
+	long est_in;  /* bound on its input tokens */
+	bool counted; /* est_in comes from the voter's token counter */
+	int max_out;  /* the answer's max_tokens it is priced and sent at */
+	bool planned; /* in the plan: fits the caps after those before it */
+	bool clamped; /* sent with a smaller max_tokens than the voter's */
 };
 
 static void patch_label(const struct mp_series *s, size_t k, char *buf,
@@ -186,6 +195,11 @@ static void record(struct rv_review *r, const struct rv_llm_voter *v,
 	c->patch = (int)j->patch;
 	c->budget = j->budget;
 	c->reserved = j->worst;
+	c->est_in = j->est_in;
+	c->counted = j->counted;
+	c->max_tokens = j->max_out;
+	c->clamped = j->clamped;
+	c->breaker = j->req.breaker;
 	if (j->cached) {
 		/* The same patch, voter and prompt: no request. */
 		n = rv_llm_parse_answer(j->cached, strlen(j->cached), v->name,
@@ -230,12 +244,18 @@ static void record(struct rv_review *r, const struct rv_llm_voter *v,
 	if (n < 0) {
 		struct sb why = SB_INIT;
 
-		sb_addf(&why, "invalid answer%s: %s",
-			rv_llm_cut_short(v, j->req.answer.buf,
-					 j->req.answer.len)
-				? " (cut short at max-tokens; raise it)"
-				: "",
-			err.msg);
+		if (!rv_llm_cut_short(v, j->req.answer.buf, j->req.answer.len))
+			sb_addf(&why, "invalid answer: %s", err.msg);
+		else if (j->clamped)
+			sb_addf(&why,
+				"invalid answer (cut short at %d tokens, all "
+				"the budget left allowed): %s",
+				j->max_out, err.msg);
+		else
+			sb_addf(&why,
+				"invalid answer (cut short at max-tokens; "
+				"raise it): %s",
+				err.msg);
 		c->reason = sb_detach(&why, NULL);
 		goto out;
 	}
@@ -315,7 +335,25 @@ struct cost_run {
 	size_t *map; /* request index -> job index */
 	struct rv_caps caps;
 	char review_id[64];
+	struct rv_llm_state *st;
+	int *floor;    /* per voter: the fewest answer tokens worth asking */
+	long *longest; /* per voter: its longest recent answer, 0: none */
+	long *nhist;   /* per voter: how many recent answers that is of */
+	size_t open;   /* reservations of this review not yet settled */
+	bool capped;   /* some cap applies */
+	bool shorted;  /* the worst case did not fit: step-down */
+	struct sb msg; /* the step-down, while it is made */
 };
+
+static int max_out_of(const struct rv_llm_voter *v)
+{
+	return v->max_tokens > 0 ? v->max_tokens : 2048;
+}
+
+static double job_bound(const struct cost_run *cr, const struct job *j, int out)
+{
+	return rv_cost_bound(&cr->opts->llm[j->voter], j->est_in, out);
+}
 
 static void cost_charge(const struct cost_run *cr, const struct job *j,
 			struct rv_charge *c)
@@ -327,34 +365,115 @@ static void cost_charge(const struct cost_run *cr, const struct job *j,
 	c->model = v->model;
 	c->list = cr->opts->list;
 	c->series = cr->opts->series_key;
+	c->est_in = j->est_in;
+	c->est_out = j->max_out;
 }
 
+/* Voter i's floor: its longest recent answer and a margin. */
+static void answer_floor(struct cost_run *cr, size_t i)
+{
+	const struct rv_review_opts *o = cr->opts;
+	int vmax = max_out_of(&o->llm[i]);
+	/* No past answers: room for a few findings. */
+	long f = vmax < NO_HISTORY_FLOOR ? vmax : NO_HISTORY_FLOOR;
+
+	if (o->ledger &&
+	    rv_ledger_answer_tokens(o->ledger, o->llm[i].name, &cr->longest[i],
+				    &cr->nhist[i], NULL) == 0 &&
+	    cr->nhist[i] > 0)
+		f = cr->longest[i] + cr->longest[i] / 4 + 32;
+	cr->floor[i] = f < vmax ? (int)f : vmax;
+}
+
+static void answer_floors(struct cost_run *cr)
+{
+	size_t i;
+
+	for (i = 0; i < cr->opts->nllm; i++)
+		answer_floor(cr, i);
+}
+
+/* Reserve j's bound with an answer of out tokens; rv_ledger_reserve(). */
+static int reserve(struct cost_run *cr, struct job *j, int out, char *why,
+		   size_t whysz, struct errmsg *err)
+{
+	const struct rv_review_opts *o = cr->opts;
+	double amount = job_bound(cr, j, out), ttl;
+	struct rv_charge c;
+	int rc;
+
+	cost_charge(cr, j, &c);
+	c.est_out = out;
+	/* It counts until the review's deadline has surely passed. */
+	ttl = (o->deadline > 0 ? o->deadline : 600) + 300;
+	rc = rv_ledger_reserve(o->ledger, &cr->caps, &c, amount, ttl, &j->resv,
+			       why, whysz, err);
+	if (rc == 1) {
+		j->worst = amount;
+		j->max_out = out;
+		cr->open++;
+	} else if (!j->worst) {
+		j->worst = amount;
+	}
+	return rc;
+}
+
+/*
+ * Just before j is first sent: reserve its bound. When the whole answer
+ * does not fit, wait for the answers in flight (they settle below their
+ * bound and give money back); with none in flight, send it with the
+ * answer clamped to what is left when that is at least the voter's
+ * floor; else it is not sent.
+ */
 static int cost_admit(void *arg, size_t i, struct rv_llm_req *req)
 {
 	struct cost_run *cr = arg;
 	struct job *j = &cr->jobs[cr->map[i]];
 	const struct rv_review_opts *o = cr->opts;
-	struct rv_charge c;
+	const struct rv_llm_voter *v = &o->llm[j->voter];
+	int vmax = max_out_of(v);
 	struct errmsg err = {""};
 	char why[200];
-	double ttl;
+	double left;
 	int rc;
 
 	if (!o->ledger)
-		return 0;
-	cost_charge(cr, j, &c);
-	/* It counts until the review's deadline has surely passed. */
-	ttl = (o->deadline > 0 ? o->deadline : 600) + 300;
-	rc = rv_ledger_reserve(o->ledger, &cr->caps, &c, j->worst, ttl,
-			       &j->resv, why, sizeof(why), &err);
+		return RV_ADMIT_SEND;
+	rc = reserve(cr, j, vmax, why, sizeof(why), &err);
 	if (rc == 1)
-		return 0;
-	j->budget = true;
-	if (rc == 0)
-		snprintf(req->error, sizeof(req->error), "budget: %s", why);
-	else /* never spend what cannot be recorded */
+		return RV_ADMIT_SEND;
+	if (rc < 0) {
+		/* Never spend what cannot be recorded. */
+		j->budget = true;
 		snprintf(req->error, sizeof(req->error), "budget: %s", err.msg);
-	return 1;
+		return RV_ADMIT_REFUSE;
+	}
+	if (cr->open)
+		return RV_ADMIT_LATER;
+	/* The answers of this review are history now too. */
+	answer_floor(cr, j->voter);
+	if (v->price_out > 0 &&
+	    rv_ledger_left(o->ledger, &cr->caps, &left, NULL, 0, NULL) == 0) {
+		double room = left - job_bound(cr, j, 0);
+		double out = room > 0 ? room * 1e6 / v->price_out : 0;
+
+		if (out >= cr->floor[j->voter] && out < vmax &&
+		    rv_llm_body_max_tokens(v, &req->body, (int)out) == 0) {
+			rc = reserve(cr, j, (int)out, why, sizeof(why), &err);
+			if (rc == 1) {
+				j->clamped = true;
+				return RV_ADMIT_SEND;
+			}
+		}
+	}
+	j->budget = true;
+	snprintf(req->error, sizeof(req->error),
+		 "budget: %s%.160s (an answer needs %d tokens here)",
+		 j->planned ? ""
+			    : "a lower-risk patch, left to the offline "
+			      "voters: ",
+		 rc < 0 ? err.msg : why, cr->floor[j->voter]);
+	return RV_ADMIT_REFUSE;
 }
 
 static void cost_done(void *arg, size_t i, struct rv_llm_req *req)
@@ -367,6 +486,7 @@ static void cost_done(void *arg, size_t i, struct rv_llm_req *req)
 
 	if (!cr->opts->ledger || !j->resv)
 		return;
+	cr->open--;
 	/*
 	 * An HTTP error is not billed, nor is a request that never went
 	 * out; one that went out and got no whole answer (a timeout, a
@@ -390,8 +510,35 @@ static void cost_done(void *arg, size_t i, struct rv_llm_req *req)
 	j->resv = 0;
 }
 
-static double worst_sum(const struct rv_review_opts *opts, struct job *jobs,
-			size_t n)
+/* A voter's circuit opened: it abstains for the rest of the run. */
+static void circuit_opened(void *arg, size_t i, struct rv_llm_req *req)
+{
+	struct cost_run *cr = arg;
+	struct job *j = &cr->jobs[cr->map[i]];
+	const struct rv_llm_voter *v = &cr->opts->llm[j->voter];
+	struct sb line = SB_INIT;
+	char when[32], label[64];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	if (j->patch < cr->r->series->npatches)
+		patch_label(cr->r->series, j->patch, label, sizeof(label));
+	else
+		snprintf(label, sizeof(label), "the series tip");
+	sb_addf(&line,
+		"%s: circuit opened at %s UTC, on patch %s after %d tries "
+		"(%s); it abstains for the rest of the run",
+		v->name, when, label, req->attempts, req->error);
+	rv_llm_state_set_open(cr->st, v->name, line.buf);
+	cr->r->breakers = xrealloc(cr->r->breakers,
+				   (cr->r->nbreakers + 1) * sizeof(char *));
+	cr->r->breakers[cr->r->nbreakers++] = sb_detach(&line, NULL);
+}
+
+/* The worst case of every job still to be sent, at max_out tokens. */
+static double worst_sum(const struct cost_run *cr, struct job *jobs, size_t n)
 {
 	double w = 0;
 	size_t i;
@@ -399,8 +546,7 @@ static double worst_sum(const struct rv_review_opts *opts, struct job *jobs,
 	for (i = 0; i < n; i++) {
 		if (!jobs[i].sent)
 			continue;
-		jobs[i].worst = rv_cost_worst(&opts->llm[jobs[i].voter],
-					      strlen(jobs[i].req.body));
+		jobs[i].worst = job_bound(cr, &jobs[i], jobs[i].max_out);
 		w += jobs[i].worst;
 	}
 	return w;
@@ -416,22 +562,53 @@ static void job_drop(struct job *j, const char *why)
 	j->reason = xstrdup_or_null(why);
 }
 
+/* Bound the input of every job not bounded yet: count, else bytes. */
+static void bound_inputs(struct cost_run *cr, struct job *jobs, size_t n,
+			 bool count)
+{
+	const struct rv_llm_voter **voters = xcalloc(n + 1, sizeof(*voters));
+	char **bodies = xcalloc(n + 1, sizeof(*bodies));
+	long *counts = xcalloc(n + 1, sizeof(*counts));
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		voters[i] = &cr->opts->llm[jobs[i].voter];
+		bodies[i] = jobs[i].sent && !jobs[i].est_in ? jobs[i].req.body
+							    : NULL;
+		counts[i] = -1;
+	}
+	if (count)
+		rv_llm_count_inputs(cr->st, voters, bodies, counts, n);
+	for (i = 0; i < n; i++) {
+		size_t bytes;
+
+		if (!bodies[i])
+			continue;
+		bytes = strlen(bodies[i]);
+		jobs[i].est_in = rv_llm_input_bound(counts[i], bytes);
+		jobs[i].counted = (size_t)jobs[i].est_in < bytes;
+		jobs[i].max_out = max_out_of(voters[i]);
+	}
+	free(voters);
+	free(bodies);
+	free(counts);
+}
+
 /* The share of their input the sent jobs may keep to fit in left. */
-static double shrink_factor(const struct rv_review_opts *opts,
-			    const struct job *jobs, size_t njobs, double left)
+static double shrink_factor(const struct cost_run *cr, const struct job *jobs,
+			    size_t njobs, double left)
 {
 	double in = 0, out = 0;
 	size_t i;
 
 	for (i = 0; i < njobs; i++) {
-		double bytes;
+		double cin;
 
 		if (!jobs[i].sent)
 			continue;
-		bytes = (double)strlen(jobs[i].req.body);
-		in += bytes * opts->llm[jobs[i].voter].price_in / 1e6;
-		out += jobs[i].worst -
-		       bytes * opts->llm[jobs[i].voter].price_in / 1e6;
+		cin = job_bound(cr, &jobs[i], 0);
+		in += cin;
+		out += jobs[i].worst - cin;
 	}
 	return in > 0 ? (left - out) / in * 0.9 : 0;
 }
@@ -458,6 +635,7 @@ static void shrink_job(struct rv_review *r, struct rv_repo *repo,
 	rv_llm_req_release(&j->req);
 	j->sent = false;
 	j->req.group = j->voter;
+	j->est_in = 0;
 	/* A short-context answer is not the full one: never cached. */
 	j->key[0] = '\0';
 	build_job(j, &v, &cin, opts->prompts, &lost);
@@ -474,10 +652,10 @@ static const char *step_sep(const struct sb *msg)
  * Step 1: drop the most expensive voters while enough remain for a
  * quorum. Returns the worst case of what is left.
  */
-static double drop_costly_voters(const struct rv_review_opts *opts,
-				 struct job *jobs, size_t njobs, double left,
-				 double w, struct sb *msg)
+static double drop_costly_voters(struct cost_run *cr, struct job *jobs,
+				 size_t njobs, double left, double w)
 {
+	const struct rv_review_opts *opts = cr->opts;
 	struct sb names = SB_INIT;
 	double *vcost = xcalloc(opts->nllm + 1, sizeof(*vcost));
 	size_t need, active, i;
@@ -505,11 +683,11 @@ static double drop_costly_voters(const struct rv_review_opts *opts,
 						   "most expensive voter");
 		sb_addf(&names, "%s%s", names.len ? ", " : "",
 			opts->llm[top].name);
-		w = worst_sum(opts, jobs, njobs);
+		w = worst_sum(cr, jobs, njobs);
 	}
 	free(vcost);
 	if (names.len)
-		sb_addf(msg,
+		sb_addf(&cr->msg,
 			"dropped the most expensive voter(s) %s, the "
 			"quorum can still be met",
 			names.buf);
@@ -518,137 +696,293 @@ static double drop_costly_voters(const struct rv_review_opts *opts,
 }
 
 /* Step 2: shrink every prompt's context to what the budget holds. */
-static double shrink_contexts(struct rv_review *r, struct rv_repo *repo,
-			      const struct rv_review_opts *opts,
+static double shrink_contexts(struct cost_run *cr, struct rv_repo *repo,
 			      const struct rv_ensemble_patch *pp,
 			      struct job *jobs, size_t njobs, double left,
-			      double w, struct sb *msg)
+			      double w, bool count)
 {
-	double f = shrink_factor(opts, jobs, njobs, left);
+	double f = shrink_factor(cr, jobs, njobs, left);
 	size_t i;
 
 	if (f < 0.1 || f >= 1)
 		return w;
 	for (i = 0; i < njobs; i++)
 		if (jobs[i].sent)
-			shrink_job(r, repo, opts, pp, &jobs[i], f);
-	sb_addf(msg, "%sshrank the context to %d%%", step_sep(msg),
+			shrink_job(cr->r, repo, cr->opts, pp, &jobs[i], f);
+	bound_inputs(cr, jobs, njobs, count);
+	sb_addf(&cr->msg, "%sshrank the context to %d%%", step_sep(&cr->msg),
 		(int)(f * 100));
-	return worst_sum(opts, jobs, njobs);
+	return worst_sum(cr, jobs, njobs);
 }
 
 /*
- * Step 3: ask only about the highest-risk patches (the series tip goes
- * first); step 4, when nothing fits: the offline voters vote alone.
+ * The order money goes to the patches: the highest risk first (the
+ * history index's score), else the series' order; the series tip last.
+ * rank[k] is patch k's place.
  */
-static void keep_riskiest_patches(struct rv_review *r,
-				  const struct rv_review_opts *opts,
-				  struct job *jobs, size_t njobs, double left,
-				  double w, struct sb *msg)
+static void rank_patches(const struct rv_review *r, size_t np, size_t *rank)
 {
-	const struct mp_series *s = r->series;
-	struct sb names = SB_INIT;
-	size_t i, k, active;
+	size_t *order = xcalloc(np + 1, sizeof(*order));
+	size_t i, k;
 
-	while (w > left) {
-		size_t drop = SIZE_MAX;
-		double low = 2;
+	for (i = 0; i < np; i++) {
+		double ri = i < r->npatch_info ? r->risk[i] : -1;
+		bool tip = i >= r->series->npatches;
 
-		for (i = 0; i < njobs; i++) {
-			double risk;
+		/* Insertion: np is at most a series and its tip. */
+		for (k = i; k > 0; k--) {
+			size_t o = order[k - 1];
+			double ro = o < r->npatch_info ? r->risk[o] : -1;
+			bool otip = o >= r->series->npatches;
 
-			if (!jobs[i].sent)
+			if (otip && !tip) {
+				order[k] = o;
 				continue;
-			k = jobs[i].patch;
-			if (k >= s->npatches) {
-				drop = k;
-				break;
 			}
-			risk = k < r->npatch_info ? r->risk[k] : -1;
-			if (drop == SIZE_MAX || risk < low ||
-			    (risk == low && k > drop)) {
-				drop = k;
-				low = risk;
+			if (!otip && !tip && ri > ro) {
+				order[k] = o;
+				continue;
 			}
-		}
-		if (drop == SIZE_MAX)
 			break;
-		for (i = 0; i < njobs; i++)
-			if (jobs[i].sent && jobs[i].patch == drop)
-				job_drop(&jobs[i],
-					 "budget: a lower-risk patch, left to "
-					 "the offline voters");
-		if (drop < s->npatches) {
-			char label[32];
-
-			patch_label(s, drop, label, sizeof(label));
-			sb_addf(&names, "%s%s", names.len ? ", " : "", label);
-		} else {
-			sb_addf(&names, "%sthe series tip",
-				names.len ? ", " : "");
 		}
-		w = worst_sum(opts, jobs, njobs);
+		order[k] = i;
 	}
-	for (i = 0, active = 0; i < njobs; i++)
-		active += jobs[i].sent;
-	if (active)
-		sb_addf(msg, "%sreviewed only the %s (left out: %s)",
-			step_sep(msg),
-			r->npatch_info ? "highest-risk patches"
-				       : "first patches, with no history "
-					 "index to rank them by risk",
-			sb_str(&names));
+	for (i = 0; i < np; i++)
+		rank[order[i]] = i;
+	free(order);
+}
+
+/* Jobs in the order their money is reserved: by patch rank, then voter. */
+static size_t *job_order(const struct rv_review *r, const struct job *jobs,
+			 size_t njobs, size_t np)
+{
+	size_t *rank = xcalloc(np + 1, sizeof(*rank));
+	size_t *order = xcalloc(njobs + 1, sizeof(*order));
+	size_t i, k, n = 0, p;
+
+	rank_patches(r, np, rank);
+	for (p = 0; p < np; p++)
+		for (k = 0; k < np; k++) {
+			if (rank[k] != p)
+				continue;
+			for (i = 0; i < njobs; i++)
+				if (jobs[i].patch == k)
+					order[n++] = i;
+		}
+	free(rank);
+	return order;
+}
+
+static void label_of(const struct rv_review *r, size_t k, char *buf, size_t n)
+{
+	if (k < r->series->npatches)
+		patch_label(r->series, k, buf, n);
 	else
-		sb_addf(msg, "%sno request fits: only the offline voters voted",
-			step_sep(msg));
-	sb_release(&names);
+		snprintf(buf, n, "the series tip");
 }
 
 /*
- * When the review's worst case does not fit what is left under the caps,
- * first drop the most expensive voters while the quorum can still be
- * met, then shrink the context, then keep only the highest-risk patches,
- * else leave it to the offline voters; r->stepdown says which.
+ * Before the first request: when a cap applies, bound every request
+ * (token counts where the voter's counter is free), step down while the
+ * worst case does not fit, and plan which requests the money goes to,
+ * riskiest patches first. The plan is said in r->plan.
  */
-static void step_down(struct rv_review *r, struct rv_repo *repo,
-		      const struct rv_review_opts *opts,
-		      const struct rv_ensemble_patch *pp, struct job *jobs,
-		      size_t njobs, const struct rv_caps *caps)
+static void plan_spend(struct cost_run *cr, struct rv_repo *repo,
+		       const struct rv_ensemble_patch *pp, struct job *jobs,
+		       size_t njobs, const size_t *order)
 {
-	struct sb msg = SB_INIT;
-	double left, w;
-	char which[200];
+	const struct rv_review_opts *opts = cr->opts;
+	struct rv_review *r = cr->r;
+	struct rv_plan *pl = &r->plan;
+	struct sb text = SB_INIT, ord = SB_INIT;
+	double left = 1e18, w, sum = 0;
+	char which[200] = "";
+	size_t i, nsent = 0, nclamp = 0;
+	bool full = true;
 
-	if (rv_ledger_left(opts->ledger, caps, &left, which, sizeof(which),
-			   NULL) < 0)
-		return; /* each request still asks before it is sent */
-	w = worst_sum(opts, jobs, njobs);
-	if (w <= left || w <= 0)
+	if (opts->ledger && rv_ledger_left(opts->ledger, &cr->caps, &left,
+					   which, sizeof(which), NULL) < 0)
+		left = 1e18; /* each request still asks before it is sent */
+	cr->capped = left < 1e17;
+	bound_inputs(cr, jobs, njobs, cr->capped || opts->dry_run);
+	answer_floors(cr);
+	w = worst_sum(cr, jobs, njobs);
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].sent)
+			jobs[i].planned = true;
+	if (!cr->capped)
 		return;
 	if (left < 0)
 		left = 0;
-	sb_addf(&msg,
-		"budget short: $%.4f left under %s, the review could "
-		"cost $%.4f; ",
-		left, which, w);
-	w = drop_costly_voters(opts, jobs, njobs, left, w, &msg);
-	if (w > left)
-		w = shrink_contexts(r, repo, opts, pp, jobs, njobs, left, w,
-				    &msg);
-	if (w > left)
-		keep_riskiest_patches(r, opts, jobs, njobs, left, w, &msg);
-	r->stepdown = sb_detach(&msg, NULL);
+	pl->made = true;
+	pl->left = left;
+	pl->cap = xstrdup_or_null(which);
+	pl->worst = w;
+	if (w > left && w > 0) {
+		cr->shorted = true;
+		sb_addf(&cr->msg,
+			"budget short: $%.4f left under %s, the review could "
+			"cost $%.4f; ",
+			left, which, w);
+		w = drop_costly_voters(cr, jobs, njobs, left, w);
+		if (w > left)
+			w = shrink_contexts(cr, repo, pp, jobs, njobs, left, w,
+					    true);
+	}
+	/* Riskiest first: whole answers while they fit, then floors. */
+	for (i = 0; i < njobs; i++) {
+		struct job *j = &jobs[order[i]];
+		double b, bf;
+
+		if (!j->sent)
+			continue;
+		nsent++;
+		pl->ncounted += j->counted;
+		j->planned = false;
+		b = job_bound(cr, j, j->max_out);
+		bf = job_bound(cr, j, cr->floor[j->voter]);
+		if (full && sum + b <= left + 1e-12) {
+			sum += b;
+		} else if (sum + bf <= left + 1e-12) {
+			full = false;
+			sum += bf;
+			nclamp++;
+		} else {
+			full = false;
+			continue;
+		}
+		j->planned = true;
+		pl->nplanned++;
+	}
+	pl->nrequests = nsent;
+	pl->planned = sum;
+	for (i = 0; i < njobs; i++) {
+		char label[64];
+		size_t k = jobs[order[i]].patch;
+
+		if (!jobs[order[i]].sent ||
+		    (i && jobs[order[i - 1]].patch == k))
+			continue;
+		label_of(r, k, label, sizeof(label));
+		sb_addf(&ord, "%s%s", ord.len ? ", " : "", label);
+	}
+	pl->order = sb_detach(&ord, NULL);
+	sb_addf(&text, "$%.4f left under %s; ", left, which);
+	if (!nsent)
+		sb_adds(&text, "no request to send");
+	else if (pl->nplanned == nsent && !nclamp)
+		sb_addf(&text, "all %zu requests fit, $%.4f at most", nsent,
+			sum);
+	else
+		sb_addf(&text,
+			"%zu of %zu requests fit at once ($%.4f at most of "
+			"$%.4f), %s first (%s)",
+			pl->nplanned, nsent, sum, pl->worst,
+			r->npatch_info ? "the riskiest patches"
+				       : "the series' order",
+			pl->order ? pl->order : "");
+	if (nsent)
+		sb_addf(&text, "; inputs bounded by %s",
+			pl->ncounted == nsent ? "token counts"
+			: pl->ncounted	      ? "token counts and bytes"
+					      : "bytes (no token counter)");
+	if (nclamp || pl->nplanned < nsent) {
+		for (i = 0; i < opts->nllm; i++) {
+			if (cr->nhist[i])
+				sb_addf(&text,
+					"; %s answers capped down to %d "
+					"tokens (its longest of %ld was %ld)",
+					opts->llm[i].name, cr->floor[i],
+					cr->nhist[i], cr->longest[i]);
+			else
+				sb_addf(&text,
+					"; %s answers capped down to %d "
+					"tokens (no past answers)",
+					opts->llm[i].name, cr->floor[i]);
+		}
+		sb_adds(&text, "; the rest wait for answers to settle below "
+			       "their bound");
+	}
+	pl->text = sb_detach(&text, NULL);
+}
+
+/*
+ * Step 3, said after the requests: the patches the money did not reach
+ * (riskiest first), or step 4: no request fit, the offline voters voted
+ * alone.
+ */
+static void step_down_said(struct cost_run *cr, struct job *jobs, size_t njobs,
+			   const size_t *order)
+{
+	struct rv_review *r = cr->r;
+	struct sb names = SB_INIT;
+	size_t i, active = 0, refused = 0;
+
+	if (!cr->shorted)
+		return;
+	for (i = 0; i < njobs; i++) {
+		active += jobs[i].sent && !jobs[i].budget;
+		refused += jobs[i].sent && jobs[i].budget;
+	}
+	for (i = njobs; i-- > 0;) {
+		struct job *j = &jobs[order[i]];
+		size_t k, m;
+		bool all = true, any = false;
+		char label[64];
+
+		if (i + 1 < njobs && jobs[order[i + 1]].patch == j->patch)
+			continue;
+		/* Once per patch: left out when none of its jobs went. */
+		for (m = 0; m < njobs; m++) {
+			if (jobs[m].patch != j->patch || !jobs[m].sent)
+				continue;
+			any = true;
+			all = all && jobs[m].budget;
+		}
+		if (!any || !all)
+			continue;
+		k = j->patch;
+		label_of(r, k, label, sizeof(label));
+		sb_addf(&names, "%s%s", names.len ? ", " : "", label);
+	}
+	if (!active)
+		sb_addf(&cr->msg,
+			"%sno request fits: only the offline voters voted",
+			step_sep(&cr->msg));
+	else if (names.len)
+		sb_addf(&cr->msg, "%sreviewed only the %s (left out: %s)",
+			step_sep(&cr->msg),
+			r->npatch_info ? "highest-risk patches"
+				       : "first patches, with no history "
+					 "index to rank them by risk",
+			names.buf);
+	else if (refused)
+		sb_addf(&cr->msg,
+			"%s%zu request%s not sent, every patch was reviewed",
+			step_sep(&cr->msg), refused, refused == 1 ? "" : "s");
+	sb_release(&names);
+	/* "budget short: ...; " and no step: every request went after all. */
+	if (cr->msg.len >= 2 && !strcmp(cr->msg.buf + cr->msg.len - 2, "; "))
+		sb_adds(&cr->msg, "every request was sent, one after another "
+				  "as answers settled below their bound");
+	r->stepdown = sb_detach(&cr->msg, NULL);
 }
 
 /* The caps every request of this review counts against. */
 static void cost_run_init(struct cost_run *cr, struct rv_review *r,
-			  const struct rv_review_opts *opts, struct job *jobs)
+			  const struct rv_review_opts *opts, struct job *jobs,
+			  struct rv_llm_state *st)
 {
 	static unsigned nreview;
 
 	cr->r = r;
 	cr->opts = opts;
 	cr->jobs = jobs;
+	cr->st = st;
+	cr->floor = xcalloc(opts->nllm + 1, sizeof(*cr->floor));
+	cr->longest = xcalloc(opts->nllm + 1, sizeof(*cr->longest));
+	cr->nhist = xcalloc(opts->nllm + 1, sizeof(*cr->nhist));
+	sb_init(&cr->msg, 0);
 	snprintf(cr->review_id, sizeof(cr->review_id), "%ld-%u-%p",
 		 (long)getpid(), nreview++, (void *)r);
 	cr->caps.list = opts->list;
@@ -659,6 +993,14 @@ static void cost_run_init(struct cost_run *cr, struct rv_review *r,
 	cr->caps.monthly = opts->budget_month;
 }
 
+static void cost_run_release(struct cost_run *cr)
+{
+	free(cr->floor);
+	free(cr->longest);
+	free(cr->nhist);
+	sb_release(&cr->msg);
+}
+
 /*
  * One job per (LLM voter, prepared patch): a cached answer, or a request
  * built to fit the voter's context budget (what was left out goes to
@@ -666,6 +1008,7 @@ static void cost_run_init(struct cost_run *cr, struct rv_review *r,
  */
 static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
 			 const struct rv_review_opts *opts,
+			 struct rv_llm_state *st,
 			 const struct rv_ensemble_patch *pp, size_t np,
 			 struct job *jobs, struct note **notes, size_t *nnotes,
 			 size_t *nalloc)
@@ -674,6 +1017,7 @@ static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
 	size_t njobs = 0, i, k;
 
 	for (i = 0; i < opts->nllm; i++) {
+		const char *open = rv_llm_state_open(st, opts->llm[i].name);
 		size_t hits = 0;
 
 		for (k = 0; k < np; k++) {
@@ -711,6 +1055,16 @@ static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
 			jobs[njobs].voter = i;
 			jobs[njobs].patch = k;
 			jobs[njobs].req.group = i;
+			if (open) {
+				/* A dead voter costs no more time this run. */
+				struct sb why = SB_INIT;
+
+				sb_addf(&why, "not asked: %s", open);
+				jobs[njobs].reason = sb_detach(&why, NULL);
+				jobs[njobs].req.breaker = true;
+				njobs++;
+				continue;
+			}
 			build_job(&jobs[njobs], &opts->llm[i], &in,
 				  opts->prompts, &left);
 			if (left.len) {
@@ -728,9 +1082,9 @@ static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
 	return njobs;
 }
 
-/* Send the jobs that have a request, all at once, within the caps. */
+/* Send the jobs that have a request, in order, within the caps. */
 static void send_jobs(const struct rv_review_opts *opts, struct job *jobs,
-		      size_t njobs, struct cost_run *cr)
+		      size_t njobs, const size_t *order, struct cost_run *cr)
 {
 	struct rv_llm_run_opts ro = {0};
 	struct rv_llm_req *reqs;
@@ -740,9 +1094,9 @@ static void send_jobs(const struct rv_review_opts *opts, struct job *jobs,
 	reqs = xcalloc(njobs + 1, sizeof(*reqs));
 	cr->map = xcalloc(njobs + 1, sizeof(*cr->map));
 	for (i = 0, x = 0; i < njobs; i++)
-		if (jobs[i].sent) {
-			cr->map[x] = i;
-			reqs[x++] = jobs[i].req;
+		if (jobs[order[i]].sent) {
+			cr->map[x] = order[i];
+			reqs[x++] = jobs[order[i]].req;
 		}
 	ro.deadline = opts->deadline > 0 ? opts->deadline : 600;
 	ro.retries = opts->retries > 0	 ? opts->retries
@@ -754,13 +1108,14 @@ static void send_jobs(const struct rv_review_opts *opts, struct job *jobs,
 	ro.max_answer = RV_LLM_MAX_ANSWER;
 	ro.admit = cost_admit;
 	ro.done = cost_done;
+	ro.breaker = true;
+	ro.opened = circuit_opened;
 	ro.arg = cr;
 	rv_llm_run(reqs, x, &ro);
+	for (i = 0; i < x; i++)
+		jobs[cr->map[i]].req = reqs[i];
 	free(cr->map);
 	cr->map = NULL;
-	for (i = 0, x = 0; i < njobs; i++)
-		if (jobs[i].sent)
-			jobs[i].req = reqs[x++];
 	free(reqs);
 }
 
@@ -785,6 +1140,55 @@ static void record_jobs(struct rv_review *r, const struct rv_review_opts *opts,
 	for (i = 0; i < opts->nllm; i++)
 		r->llm_answered += answered[i];
 	free(answered);
+}
+
+/* A dry run: what would be sent, priced; nothing is. Frees the jobs. */
+static void dry_run(struct cost_run *cr, struct job *jobs, size_t njobs,
+		    const size_t *order, const struct rv_ensemble_patch *pp)
+{
+	struct rv_review *r = cr->r;
+	const struct rv_review_opts *opts = cr->opts;
+	size_t i;
+
+	r->dry = xcalloc(njobs + 1, sizeof(*r->dry));
+	for (i = 0; i < njobs; i++) {
+		struct job *j = &jobs[order[i]];
+		const struct rv_llm_voter *v = &opts->llm[j->voter];
+		struct rv_dry_request *d;
+		char label[64];
+		long usual;
+
+		if (!j->sent)
+			continue;
+		d = &r->dry[r->ndry++];
+		if (pp[j->patch].label)
+			snprintf(label, sizeof(label), "%s",
+				 pp[j->patch].label);
+		else
+			label_of(r, j->patch, label, sizeof(label));
+		d->voter = xstrdup_or_null(v->name);
+		d->label = xstrdup_or_null(label);
+		d->url = xstrdup_or_null(j->req.url);
+		d->body = xstrdup_or_null(j->req.body);
+		d->bytes = strlen(j->req.body);
+		d->tokens_in = j->est_in;
+		d->counted = j->counted;
+		d->max_tokens = j->max_out;
+		d->worst = job_bound(cr, j, j->max_out);
+		/* At its longest recent answer, or all of max_tokens. */
+		usual = cr->nhist[j->voter] ? cr->longest[j->voter]
+					    : j->max_out;
+		if (usual > j->max_out)
+			usual = j->max_out;
+		d->estimate = job_bound(cr, j, (int)usual);
+		d->planned = j->planned;
+	}
+	for (i = 0; i < njobs; i++) {
+		rv_llm_req_release(&jobs[i].req);
+		free(jobs[i].reason);
+		free(jobs[i].cached);
+	}
+	r->nllm = opts->nllm;
 }
 
 /* The footer's "left today" for the list. */
@@ -829,21 +1233,31 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 		     const struct rv_ensemble_patch *pp, size_t np,
 		     struct rv_findings *pool)
 {
+	struct rv_llm_state *st =
+		opts->state ? opts->state : rv_llm_state_new();
 	struct note *notes = NULL;
-	size_t nnotes = 0, nalloc = 0, njobs;
+	size_t nnotes = 0, nalloc = 0, njobs, *order;
 	struct cost_run cr = {0};
 	struct job *jobs;
 
 	jobs = xcalloc(opts->nllm * np + 1, sizeof(*jobs));
-	cost_run_init(&cr, r, opts, jobs);
-	njobs = build_jobs(r, repo, opts, pp, np, jobs, &notes, &nnotes,
+	cost_run_init(&cr, r, opts, jobs, st);
+	njobs = build_jobs(r, repo, opts, st, pp, np, jobs, &notes, &nnotes,
 			   &nalloc);
-	if (opts->ledger)
-		step_down(r, repo, opts, pp, jobs, njobs, &cr.caps);
-	worst_sum(opts, jobs, njobs);
-	send_jobs(opts, jobs, njobs, &cr);
-	record_jobs(r, opts, jobs, njobs, pool);
+	order = job_order(r, jobs, njobs, np);
+	plan_spend(&cr, repo, pp, jobs, njobs, order);
+	if (opts->dry_run) {
+		dry_run(&cr, jobs, njobs, order, pp);
+	} else {
+		send_jobs(opts, jobs, njobs, order, &cr);
+		step_down_said(&cr, jobs, njobs, order);
+		record_jobs(r, opts, jobs, njobs, pool);
+	}
 	note_day_left(r, opts);
+	free(order);
 	free(jobs);
+	cost_run_release(&cr);
 	take_notes(r, notes, nnotes);
+	if (st != opts->state)
+		rv_llm_state_free(st);
 }

@@ -36,6 +36,30 @@ int rv_llm_extract(const struct rv_llm_voter *v, const char *body, size_t len,
 		   struct sb *text, long *tokens_in, long *tokens_out,
 		   struct errmsg *err);
 
+/* The token counter v uses: its count_tokens, auto resolved. */
+enum rv_count_tokens rv_llm_count_mode(const struct rv_llm_voter *v);
+
+/* The endpoint that counts a request's input tokens for v. */
+char *rv_llm_count_endpoint(const struct rv_llm_voter *v);
+
+/*
+ * Append to out the body that asks v's counter about request (a body
+ * of rv_llm_request_body()). 0, RV_ERR_INPUT or RV_ERR_NOMEM.
+ */
+int rv_llm_count_body(const struct rv_llm_voter *v, const char *request,
+		      struct sb *out);
+
+/*
+ * The token count in a counter's answer; -1 when there is none. The
+ * caller decides whether to believe it.
+ */
+long rv_llm_count_parse(const struct rv_llm_voter *v, const char *body,
+			size_t len);
+
+/* Set the max_tokens of request *body (replaced) to max_tokens. */
+int rv_llm_body_max_tokens(const struct rv_llm_voter *v, char **body,
+			   int max_tokens);
+
 /* Did the model stop at max_tokens (its answer is cut short)? */
 bool rv_llm_cut_short(const struct rv_llm_voter *v, const char *body,
 		      size_t len);
@@ -75,6 +99,8 @@ struct rv_llm_req {
 	int state;
 	size_t group;  /* requests of one voter */
 	int group_max; /* at most this many of a group at once; 0: any */
+	bool held;     /* waits for its group's probe to succeed or fail */
+	bool breaker;  /* done: its group's circuit was open */
 };
 
 void rv_llm_req_release(struct rv_llm_req *r);
@@ -86,18 +112,57 @@ struct rv_llm_run_opts {
 	size_t max_answer; /* bytes per answer */
 	/*
 	 * Both may be NULL. admit is called just before request i is first
-	 * sent; nonzero: it is not sent, done with error (admit may have
-	 * written it). done is called once when request i is done (sent or
-	 * not), so a reservation is settled as soon as its answer is in.
+	 * sent, in order of i; RV_ADMIT_SEND: send it; RV_ADMIT_REFUSE: it
+	 * is not sent, done with error (admit may have written it);
+	 * RV_ADMIT_LATER: ask again once another request is done, and
+	 * admit no request after i until then (i goes first). done is
+	 * called once when request i is done (sent or not), so a
+	 * reservation is settled as soon as its answer is in.
 	 */
 	int (*admit)(void *arg, size_t i, struct rv_llm_req *r);
 	void (*done)(void *arg, size_t i, struct rv_llm_req *r);
+	/*
+	 * The circuit breaker, per group: once a request of a group failed
+	 * with a server error or a reset, only it is tried again (the
+	 * probe) while the group's other requests wait; when it has failed
+	 * every try that way, the group's circuit opens: every request of
+	 * the group not yet answered is done with breaker set, and opened
+	 * (may be NULL) is told which request opened it.
+	 */
+	bool breaker;
+	void (*opened)(void *arg, size_t i, struct rv_llm_req *r);
 	void *arg;
 };
+
+enum { RV_ADMIT_SEND, RV_ADMIT_REFUSE, RV_ADMIT_LATER };
 
 /* Run every request concurrently on one curl multi handle. */
 void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 		const struct rv_llm_run_opts *o);
+
+/* ---- voter-llm-count.c --------------------------------------------------- */
+
+/*
+ * Count the input tokens of bodies[i] (a request to voters[i]; NULL:
+ * none) with each voter's counter, concurrently: counts[i] gets the
+ * count, or -1 when there is none (no counter, it failed). A voter
+ * whose counter is not there is asked once per run (st).
+ */
+void rv_llm_count_inputs(struct rv_llm_state *st,
+			 const struct rv_llm_voter *const *voters,
+			 char *const *bodies, long *counts, size_t n);
+
+/*
+ * The bound on the input tokens of a request of bytes bytes that a
+ * counter said holds count tokens (-1: none): the count with a margin,
+ * never above the bytes; the bytes when the count is not believable.
+ */
+long rv_llm_input_bound(long count, size_t bytes);
+
+/* Why voter's circuit is open in st, or NULL when it is closed. */
+const char *rv_llm_state_open(struct rv_llm_state *st, const char *voter);
+void rv_llm_state_set_open(struct rv_llm_state *st, const char *voter,
+			   const char *why);
 
 /* ---- context.c ----------------------------------------------------- */
 

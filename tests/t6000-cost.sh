@@ -98,12 +98,14 @@ is "$(requests ma)$(requests mb)" 11 "the others were"
 
 # A budget that holds four of eight requests of a 3-patch series, with
 # no voter to spare: the series tip and the last patch are left out.
+# The answers (300 tokens) are as long as max-tokens, so each costs its
+# bound and no money is left over for a fifth.
 git -C "$R" format-patch -q -o "$TMP/s3" HEAD~3..HEAD
 cat "$TMP"/s3/*.patch >"$TMP/s3.mbox"
 {
-	voter a openai ma price-in=0 price-out=15 max-tokens=400
-	voter b openai mb price-in=0 price-out=15 max-tokens=400
-	printf '[review]\n\tbudget-per-review = 0.025\n'
+	voter a openai ma price-in=0 price-out=15 max-tokens=300
+	voter b openai mb price-in=0 price-out=15 max-tokens=300
+	printf '[review]\n\tbudget-per-review = 0.02\n'
 } >"$TMP/config"
 before=$(ls "$REC" | grep -c 'json$')
 run "$QUORUM" review -C "$R" --base HEAD~3 "$TMP/s3.mbox"

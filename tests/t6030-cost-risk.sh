@@ -27,8 +27,11 @@ test_expect_success 'setup: a series, 1/2 a docs note, 2/2 a big feature; two pr
 	cat "$TMP"/s/*.patch >"$TMP/s.mbox" &&
 	git reset -q --hard base &&
 	cd "$TMP" &&
+	# Answers as long as max-tokens: each costs its bound, so what the
+	# budget holds is known before (answers that settle below their
+	# bound leave money for more requests, riskiest first: t6040).
 	cat >"$TMP/s.json" <<-\EOS &&
-	{"default": [{"answer": {"findings": []}, "usage": {"in": 100, "out": 20}}]}
+	{"default": [{"answer": {"findings": []}, "usage": {"in": 100, "out": 400}}]}
 	EOS
 	fake_start "$TMP/s.json" &&
 	{

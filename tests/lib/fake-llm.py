@@ -29,6 +29,21 @@
 #   "reset": true: close the connection with a TCP reset, no answer
 #   "pad": N: append N spaces to the body (an oversized answer)
 #   "cut": true: say the model stopped at max_tokens
+# "usage" may say "in": "auto" (a quarter of the characters of the
+# request's texts, plus 10 for the chat template) and "out": "auto" (a
+# quarter of the answer's). Like a real provider, the server never
+# generates (nor bills) more than the request's max_tokens: past it the
+# answer is cut there and says so.
+#
+# Token counting, free like the providers': POST .../messages/count_tokens
+# (Anthropic: {"input_tokens": N}) and POST /tokenize (llama.cpp's
+# {"content": TEXT} -> {"tokens": [...]}, vLLM's {"model", "prompt"} ->
+# {"count": N, "tokens": [...]}) answer only when the script has a
+# "count_tokens" or "tokenize" RULE (else 404, as a server without them);
+# N is a quarter of the characters of the texts, times the RULE's "scale"
+# (default 1); "status", "body" and "delay" work as above. They are
+# recorded as DIR.tok/NNNN.req (path, then body), apart from the model
+# requests.
 import argparse
 import json
 import os
@@ -41,7 +56,25 @@ import time
 from http.server import BaseHTTPRequestHandler
 
 LOCK = threading.Lock()
-STATE = {"n": 0, "used": {}}
+STATE = {"n": 0, "tok": 0, "used": {}}
+
+
+def texts_of(req):
+    """The texts a request would make the model read."""
+    out = []
+    if not isinstance(req, dict):
+        return out
+    for k in ("system", "content", "prompt"):
+        if isinstance(req.get(k), str):
+            out.append(req[k])
+    for m in req.get("messages") or []:
+        if isinstance(m, dict) and isinstance(m.get("content"), str):
+            out.append(m["content"])
+    return out
+
+
+def quarter(n):
+    return (n + 3) // 4
 
 
 def pick_rule(script, model, body):
@@ -63,12 +96,31 @@ def pick_rule(script, model, body):
     return {"status": 404, "body": '{"error":"no rule for this model"}'}
 
 
-def answer_body(anthropic, model, rule):
+def rule_usage(rule, req, text):
+    """The tokens (in, out) the answer reports, and whether it is cut."""
+    u = rule.get("usage", {"in": 100, "out": 20})
+    tin, tout = u.get("in", 100), u.get("out", 20)
+    if tin == "auto":
+        tin = quarter(sum(len(t) for t in texts_of(req))) + 10
+    if tout == "auto":
+        tout = quarter(len(text))
+    cut = False
+    mt = req.get("max_tokens") if isinstance(req, dict) else None
+    if isinstance(mt, int) and mt > 0 and tout > mt:
+        tout, cut = mt, True
+    return int(tin), int(tout), cut
+
+
+def answer_body(anthropic, model, rule, req):
     cut = bool(rule.get("cut"))
     text = rule.get("answer", '{"findings": []}')
     if not isinstance(text, str):
         text = json.dumps(text)
-    usage = rule.get("usage", {"in": 100, "out": 20})
+    tin, tout, clamped = rule_usage(rule, req, text)
+    if clamped:
+        cut = True
+        text = text[: tout * 4]
+    usage = {"in": tin, "out": tout}
     if anthropic:
         return json.dumps({
             "id": "msg_fake", "type": "message", "role": "assistant",
@@ -95,14 +147,65 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         pass
 
+    def count_tokens(self, kind, raw, req):
+        with LOCK:
+            STATE["tok"] += 1
+            n = STATE["tok"]
+        with open(os.path.join(self.server.record + ".tok",
+                               "%04d.req" % n), "wb") as f:
+            f.write(("POST %s\n" % self.path).encode())
+            f.write(raw)
+        rule = self.server.script.get(kind)
+        if rule is None:
+            status, out = 404, '{"error": "not found"}'
+        else:
+            if rule.get("delay"):
+                time.sleep(float(rule["delay"]))
+            status = int(rule.get("status", 200))
+            # llama.cpp reads content, vLLM prompt: the same text.
+            if isinstance(req.get("content"), str):
+                texts = [req["content"]]
+            elif isinstance(req.get("prompt"), str):
+                texts = [req["prompt"]]
+            else:
+                texts = texts_of(req)
+            count = int(quarter(sum(len(t) for t in texts)) *
+                        float(rule.get("scale", 1)))
+            if "body" in rule:
+                out = rule["body"]
+            elif status != 200:
+                out = json.dumps({"error": "fake error %d" % status})
+            elif kind == "count_tokens":
+                out = json.dumps({"input_tokens": count})
+            elif "prompt" in req:
+                out = json.dumps({"count": count,
+                                  "tokens": list(range(count))})
+            else:
+                out = json.dumps({"tokens": list(range(count))})
+        data = out.encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def do_POST(self):
         length = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(length) if length > 0 else b""
         body = raw.decode("utf-8", "replace")
         try:
-            model = str(json.loads(body).get("model", "unknown"))
-        except (ValueError, AttributeError):
+            req = json.loads(body)
+        except ValueError:
+            req = None
+        try:
+            model = str(req.get("model", "unknown"))
+        except AttributeError:
             model = "unknown"
+        path = self.path.rstrip("/")
+        if path.endswith("/count_tokens"):
+            return self.count_tokens("count_tokens", raw, req or {})
+        if path.endswith("/tokenize"):
+            return self.count_tokens("tokenize", raw, req or {})
         safe = "".join(c if c.isalnum() or c in "-_." else "_"
                        for c in model)[:64]
         with LOCK:
@@ -131,12 +234,15 @@ class Handler(BaseHTTPRequestHandler):
         elif status != 200:
             out = json.dumps({"error": {"message": "fake error %d" % status}})
         else:
-            out = answer_body(anthropic, model, rule)
+            out = answer_body(anthropic, model, rule, req)
         data = out.encode("utf-8") + b" " * int(rule.get("pad", 0))
         usage = None
         if status == 200 and "body" not in rule and not rule.get("truncate"):
-            u = rule.get("usage", {"in": 100, "out": 20})
-            usage = "%d %d\n" % (u["in"], u["out"])
+            text = rule.get("answer", '{"findings": []}')
+            if not isinstance(text, str):
+                text = json.dumps(text)
+            tin, tout, _ = rule_usage(rule, req, text)
+            usage = "%d %d\n" % (tin, tout)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         if "retry_after" in rule:
@@ -181,6 +287,7 @@ def main():
     with open(a.script) as f:
         script = json.load(f)
     os.makedirs(a.record, exist_ok=True)
+    os.makedirs(a.record + ".tok", exist_ok=True)
     srv = Server(("127.0.0.1", 0), Handler)
     srv.script = script
     srv.record = a.record

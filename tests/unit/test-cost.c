@@ -44,8 +44,8 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
-static const struct rv_charge charge = {"a", "m", "netdev", "s1",
-					0,   0,	  0,	    false};
+static const struct rv_charge charge = {
+	.voter = "a", .model = "m", .list = "netdev", .series = "s1"};
 
 static double total(struct rv_ledger *l, double *reserved)
 {
@@ -357,6 +357,80 @@ static void test_cost_of_answer(void **state)
 		    rv_cost_worst(&v, 1000) < 0.009001);
 }
 
+/*
+ * What a reservation assumed is kept with its settled row (the slack
+ * quorum cost shows), also through a crash; the longest recent answer
+ * of a voter is its settled rows' most output tokens.
+ */
+static void test_estimates_and_answers(void **state)
+{
+	struct rv_caps caps = {"netdev", "r1", 0, 10.0, 0, 0};
+	struct rv_ledger *l;
+	struct rv_charge c = charge;
+	struct rv_slack_row *rows;
+	int64_t id;
+	char why[256];
+	long longest, n;
+	size_t nrows;
+
+	(void)state;
+	assert_int_equal(rv_ledger_open(&l, path, NULL), 0);
+	assert_int_equal(rv_ledger_answer_tokens(l, "a", &longest, &n, NULL),
+			 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(longest, 0);
+	c.est_in = 4000;
+	c.est_out = 1000;
+	assert_int_equal(rv_ledger_reserve(l, &caps, &c, 0.03, 600, &id, why,
+					   sizeof(why), NULL),
+			 1);
+	c.tokens_in = 1000;
+	c.tokens_out = 250;
+	c.cost = 0.006;
+	assert_int_equal(rv_ledger_settle(l, id, &c, NULL), 0);
+	assert_int_equal(rv_ledger_reserve(l, &caps, &c, 0.03, 600, &id, why,
+					   sizeof(why), NULL),
+			 1);
+	c.tokens_out = 400;
+	assert_int_equal(rv_ledger_settle(l, id, &c, NULL), 0);
+	/* A crash: charged at its worst case, no usage, not an answer. */
+	assert_int_equal(rv_ledger_reserve(l, &caps, &c, 0.03, -10, &id, why,
+					   sizeof(why), NULL),
+			 1);
+	assert_int_equal(rv_ledger_answer_tokens(l, "a", &longest, &n, NULL),
+			 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(longest, 400);
+	assert_int_equal(rv_ledger_slack(l, 0, &rows, &nrows, NULL), 0);
+	assert_int_equal(nrows, 1);
+	assert_string_equal(rows[0].voter, "a");
+	assert_int_equal(rows[0].requests, 2);
+	assert_int_equal(rows[0].est_in, 8000);
+	assert_int_equal(rows[0].tokens_in, 2000);
+	assert_int_equal(rows[0].est_out, 2000);
+	assert_int_equal(rows[0].tokens_out, 650);
+	rv_slack_rows_free(rows, nrows);
+	rv_ledger_free(l);
+}
+
+static void test_cost_bound(void **state)
+{
+	struct rv_llm_voter v = {0};
+
+	(void)state;
+	v.price_in = 3;
+	v.price_out = 15;
+	v.max_tokens = 1000;
+	/* 1M tokens in at $3, 1000 out at $15 per million. */
+	assert_true(rv_cost_bound(&v, 1000000, 1000) > 3.0149 &&
+		    rv_cost_bound(&v, 1000000, 1000) < 3.0151);
+	/* The byte bound is the token bound at a token per byte. */
+	assert_true(rv_cost_worst(&v, 5000) == rv_cost_bound(&v, 5000, 1000));
+	/* A cached price above the input price is the one to bound by. */
+	v.price_cached = 6;
+	assert_true(rv_cost_bound(&v, 1000000, 0) > 5.999);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +446,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shared_and_damaged, setup,
 						teardown),
 		cmocka_unit_test(test_cost_of_answer),
+		cmocka_unit_test_setup_teardown(test_estimates_and_answers,
+						setup, teardown),
+		cmocka_unit_test(test_cost_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -237,6 +237,75 @@ static void test_categories_and_titles(void **state)
 	assert_false(rv_titles_similar("leak", "leak"));
 }
 
+/*
+ * The token counters: their endpoints and bodies per provider, and
+ * their answers are hostile: a count is believed only between the
+ * bytes over 32 and the bytes; a missing or absurd one is -1.
+ */
+static long count_of(const struct rv_llm_voter *v, const char *answer)
+{
+	return rv_llm_count_parse(v, answer, strlen(answer));
+}
+
+static void test_token_counters(void **state)
+{
+	struct rv_llm_voter v = {0};
+	struct sb body = SB_INIT, req = SB_INIT;
+	char *url;
+
+	(void)state;
+	v.model = "m";
+	v.url = "http://h:8080/v1/";
+	assert_int_equal(rv_llm_count_mode(&v), RV_COUNT_TOKENIZE);
+	url = rv_llm_count_endpoint(&v);
+	assert_string_equal(url, "http://h:8080/tokenize");
+	free(url);
+	v.url = "http://h:8080/v1/chat/completions";
+	url = rv_llm_count_endpoint(&v);
+	assert_string_equal(url, "http://h:8080/tokenize");
+	free(url);
+	assert_int_equal(rv_llm_request_body(&v, "sys", "user text", &req), 0);
+	assert_int_equal(rv_llm_count_body(&v, req.buf, &body), 0);
+	assert_non_null(strstr(body.buf, "\"content\":\"sys\\nuser text\""));
+	assert_non_null(strstr(body.buf, "\"prompt\":\"sys\\nuser text\""));
+	assert_int_equal(count_of(&v, "{\"count\": 7, \"tokens\": []}"), 7);
+	assert_int_equal(count_of(&v, "{\"tokens\": [1, 2, 3]}"), 3);
+	assert_int_equal(count_of(&v, "{\"count\": -4}"), -1);
+	assert_int_equal(count_of(&v, "{\"count\": \"9\"}"), -1);
+	assert_int_equal(count_of(&v, "not json"), -1);
+	sb_release(&body);
+	sb_release(&req);
+
+	v.provider = RV_PROVIDER_ANTHROPIC;
+	v.url = "https://api.anthropic.com/v1";
+	assert_int_equal(rv_llm_count_mode(&v), RV_COUNT_ANTHROPIC);
+	url = rv_llm_count_endpoint(&v);
+	assert_string_equal(
+		url, "https://api.anthropic.com/v1/messages/count_tokens");
+	free(url);
+	assert_int_equal(rv_llm_request_body(&v, "sys", "user", &req), 0);
+	assert_int_equal(rv_llm_count_body(&v, req.buf, &body), 0);
+	assert_null(strstr(body.buf, "max_tokens"));
+	assert_non_null(strstr(body.buf, "\"system\":\"sys\""));
+	assert_int_equal(count_of(&v, "{\"input_tokens\": 1234}"), 1234);
+	v.count_tokens = RV_COUNT_NONE;
+	assert_int_equal(rv_llm_count_mode(&v), RV_COUNT_NONE);
+	sb_release(&body);
+	sb_release(&req);
+
+	/* A count with a margin, never above the bytes. */
+	assert_int_equal(rv_llm_input_bound(1000, 4000), 1000 + 50 + 64);
+	assert_int_equal(rv_llm_input_bound(-1, 4000), 4000);
+	/* More tokens than bytes, or far too few: not believed. */
+	assert_int_equal(rv_llm_input_bound(5000, 4000), 4000);
+	assert_int_equal(rv_llm_input_bound(10, 4000), 4000);
+	assert_int_equal(rv_llm_input_bound(3990, 4000), 4000);
+
+	assert_int_equal(rv_count_tokens_parse("auto"), RV_COUNT_AUTO);
+	assert_int_equal(rv_count_tokens_parse("tokenize"), RV_COUNT_TOKENIZE);
+	assert_int_equal(rv_count_tokens_parse("bytes"), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -246,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_answer_no_escapes),
 		cmocka_unit_test(test_provider_bodies),
 		cmocka_unit_test(test_categories_and_titles),
+		cmocka_unit_test(test_token_counters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
