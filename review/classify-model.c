@@ -109,7 +109,7 @@ void cl_model_fit(struct cl_model *m, const double *X, const int *y, size_t n)
 	enum { D = CF_N + 1 };
 	double H[D * D], g[D], *p;
 	size_t i, j, k, it, pos = 0;
-	double best_f1 = -1;
+	double best_f1 = -1, lo = 0.5, hi = 0.5;
 
 	memset(m, 0, sizeof(*m));
 	for (i = 0; i < n; i++)
@@ -185,11 +185,15 @@ void cl_model_fit(struct cl_model *m, const double *X, const int *y, size_t n)
 				fp += y[i] == 0;
 			}
 		f1 = tp > 0 ? 2 * tp / (2 * tp + fp + ((double)pos - tp)) : 0;
-		if (f1 > best_f1) {
+		if (f1 > best_f1 + 1e-12) {
 			best_f1 = f1;
-			m->threshold = thr;
+			lo = hi = thr;
+		} else if (f1 > best_f1 - 1e-12) {
+			hi = thr;
 		}
 	}
+	/* The middle of the best range: separable rows leave a wide one. */
+	m->threshold = (lo + hi) / 2;
 	free(p);
 }
 

@@ -18,6 +18,7 @@
 
 #define SMOOTH 2.0
 #define KNN 8
+#define WARM 3
 #define DAY 86400
 
 /* ---- stats ---- */
@@ -185,13 +186,29 @@ static void pass(struct rv_classifier *c)
 static size_t rows_at(const struct rv_classifier *c, int64_t T, double **X,
 		      int **y)
 {
-	int64_t cover = CL_NEVER;
-	size_t i, n = 0;
+	int64_t cover = CL_NEVER, first[WARM] = {0};
+	size_t i, n = 0, nf = 0, j;
 
-	for (i = 0; i < c->n; i++)
-		if (!c->c[i].merge && c->c[i].label != CL_NEVER &&
-		    c->c[i].label <= T && c->c[i].time < cover)
-			cover = c->c[i].time;
+	/*
+	 * From the WARM-th label known on: before it a row's label rates
+	 * and word lifts are all prior and say nothing (before the first,
+	 * the tree had no such label at all).
+	 */
+	for (i = 0; i < c->n; i++) {
+		int64_t t = c->c[i].label;
+
+		if (c->c[i].merge || t == CL_NEVER || t > T)
+			continue;
+		if (nf < WARM)
+			nf++;
+		else if (t >= first[WARM - 1])
+			continue;
+		for (j = nf - 1; j > 0 && first[j - 1] > t; j--)
+			first[j] = first[j - 1];
+		first[j] = t;
+	}
+	if (nf)
+		cover = first[nf - 1];
 	*X = xcalloc((c->n + 1) * CF_N, sizeof(**X));
 	*y = xcalloc(c->n + 1, sizeof(**y));
 	for (i = 0; i < c->n; i++) {
@@ -436,20 +453,6 @@ static double knn_score(const struct rv_classifier *c, const struct cand *v,
 
 /* ---- open ---- */
 
-/* QUORUM_CLASSIFY_TIMES=1: how long each step of open took, on stderr. */
-static void phase(const char *name)
-{
-	static struct timespec last;
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (name && getenv("QUORUM_CLASSIFY_TIMES"))
-		fprintf(stderr, "classify: %s %.3f s\n", name,
-			(double)(now.tv_sec - last.tv_sec) +
-				(double)(now.tv_nsec - last.tv_nsec) / 1e9);
-	last = now;
-}
-
 int rv_classifier_open(struct rv_classifier **out, const char *repo_path,
 		       const struct rv_question *q,
 		       const struct rv_classify_opts *opts, struct errmsg *err)
@@ -494,23 +497,16 @@ int rv_classifier_open(struct rv_classifier **out, const char *repo_path,
 		c->opts_progress_arg = opts->progress_arg;
 	}
 	cl_cache_init(c);
-	phase(NULL);
 	if ((ret = cl_scan(c, err)))
 		goto fail;
-	phase("scan");
 	cl_sort_ids(c);
 	cl_resolve_fixes(c);
 	cl_releases(c);
-	phase("releases");
 	if ((ret = cl_labels(c, err)))
 		goto fail;
-	phase("labels");
 	pass(c);
-	phase("pass");
 	model_fit_cached(c);
-	phase("fit");
 	postings(c);
-	phase("postings");
 	*out = c;
 	return 0;
 fail:
@@ -691,6 +687,35 @@ static void feature_reason(const struct rv_classifier *c,
 	}
 }
 
+/*
+ * Does the reason for f read true? The model may weigh a feature against
+ * its plain meaning (collinear columns); a reason then says nothing.
+ */
+static bool reason_fits(const struct rv_classifier *c,
+			const struct cl_commit *k, const double *x, int f,
+			bool up)
+{
+	switch (f) {
+	case CF_SHIPPED:
+	case CF_UNSHIPPED:
+		return k->nfixes > 0 && x[f] > 0;
+	case CF_FIXES:
+	case CF_SUBJ_FIX:
+	case CF_REVERT:
+		return (x[f] > 0) == up;
+	case CF_SUBJ_FEAT:
+	case CF_SUBJ_CLEAN:
+	case CF_DOCS:
+		return (x[f] > 0) == !up;
+	case CF_DIR_RATE:
+	case CF_FILE_RATE:
+	case CF_WORDS:
+		return (x[f] > c->model.mean[f]) == up;
+	default:
+		return true;
+	}
+}
+
 static int cmp_term(const void *a, const void *b)
 {
 	double x = fabs(((const double *)a)[1]),
@@ -713,6 +738,7 @@ static void offline_votes(struct rv_classifier *c, const struct cl_commit *k,
 
 	mv = add_vote(r, "model");
 	p = cl_model_prob(&c->model, x);
+
 	if (!c->model.ok) {
 		mv->why = xstrdup_or_null(
 			"too few labelled commits in this tree to fit a model");
@@ -732,10 +758,12 @@ static void offline_votes(struct rv_classifier *c, const struct cl_commit *k,
 		for (i = 0, n = 0; i < CF_N && n < 3; i++) {
 			bool up = terms[i][1] > 0;
 
-			if (fabs(terms[i][1]) < 0.1 || up != mv->yes)
+			f = (int)terms[i][0];
+			if (fabs(terms[i][1]) < 0.1 || up != mv->yes ||
+			    !reason_fits(c, k, x, f, up))
 				continue;
 			sb_reset(&line);
-			feature_reason(c, k, x, (int)terms[i][0], up, &line);
+			feature_reason(c, k, x, f, up, &line);
 			add_reason(r, sb_str(&line));
 			n++;
 		}
