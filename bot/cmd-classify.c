@@ -322,10 +322,10 @@ static void print_text(FILE *f, const struct rv_cl_result *res, size_t n)
 		const struct rv_cl_result *r = &res[i];
 
 		if (r->error) {
-			fprintf(f, "%-3s  ----  %.12s  ", "-",
-				r->commit[0] ? r->commit : "(mail)");
-			fput_clean(r->subject ? r->subject : "", f);
-			fprintf(f, ": %s\n", r->error);
+			if (n > 1)
+				fprintf(f, "-    ----  %-12.12s  %s\n",
+					r->commit[0] ? r->commit : "?",
+					text_clean(&buf, r->error));
 			continue;
 		}
 		fprintf(f, "%-3s  %.2f  %-12.12s  ", r->yes ? "yes" : "no",

@@ -179,6 +179,7 @@ int rv_question_set(struct rv_question *q, const char *key, const char *value,
 				  "classify.%s.%s has no value", q->name, key);
 	if (!strcmp(key, "label-regex") || !strcmp(key, "label-trailer")) {
 		struct sb r = SB_INIT;
+		struct errmsg why = {""};
 		int ret;
 
 		if (!strcmp(key, "label-trailer")) {
@@ -193,12 +194,12 @@ int rv_question_set(struct rv_question *q, const char *key, const char *value,
 		} else {
 			sb_adds(&r, value);
 		}
-		ret = cl_regex_compile(&re, sb_str(&r), err);
+		ret = cl_regex_compile(&re, sb_str(&r), &why);
 		if (ret < 0) {
 			sb_release(&r);
 			return errmsg_set(err, RV_ERR_INPUT,
 					  "classify.%s.%s: %s", q->name, key,
-					  err ? err->msg : "");
+					  why.msg);
 		}
 		regfree(&re);
 		labels_from_config(q, replaced);
