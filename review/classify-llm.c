@@ -192,8 +192,8 @@ static bool has_boundary(const char *user, const char *b)
 			closes++;
 		p += bl;
 	}
-	/* The header names it twice; every other use opens or closes. */
-	return n == opens + closes + 2 && opens == closes + 1;
+	/* Every use opens or closes (the header names both forms once). */
+	return n == opens + closes && opens == closes;
 }
 
 static int build(struct cl_llm_job *j, const struct rv_llm_voter *v,
