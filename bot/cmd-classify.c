@@ -390,6 +390,8 @@ static char *print_json(const char *question, const struct rv_cl_result *res,
 	char *s;
 	size_t i, j;
 
+	cJSON_AddStringToObject(root, "schema", "quorum-classify/1");
+	cJSON_AddStringToObject(root, "version", QUORUM_VERSION);
 	cJSON_AddStringToObject(root, "question", question);
 	arr = cJSON_AddArrayToObject(root, "results");
 	for (i = 0; i < n; i++) {
@@ -408,13 +410,10 @@ static char *print_json(const char *question, const struct rv_cl_result *res,
 					r->subject ? r->subject : "");
 		if (r->upstream)
 			cJSON_AddStringToObject(o, "upstream", r->upstream);
-		if (r->error) {
-			cJSON_AddStringToObject(o, "error", r->error);
-			cJSON_AddStringToObject(o, "answer", "no");
-		} else {
-			cJSON_AddStringToObject(o, "answer",
-						r->yes ? "yes" : "no");
-		}
+		else
+			cJSON_AddNullToObject(o, "upstream");
+		cJSON_AddStringToObject(o, "answer",
+					!r->error && r->yes ? "yes" : "no");
 		cJSON_AddNumberToObject(o, "score",
 					(double)(long)(r->score * 1000) / 1000);
 		cJSON_AddBoolToObject(o, "known", r->known != NULL);
@@ -459,6 +458,10 @@ static char *print_json(const char *question, const struct rv_cl_result *res,
 						r->explanation);
 		else
 			cJSON_AddNullToObject(o, "explanation");
+		if (r->error)
+			cJSON_AddStringToObject(o, "error", r->error);
+		else
+			cJSON_AddNullToObject(o, "error");
 		cJSON_AddItemToArray(arr, o);
 	}
 	s = cJSON_Print(root);
