@@ -283,6 +283,8 @@ static void model_fit_cached(struct rv_classifier *c)
 
 /* ---- similar commits ---- */
 
+static double norm_of(const struct rv_classifier *c, const struct cl_commit *k);
+
 static void postings(struct rv_classifier *c)
 {
 	size_t i;
@@ -314,6 +316,10 @@ static void postings(struct rv_classifier *c)
 			c->post_word[w][c->npost_word[w]++] = (uint32_t)i;
 		}
 	}
+	c->norm = xcalloc(c->n + 1, sizeof(*c->norm));
+	for (i = 0; i < c->n; i++)
+		if (!c->c[i].merge)
+			c->norm[i] = norm_of(c, &c->c[i]);
 }
 
 static double idf(const struct rv_classifier *c, uint32_t df)
@@ -404,7 +410,7 @@ static size_t nearest(struct rv_classifier *c, const struct cl_commit *q,
 	for (i = 0; i < nt; i++) {
 		const struct cl_commit *k = &c->c[touched[i]];
 		int l = label_at_time(c, k, horizon);
-		double kn = norm_of(c, k);
+		double kn = c->norm[touched[i]];
 
 		if (l >= 0 || max > KNN) {
 			all[n].i = (int32_t)touched[i];
@@ -565,6 +571,7 @@ void rv_classifier_free(struct rv_classifier *c)
 	free(c->npost_file);
 	free(c->post_word);
 	free(c->npost_word);
+	free(c->norm);
 	sqlite3_close(c->db);
 	git_odb_free(c->odb);
 	git_repository_free(c->repo);
