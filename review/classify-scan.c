@@ -323,8 +323,34 @@ static bool msg_labelled(const struct rv_classifier *c, const char *msg)
 	return false;
 }
 
+/*
+ * The subject without what matches a label regex ("CVE-2024-1234"): a
+ * replayed commit is judged without its label, and a feature that read
+ * the label would learn nothing.
+ */
+static void unlabelled_subject(const struct rv_classifier *c,
+			       const char *subject, struct sb *out)
+{
+	size_t i;
+	int n;
+
+	sb_reset(out);
+	sb_adds(out, subject ? subject : "");
+	for (i = 0; i < c->nre; i++)
+		for (n = 0; n < 4 && out->len; n++) {
+			regmatch_t m;
+
+			if (regexec(&c->re[i], out->buf, 1, &m, 0) ||
+			    m.rm_eo <= m.rm_so)
+				break;
+			memset(out->buf + m.rm_so, ' ',
+			       (size_t)(m.rm_eo - m.rm_so));
+		}
+}
+
 int cl_scan(struct rv_classifier *c, struct errmsg *err)
 {
+	struct sb subj = SB_INIT;
 	git_revwalk *walk = NULL;
 	sqlite3_stmt *get = NULL, *put = NULL;
 	git_oid oid;
@@ -387,7 +413,8 @@ int cl_scan(struct rv_classifier *c, struct errmsg *err)
 		a = git_commit_author(gc);
 		if (a && a->email)
 			k->author = xstrndup(a->email, 200);
-		cl_set_subject(c, k, git_commit_summary(gc));
+		unlabelled_subject(c, git_commit_summary(gc), &subj);
+		cl_set_subject(c, k, sb_str(&subj));
 		if (k->merge) {
 			git_commit_free(gc);
 			continue;
@@ -422,6 +449,7 @@ int cl_scan(struct rv_classifier *c, struct errmsg *err)
 	}
 	if (c->db)
 		sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
+	sb_release(&subj);
 	sqlite3_finalize(get);
 	sqlite3_finalize(put);
 	git_revwalk_free(walk);
