@@ -195,9 +195,10 @@ static size_t rows_at(const struct rv_classifier *c, int64_t T, double **X,
 	 * the tree had no such label at all).
 	 */
 	for (i = 0; i < c->n; i++) {
-		int64_t t = c->c[i].label;
+		int64_t t = c->c[i].time;
 
-		if (c->c[i].merge || t == CL_NEVER || t > T)
+		if (c->c[i].merge || c->c[i].label == CL_NEVER ||
+		    c->c[i].label > T)
 			continue;
 		if (nf < WARM)
 			nf++;
