@@ -19,6 +19,7 @@
 #define SMOOTH 2.0
 #define KNN 8
 #define WARM 3
+#define KIND_PENALTY 0.5
 #define DAY 86400
 
 /* ---- stats ---- */
@@ -416,6 +417,9 @@ static size_t nearest(struct rv_classifier *c, const struct cl_commit *q,
 		if (l >= 0 || max > KNN) {
 			all[n].i = (int32_t)touched[i];
 			all[n].s = kn > 0 ? acc[touched[i]] / sqrt(qn * kn) : 0;
+			/* A fix is like a fix: the same kind of change. */
+			if (k->flags[CF_FIXES] != q->flags[CF_FIXES])
+				all[n].s *= KIND_PENALTY;
 			all[n].label = l;
 			n++;
 		}
