@@ -23,7 +23,7 @@ if [ ! -r "$BUNDLE" ]; then
 	echo "classify: skipped (no corpus at $BUNDLE)"
 	exit 0
 fi
-git clone -q "$BUNDLE" "$TMP/r" && cd "$TMP/r" || exit 1
+git clone -q -b master "$BUNDLE" "$TMP/r" && cd "$TMP/r" || exit 1
 
 now() { date +%s.%N; }
 ratio() { echo "scale=1; $1 / $2" | bc; }
