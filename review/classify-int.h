@@ -114,6 +114,7 @@ struct rv_classifier {
 	/* Postings for the similar commits. */
 	uint32_t **post_file, *npost_file;
 	uint32_t **post_word, *npost_word;
+	size_t npost_paths, npost_words; /* ids the postings cover */
 	double *norm; /* per commit: its files' and words' idf, summed */
 	struct cl_model model;
 	int64_t ripe; /* seconds */

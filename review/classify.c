@@ -292,6 +292,9 @@ static void postings(struct rv_classifier *c)
 	size_t i;
 	uint32_t j;
 
+	/* Mail read later adds paths and words no past commit has. */
+	c->npost_paths = c->paths.n;
+	c->npost_words = c->words.n;
 	c->post_file = xcalloc(c->paths.n + 1, sizeof(*c->post_file));
 	c->npost_file = xcalloc(c->paths.n + 1, sizeof(*c->npost_file));
 	c->post_word = xcalloc(c->words.n + 1, sizeof(*c->post_word));
@@ -335,11 +338,11 @@ static double norm_of(const struct rv_classifier *c, const struct cl_commit *k)
 	uint32_t i;
 
 	for (i = 0; i < k->nfiles; i++)
-		s += idf(c, k->files[i] < c->paths.n && c->npost_file
+		s += idf(c, k->files[i] < c->npost_paths && c->npost_file
 				    ? c->npost_file[k->files[i]]
 				    : 0);
 	for (i = 0; i < k->nwords; i++)
-		s += 0.5 * idf(c, k->words[i] < c->words.n && c->npost_word
+		s += 0.5 * idf(c, k->words[i] < c->npost_words && c->npost_word
 					  ? c->npost_word[k->words[i]]
 					  : 0);
 	return s;
@@ -388,14 +391,15 @@ static size_t nearest(struct rv_classifier *c, const struct cl_commit *q,
 	for (j = 0; j < q->nfiles + q->nwords; j++) {
 		bool file = j < q->nfiles;
 		uint32_t id = file ? q->files[j] : q->words[j - q->nfiles];
-		uint32_t df = file ? (id < c->paths.n ? c->npost_file[id] : 0)
-				   : (id < c->words.n ? c->npost_word[id] : 0);
-		const uint32_t *post =
-			file ? c->post_file[id] : c->post_word[id];
+		uint32_t df =
+			file ? (id < c->npost_paths ? c->npost_file[id] : 0)
+			     : (id < c->npost_words ? c->npost_word[id] : 0);
+		const uint32_t *post;
 		double w = idf(c, df) * (file ? 1 : 0.5);
 
 		if (!df || df > c->n / 8 + 50)
 			continue; /* everyone touches it: says nothing */
+		post = file ? c->post_file[id] : c->post_word[id];
 		for (i = 0; i < df; i++) {
 			uint32_t p = post[i];
 
@@ -568,9 +572,9 @@ void rv_classifier_free(struct rv_classifier *c)
 	stats_release(&c->sfile);
 	stats_release(&c->sdir);
 	stats_release(&c->sword);
-	for (i = 0; c->post_file && i < c->paths.n; i++)
+	for (i = 0; c->post_file && i < c->npost_paths; i++)
 		free(c->post_file[i]);
-	for (i = 0; c->post_word && i < c->words.n; i++)
+	for (i = 0; c->post_word && i < c->npost_words; i++)
 		free(c->post_word[i]);
 	free(c->post_file);
 	free(c->npost_file);
@@ -744,6 +748,7 @@ static void offline_votes(struct rv_classifier *c, const struct cl_commit *k,
 	struct cand v[64];
 	double t[CF_N], terms[CF_N][2], *acc, p, ks;
 	struct rv_cl_vote *mv, *sv;
+	bool m_yes, m_answered;
 	size_t n, yes, known, i;
 	struct sb line = SB_INIT;
 	int f;
@@ -784,6 +789,9 @@ static void offline_votes(struct rv_classifier *c, const struct cl_commit *k,
 	n = nearest(c, k, before, CL_NEVER, self, acc, v,
 		    nshow > KNN ? (nshow < 64 ? nshow : 64) : KNN * 2);
 	free(acc);
+	/* add_vote() moves the votes: mv is stale after it. */
+	m_yes = mv->yes;
+	m_answered = mv->answered;
 	sv = add_vote(r, "similar");
 	ks = knn_score(c, v, n, &c->model, &yes, &known);
 	if (!known) {
@@ -800,7 +808,7 @@ static void offline_votes(struct rv_classifier *c, const struct cl_commit *k,
 			"yes",
 			yes, known, yes == 1 ? "was" : "were");
 		sv->why = sb_detach(&line, NULL);
-		if (sv->yes == mv->yes || !mv->answered)
+		if (sv->yes == m_yes || !m_answered)
 			add_reason(r, sv->why);
 	}
 	r->similar = xcalloc(nshow + 1, sizeof(*r->similar));
