@@ -80,6 +80,16 @@ assert r[\"known\"] is False
 	grep -E "^no .*beta: add support for feature 41" out
 '
 
+test_expect_success 'mail touching files and words the history never had' '
+	git -C "$R" checkout -q -b side &&
+	mkdir -p "$R/brand" && echo "int zq;" >"$R/brand/zzqx.c" &&
+	git -C "$R" add brand && git -C "$R" commit -q -m "brand: qwzzy the frobnicator" &&
+	git -C "$R" format-patch -q -1 --stdout >new.mbox &&
+	git -C "$R" checkout -q main &&
+	cl --stable new.mbox >out &&
+	grep -E "^no .*brand: qwzzy the frobnicator" out
+'
+
 test_expect_success 'email: the AUTOSEL form, in reply to the posting' '
 	test_expect_code 1 cl --stable --format email p.mbox >mail.mbox &&
 	grep "^Subject: \[PATCH AUTOSEL stable\] beta: fix crash in feature 26" mail.mbox &&
