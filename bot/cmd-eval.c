@@ -20,7 +20,8 @@ static int cmd_eval(int argc, char **argv);
 const struct cmd cmd_eval_def = {
 	"eval",
 	cmd_eval,
-	"quorum eval [-C REPO] --since DATE --until DATE [--json] [-v]",
+	"quorum eval [-C REPO] [--stable|--cve|--question NAME] --since DATE "
+	"--until DATE [--json] [-v]",
 	"replay history and score quorum against later Fixes:",
 	"Replays every non-merge commit of HEAD's history committed between\n"
 	"--since and --until as if it were a new patch, using only what was\n"
@@ -32,6 +33,15 @@ const struct cmd cmd_eval_def = {
 	"the same run, of the plain lines-changed baseline, and the precision\n"
 	"and recall of the offline findings at quorum (rules, history, risk).\n"
 	"Run `quorum index` first.\n"
+	"\n"
+	"With --stable, --cve or --question NAME, replays the window for that\n"
+	"classify question instead (see `quorum help classify`): each commit\n"
+	"is classified offline from what was known before it (labels known by\n"
+	"then, an unlabelled commit a no only once ripe), and the AUC of the\n"
+	"answer's score is printed beside the baselines a maintainer would\n"
+	"use (has Fixes:, subject says fix), overall and among the commits\n"
+	"with Fixes: (baseline: the bug shipped in a release), from the same\n"
+	"run. No index is needed.\n"
 	"\n"
 	"Options:\n"
 	"  -C REPO         the repository (default: the current directory)\n"
@@ -179,8 +189,14 @@ static int cmd_eval(int argc, char **argv)
 	struct rv_eval_result res;
 	struct errmsg err = {""};
 	bool verbose = false;
-	int ret;
+	int ret, i;
 
+	/* classify: `eval --question NAME` replays a question instead. */
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--question") ||
+		    !strncmp(argv[i], "--question=", 11) ||
+		    !strcmp(argv[i], "--stable") || !strcmp(argv[i], "--cve"))
+			return cmd_classify_eval(&cmd_eval_def, argc, argv);
 	if (eval_options(argc, argv, &co, &opts, &verbose, &ret) < 0)
 		return ret;
 	if (isatty(STDERR_FILENO))

@@ -37,6 +37,9 @@ extern const struct cmd cmd_eval_def;
 extern const struct cmd cmd_watch_def;
 extern const struct cmd cmd_cost_def;
 extern const struct cmd cmd_ci_def;
+extern const struct cmd cmd_classify_def;
+/* `quorum eval --question NAME` (bot/cmd-classify.c), for command c. */
+int cmd_classify_eval(const struct cmd *c, int argc, char **argv);
 
 /* Print "quorum: <msg>" to stderr; returns -1. */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

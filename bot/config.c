@@ -194,6 +194,24 @@ int qconfig_subsections(struct qconfig *q, const char *section,
 	return ret;
 }
 
+int qconfig_foreach(struct qconfig *q, const char *prefix,
+		    int (*fn)(void *arg, const char *key, const char *value),
+		    void *arg)
+{
+	git_config_iterator *it = NULL;
+	git_config_entry *e;
+	size_t plen = strlen(prefix);
+	int ret = 0;
+
+	if (!q || !q->snap || git_config_iterator_new(&it, q->snap) < 0)
+		return 0;
+	while (!ret && git_config_next(&e, it) == 0)
+		if (!strncmp(e->name, prefix, plen))
+			ret = fn(arg, e->name + plen, e->value);
+	git_config_iterator_free(it);
+	return ret;
+}
+
 const char *qconfig_sources(struct qconfig *q)
 {
 	return q ? sb_str(&q->sources) : "";

@@ -28,6 +28,14 @@ int qconfig_get_int(struct qconfig *cfg, const char *key, int def, int *out,
  */
 int qconfig_subsections(struct qconfig *cfg, const char *section,
 			int (*fn)(void *arg, const char *name), void *arg);
+/*
+ * Call fn(arg, KEY, VALUE) for every entry whose name starts with prefix
+ * (e.g. "classify.stable."), KEY being the rest, in file order (a key
+ * set twice comes twice); stops at and returns fn's first nonzero result.
+ */
+int qconfig_foreach(struct qconfig *cfg, const char *prefix,
+		    int (*fn)(void *arg, const char *key, const char *value),
+		    void *arg);
 /* The files that were read, for messages. */
 const char *qconfig_sources(struct qconfig *cfg);
 

@@ -23,6 +23,7 @@ static const struct cmd *const commands[] = {
 	&cmd_watch_def,
 	&cmd_cost_def,
 	&cmd_ci_def,
+	&cmd_classify_def,
 };
 
 int error(const char *fmt, ...)
