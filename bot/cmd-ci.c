@@ -57,8 +57,10 @@ const struct cmd cmd_ci_def = {
 	"each run is reviewed with only the fixes that came before it.\n"
 	"\n"
 	"Exit status: 0 nothing at or above --fail-on, 1 findings at or above\n"
-	"it, 2 usage or input error (a bad range, a commit that does not\n"
-	"apply on its parent), 3 environment error (repository, config), or a\n"
+	"it, 2 usage, input or config error (a range not of the form A..B, a\n"
+	"commit that does not apply on its parent, a malformed config),\n"
+	"3 environment error (repository, a revision that does not resolve, a\n"
+	"missing API key), or a\n"
 	"budget exhausted before any model was asked (the report is still\n"
 	"written).",
 };
@@ -480,7 +482,7 @@ static int cmd_ci(int argc, char **argv)
 	struct errmsg err = {""};
 	bool *pick = NULL;
 	double *risk = NULL;
-	int ret;
+	int ret, rr;
 
 	if (ci_options(argc, argv, &co, &ci, &ret) < 0)
 		return ret;
@@ -490,9 +492,15 @@ static int cmd_ci(int argc, char **argv)
 	if (ret)
 		goto out;
 	ret = EXIT_USAGE;
-	if (ci_max_commits(&s, &ci, &err) < 0 ||
-	    rv_range_commits(&commits, s.repo, ci.range, &err) < 0) {
+	if (ci_max_commits(&s, &ci, &err) < 0) {
 		error("%s", err.msg);
+		goto out;
+	}
+	rr = rv_range_commits(&commits, s.repo, ci.range, &err);
+	if (rr < 0) {
+		/* A revision that does not resolve: as for review --base. */
+		error("%s", err.msg);
+		ret = rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
 		goto out;
 	}
 	cr.s = &s;

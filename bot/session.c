@@ -131,20 +131,63 @@ static int load_llm_limits(struct session *s, struct errmsg *err)
 	return 0;
 }
 
+/*
+ * A quorum the voters present can never reach hides every finding:
+ * offline voters look at different things and never agree, so alone
+ * each is its own quorum, and with models the most a finding can get is
+ * their weight and one offline vote. Say so, naming where it was set.
+ */
+static void check_quorum(struct session *s, const struct cmd_opts *o)
+{
+	struct sb where = SB_INIT;
+	double most = 1;
+	size_t i;
+
+	if (s->opts.quorum <= 1)
+		return;
+	for (i = 0; i < s->llm.n; i++)
+		most += s->llm.v[i].weight > 0 ? s->llm.v[i].weight : 1.0;
+	if (s->opts.quorum <= most + 1e-9)
+		return;
+	if (o->quorum)
+		sb_addf(&where, "--quorum %d", o->quorum);
+	else {
+		sb_addf(&where, "review.quorum = %d (", s->opts.quorum);
+		qconfig_where(s->cfg, "review", NULL, "quorum", &where);
+		sb_addch(&where, ')');
+	}
+	if (!s->llm.n) {
+		warning("%s can never be met by the offline voters alone; "
+			"each is its own quorum, so a finding needs 1",
+			where.buf);
+		s->opts.quorum = 0;
+	} else {
+		warning("%s can never be met by these voters (at most %g: "
+			"the models' weight and one offline vote)",
+			where.buf, most);
+	}
+	sb_release(&where);
+}
+
 static int load_voters(struct session *s, const struct cmd_opts *o,
 		       struct errmsg *err)
 {
+	int ret;
+
 	s->opts.quorum = o->quorum;
 	if (!o->quorum && qconfig_get_int(s->cfg, "review.quorum", 0,
 					  &s->opts.quorum, err) < 0)
 		return SESSION_ERR_CONFIG;
-	if (llm_voters_load(s->cfg, &s->llm, err) < 0)
-		return SESSION_ERR_ENV;
+	ret = llm_voters_load(s->cfg, &s->llm, err);
+	if (ret < 0)
+		return ret == LLM_VOTERS_ERR_ENV ? SESSION_ERR_ENV
+						 : SESSION_ERR_CONFIG;
 	if (s->llm.n && o->budget == 0) {
 		/* A budget of nothing: never ask a model, say so once. */
 		warning("--budget 0: reviewing with the offline voters only");
 		llm_voters_release(&s->llm);
 	}
+	check_quorum(s, o);
 	return s->llm.n ? load_llm_limits(s, err) : 0;
 }
 
@@ -232,6 +275,15 @@ int session_open(struct session *s, const struct cmd_opts *o, unsigned need,
 		cfg_repo = need & SESSION_CONFIG_GLOBAL ? NULL : s->repo_path;
 		if (qconfig_load(&s->cfg, cfg_repo, err) < 0)
 			return SESSION_ERR_CONFIG;
+		/* A typo in --list would silently drop the list's caps. */
+		if (o->list && !qconfig_has_section(s->cfg, "list", o->list))
+			return errmsg_set(err, SESSION_ERR_CONFIG,
+					  "--list %s: no [list \"%s\"] section "
+					  "in the config (%s)",
+					  o->list, o->list,
+					  *qconfig_sources(s->cfg)
+						  ? qconfig_sources(s->cfg)
+						  : "no config file");
 	}
 	s->opts.apply.base = o->base;
 	s->opts.no_cache = o->no_cache;

@@ -93,8 +93,10 @@ const struct cmd cmd_watch_def = {
 	"quorum/failed; no other tag is touched.\n"
 	"\n"
 	"Exit status: 0 when the run completed (series that failed are tagged\n"
-	"and reported), 2 usage or config error, 3 environment error (notmuch\n"
-	"database, state db).",
+	"quorum/failed and counted), 2 usage or config error (a malformed\n"
+	"config, a key quorum does not know, a [voter] without url or model,\n"
+	"a list whose repo is missing or not a repository), 3 environment\n"
+	"error (notmuch database, state db, a missing API key).",
 };
 
 volatile sig_atomic_t stop_requested;

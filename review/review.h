@@ -429,8 +429,9 @@ struct rv_range {
 /*
  * The commits of range "A..B" (reachable from B, not from A), oldest
  * first, merges and root commits counted but left out. Returns 0,
- * RV_ERR_INPUT (not A..B, a side that names no commit, over 100000
- * commits) or RV_ERR_REPO. Caller releases out with rv_range_release().
+ * RV_ERR_INPUT (not A..B, over 100000 commits) or RV_ERR_REPO (a side
+ * that names no commit, as for a --base that does not resolve). Caller
+ * releases out with rv_range_release().
  */
 int rv_range_commits(struct rv_range *out, struct rv_repo *repo,
 		     const char *range, struct errmsg *err);
