@@ -383,7 +383,9 @@ static void add_summary(struct sb *out, const struct mp_series *s,
 			&r->apply->patches[r->apply->failed];
 
 		sb_addf(&line,
-			"quorum could not apply patch %d/%d on %.12s: %s",
+			"quorum did not review this series: it was not "
+			"applied, because patch %d/%d does not apply on "
+			"%.12s: %s",
 			pr->index, series_total(s), r->apply->base_id,
 			pr->error ? pr->error : "it does not apply");
 	} else if (r->findings.n && nrepeated == r->findings.n) {
@@ -456,10 +458,17 @@ static void add_footer(struct sb *out, const struct rv_review *r)
 				"list %s\n",
 				r->day_left > 0 ? r->day_left : 0,
 				r->day_budget, r->list);
-		sb_adds(out, "voters: ");
-		for (i = 0; i < r->nvoters; i++)
-			sb_addf(out, "%s%s", i ? ", " : "", r->voters[i]);
-		sb_addf(out, " (a finding needs %d)\n", r->quorum);
+		if (r->apply && r->apply->failed >= 0) {
+			/* Nothing was reviewed: no tally to show. */
+			sb_adds(out, "voters: none ran (the series was not "
+				     "applied)\n");
+		} else {
+			sb_adds(out, "voters: ");
+			for (i = 0; i < r->nvoters; i++)
+				sb_addf(out, "%s%s", i ? ", " : "",
+					r->voters[i]);
+			sb_addf(out, " (a finding needs %d)\n", r->quorum);
+		}
 		add_abstentions(out, r);
 		if (r->stepdown) {
 			struct sb b = SB_INIT;

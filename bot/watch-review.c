@@ -94,7 +94,9 @@ static struct rv_repo *list_repo(struct watch *w, struct wlist *l)
 		return l->rv;
 	path = expand_home(l->repo);
 	if (rv_repo_open(&l->rv, path, &err) < 0) {
-		error("list %s: %s", l->name, err.msg);
+		error("list %s: repo = %s: %s; its series are tagged "
+		      "quorum/failed until it is fixed and '#quorum rerun'",
+		      l->name, l->repo, err.msg);
 		l->repo_failed = true;
 		free(path);
 		return NULL;
@@ -117,7 +119,7 @@ static int record_and_send(struct thread_ctx *t, const char *key,
 			   const char *pids, const char *msgid,
 			   const char *author, const char *digest_line,
 			   const struct mailed_findings *mf,
-			   const struct sb *raw)
+			   const struct sb *raw, enum series_status status)
 {
 	struct watch *w = t->w;
 	const char *method = list_method(w, t->l);
@@ -132,9 +134,8 @@ static int record_and_send(struct thread_ctx *t, const char *key,
 	/* pids NULL: an explanation, which leaves the series as it is. */
 	if (state_reply_add(w->st, msgid, key, t->l->name, author, method,
 			    raw->buf, raw->len, w->now) < 0 ||
-	    (pids &&
-	     state_series_set(w->st, key, t->l->name, t->thread,
-			      SERIES_REVIEWED, pids, msgid, w->now) < 0) ||
+	    (pids && state_series_set(w->st, key, t->l->name, t->thread, status,
+				      pids, msgid, w->now) < 0) ||
 	    (mf && mailed_findings_add(t, key, msgid, mf) < 0)) {
 		state_rollback(w->st);
 		goto fail;
@@ -432,6 +433,21 @@ static void review_msgid(struct thread_ctx *t, struct series_review *sr)
 	sb_release(&key);
 }
 
+bool watch_list_repo_ok(struct watch *w, struct wlist *l)
+{
+	struct sb where = SB_INIT;
+
+	if (!l->repo) {
+		qconfig_where(w->s.cfg, "list", l->name, NULL, &where);
+		error("list %s (%s) has no repo key: its series cannot be "
+		      "applied, and are tagged quorum/failed",
+		      l->name, where.buf);
+		sb_release(&where);
+		return false;
+	}
+	return list_repo(w, l) != NULL;
+}
+
 /*
  * Review the series with the list's repository, the session's voters
  * and the list's caps. 0, or -1 when there is nothing to reply.
@@ -444,10 +460,16 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 	struct errmsg err = {""};
 	int rr;
 
-	if (!list_repo(w, l) && l->repo) {
-		/* The config's fault, not the series': try again. */
-		t->retry = true;
-		w->failed++;
+	if (!list_repo(w, l)) {
+		/*
+		 * The config's fault, said once a pass: failed, not
+		 * retried every pass (a rerun or a new version is).
+		 */
+		printf("%s: failed \"%s\": the list's repo is %s\n", l->name,
+		       subject_of(sr->parent),
+		       l->repo ? "not a repository" : "not set");
+		series_settle(t, sr, SERIES_FAILED, sr->pids.buf);
+		w->misconfigured = true;
 		return -1;
 	}
 	opts.apply.branch = l->branch;
@@ -534,6 +556,13 @@ static void series_digest_line(const struct series_review *sr, struct sb *out)
 		sb_addf(out, " (%zu at quorum)", sr->r->findings.n);
 }
 
+/* The series did not apply: the reply says so, and it is failed. */
+static bool series_not_applied(const struct series_review *sr)
+{
+	return !sr->unchanged && sr->r && sr->r->apply &&
+	       sr->r->apply->failed >= 0;
+}
+
 /* Say what was sent, and count it. */
 static void series_report(struct thread_ctx *t, struct series_review *sr)
 {
@@ -544,6 +573,18 @@ static void series_report(struct thread_ctx *t, struct series_review *sr)
 		printf("%s: explained finding %d of \"%s\", reply <%s> (%s)\n",
 		       l->name, t->explain, subject_of(sr->parent),
 		       sr->msgid.buf, list_method(w, l));
+		return;
+	}
+	if (series_not_applied(sr)) {
+		const struct rv_patch_result *pr =
+			&sr->r->apply->patches[sr->r->apply->failed];
+
+		printf("%s: failed \"%s\": patch %d does not apply, "
+		       "reply <%s> (%s)\n",
+		       l->name, subject_of(sr->parent), pr->index,
+		       sr->msgid.buf, list_method(w, l));
+		tag_series(t, sr->s, "quorum/failed");
+		w->failed++;
 		return;
 	}
 	printf("%s: reviewed \"%s\": %s", l->name, subject_of(sr->parent),
@@ -607,7 +648,9 @@ void review_one(struct thread_ctx *t, const struct mp_series *s)
 	if (record_and_send(t, sr.key.buf, t->explain ? NULL : sr.pids.buf,
 			    sr.msgid.buf, sr.parent->author_email,
 			    t->explain ? NULL : dline.buf,
-			    t->explain ? NULL : &sr.mf, &sr.raw) < 0) {
+			    t->explain ? NULL : &sr.mf, &sr.raw,
+			    series_not_applied(&sr) ? SERIES_FAILED
+						    : SERIES_REVIEWED) < 0) {
 		t->retry = true;
 		goto out;
 	}

@@ -495,11 +495,16 @@ static int run_once(struct watch *w, bool once)
 		w->lists[i].repo_failed = false; /* perhaps it is back */
 	w->reviewed = w->waiting = w->skipped = w->failed = 0;
 	w->delivered = w->held = 0;
+	w->misconfigured = false;
 	/* First finish what an earlier run recorded but did not deliver. */
 	if (state_replies_pending(w->st, w->now, deliver_pending_one, w) < 0)
 		warning("state db: %s", state_error(w->st));
 	if (open_notmuch(w) < 0)
 		return EXIT_ENV;
+	/* A list that cannot be reviewed is said every pass, mail or not. */
+	for (i = 0; i < w->nlists; i++)
+		if (!watch_list_repo_ok(w, &w->lists[i]))
+			w->misconfigured = true;
 	for (i = 0; i < w->nlists && !stop_requested; i++) {
 		process_list(w, &w->lists[i]);
 		if (w->lists[i].mode == MODE_DIGEST)
@@ -509,13 +514,13 @@ static int run_once(struct watch *w, bool once)
 	w->db = NULL;
 	if (!once && !(w->reviewed + w->waiting + w->skipped + w->failed +
 		       w->delivered + w->held))
-		return 0;
+		return w->misconfigured ? EXIT_USAGE : 0;
 	printf("watch: %zu reviewed, %zu waiting, %zu skipped, %zu failed, "
 	       "%zu delivered, %zu held\n",
 	       w->reviewed, w->waiting, w->skipped, w->failed, w->delivered,
 	       w->held);
 	fflush(stdout);
-	return 0;
+	return w->misconfigured ? EXIT_USAGE : 0;
 }
 
 /* watch.pid next to the state db, for the post-new hook. */

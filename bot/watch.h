@@ -85,7 +85,8 @@ struct watch {
 
 	/* counters for the summary line */
 	size_t reviewed, waiting, skipped, failed, delivered, held;
-	size_t tagged; /* messages tagged since the db was opened */
+	bool misconfigured; /* a list's repo is missing: the pass exits 2 */
+	size_t tagged;	    /* messages tagged since the db was opened */
 };
 
 /* SIGTERM or SIGINT: end after the series at hand. */
@@ -139,6 +140,11 @@ int deliver_one(struct watch *w, const char *msgid, const char *method,
  * (t->explain); bot/watch-review.c.
  */
 void review_one(struct thread_ctx *t, const struct mp_series *s);
+/*
+ * Open the list's repository (once a pass): false, said on stderr,
+ * when it has no repo key or the repo cannot be opened.
+ */
+bool watch_list_repo_ok(struct watch *w, struct wlist *l);
 
 /* ---- #quorum commands (bot/watch-commands.c) -------------------------- */
 
