@@ -265,6 +265,12 @@ static int review_run(struct ci_review *cr, struct ci_run *run)
 		ret = rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
 		goto out;
 	}
+	if (r->apply) {
+		/* The base is the run's parent commit, not a --base. */
+		r->apply->base_source = RV_BASE_PARENT;
+		free(r->apply->base_note);
+		r->apply->base_note = NULL;
+	}
 	report_add_commits(cr->rp, r,
 			   (const char(*)[RV_OID_HEXSZ + 1]) run->ids, n);
 	if (rr == RV_ERR_APPLY) {

@@ -149,6 +149,7 @@ enum rv_base_source {
 	RV_BASE_SERIES, /* base-commit: of the series */
 	RV_BASE_BRANCH, /* configured branch of the list */
 	RV_BASE_HEAD,	/* HEAD of the repo */
+	RV_BASE_PARENT, /* the parent of a commit under review (ci) */
 };
 
 struct rv_apply_opts {

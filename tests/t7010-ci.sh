@@ -74,7 +74,7 @@ for k, r in enumerate(revs):
     assert r["base"]["id"] not in got[k + 1:], k
 for r, i in zip(revs, ids):
     assert r["applied"] is True
-    assert r["base"]["source"] == "option" and len(r["base"]["id"]) == 40
+    assert r["base"]["source"] == "parent" and len(r["base"]["id"]) == 40
     assert r["patches"][0]["status"] == "applied"
     assert isinstance(r["findings"], list) and isinstance(r["voters"], list)
 assert [len(r["findings"]) for r in revs] == [0, 0, 1]
