@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "review/cost.h"
 #include "session.h"
@@ -59,11 +60,17 @@ static bool in_git_repo(const char *dir)
 static int open_repo(struct session *s, const char *path, unsigned need,
 		     struct errmsg *err)
 {
+	struct stat st;
+
 	s->repo_path = path ? path : ".";
 	if (need & SESSION_REPO_IF_ANY && !path && !in_git_repo(".")) {
 		s->repo_path = NULL;
 		return 0;
 	}
+	/* Say it plainly when the path is not there at all. */
+	if (path && stat(path, &st) < 0)
+		return errmsg_set(err, SESSION_ERR_ENV, "-C %s: %s", path,
+				  strerror(errno));
 	if (!(need & (SESSION_REPO | SESSION_REPO_IF_ANY)))
 		return 0;
 	if (rv_repo_open(&s->repo, s->repo_path, err) < 0)
