@@ -28,6 +28,15 @@ static bool is_muted(const struct wlist *l, const struct mp_patch *p)
 	return false;
 }
 
+int watch_author_muted(struct thread_ctx *t, const struct mp_patch *parent)
+{
+	if (is_muted(t->l, parent))
+		return 1;
+	if (!parent->author_email)
+		return 0;
+	return state_is_muted(t->w->st, t->l->name, parent->author_email);
+}
+
 static void patch_ids(const struct mp_series *s, struct sb *out)
 {
 	size_t k;
@@ -350,9 +359,7 @@ static bool series_due(struct thread_ctx *t, struct series_review *sr)
 				   : "quorum/failed");
 		return false;
 	}
-	if (s->superseded || is_muted(l, parent) ||
-	    (parent->author_email &&
-	     state_is_muted(w->st, l->name, parent->author_email) > 0)) {
+	if (s->superseded || watch_author_muted(t, parent) > 0) {
 		printf("%s: skipped %s series \"%s\"\n", l->name,
 		       s->superseded ? "superseded" : "muted",
 		       subject_of(parent));
@@ -517,6 +524,12 @@ static int series_compose(struct thread_ctx *t, struct series_review *sr)
 	ro.prompt_hash = w->prompt_hash;
 	ro.unchanged_since = sr->unchanged ? sr->earlier : NULL;
 	ro.explain = t->explain;
+	if (t->explain) {
+		/* In reply to the command; no such finding: its sender only. */
+		ro.command = t->explain_cmd;
+		ro.sender_only =
+			!sr->r || (size_t)t->explain > sr->r->findings.n;
+	}
 	ro.now = w->now;
 	ro.missing_prereqs = (const char *const *)sr->pq.missing;
 	ro.nmissing_prereqs = sr->pq.nmissing;
@@ -561,6 +574,38 @@ static bool series_not_applied(const struct series_review *sr)
 {
 	return !sr->unchanged && sr->r && sr->r->apply &&
 	       sr->r->apply->failed >= 0;
+}
+
+int watch_send_note(struct thread_ctx *t, const struct mp_patch *cmd,
+		    const char *text)
+{
+	struct watch *w = t->w;
+	struct reply_opts ro = REPLY_OPTS_INIT;
+	struct sb key = SB_INIT, msgid = SB_INIT, raw = SB_INIT;
+	struct errmsg err = {""};
+	int ret = -1;
+
+	sb_addf(&key, "#note#%s", cmd->message_id);
+	reply_msgid(w, key.buf, "note", &msgid);
+	ro.from = w->from;
+	ro.domain = w->domain;
+	ro.msgid = msgid.buf;
+	ro.now = w->now;
+	if (reply_compose_note(&raw, cmd, text, &ro, &err) < 0) {
+		error("list %s: %s", t->l->name, err.msg);
+		goto out;
+	}
+	/* pids NULL: the series is left as it is. */
+	ret = record_and_send(t, key.buf, NULL, msgid.buf, cmd->author_email,
+			      NULL, NULL, &raw, SERIES_REVIEWED);
+	if (!ret)
+		printf("%s: answered %s, reply <%s> (%s)\n", t->l->name,
+		       cmd->author_email, msgid.buf, list_method(w, t->l));
+out:
+	sb_release(&key);
+	sb_release(&msgid);
+	sb_release(&raw);
+	return ret;
 }
 
 /* Say what was sent, and count it. */
