@@ -303,9 +303,17 @@ struct series_review {
 	struct mailed_findings mf;
 };
 
-static const char *subject_of(const struct mp_patch *p)
+/* The series' subject as posted; patch 1's title for an untouched cover. */
+static const char *subject_of(const struct mp_series *s)
 {
-	return p->subject_raw ? p->subject_raw : "";
+	const struct mp_patch *p = mp_series_first(s);
+
+	if (!p || !p->subject_raw)
+		return "";
+	if (strstr(p->subject_raw, "*** SUBJECT HERE ***") &&
+	    mp_series_title(s))
+		return mp_series_title(s);
+	return p->subject_raw;
 }
 
 /* Record what became of the series, and tag its mail so. */
@@ -361,8 +369,7 @@ static bool series_due(struct thread_ctx *t, struct series_review *sr)
 	}
 	if (s->superseded || watch_author_muted(t, parent) > 0) {
 		printf("%s: skipped %s series \"%s\"\n", l->name,
-		       s->superseded ? "superseded" : "muted",
-		       subject_of(parent));
+		       s->superseded ? "superseded" : "muted", subject_of(s));
 		series_settle(t, sr, SERIES_SKIPPED, NULL);
 		return false;
 	}
@@ -372,7 +379,7 @@ static bool series_due(struct thread_ctx *t, struct series_review *sr)
 			printf("%s: waiting for %zu missing patch%s of \"%s\" "
 			       "(up to %llds)\n",
 			       l->name, s->nmissing,
-			       s->nmissing == 1 ? "" : "es", subject_of(parent),
+			       s->nmissing == 1 ? "" : "es", subject_of(s),
 			       (long long)(l->wait - (w->now - last)));
 		series_wait(t, sr);
 		return false;
@@ -380,7 +387,7 @@ static bool series_due(struct thread_ctx *t, struct series_review *sr)
 	if (s->nmissing >= s->npatches) {
 		/* A cover letter alone: nothing to review. */
 		printf("%s: skipped \"%s\": no patch of it arrived\n", l->name,
-		       subject_of(parent));
+		       subject_of(s));
 		series_settle(t, sr, SERIES_SKIPPED, NULL);
 		return false;
 	}
@@ -411,7 +418,7 @@ static bool series_check_unchanged(struct thread_ctx *t,
 	if (state_series_unchanged_noted(w->st, sr->pids.buf) != 0) {
 		/* Said "unchanged" once already: stay quiet. */
 		printf("%s: skipped \"%s\": unchanged, and already said so\n",
-		       t->l->name, subject_of(sr->parent));
+		       t->l->name, subject_of(sr->s));
 		series_settle(t, sr, SERIES_SKIPPED, sr->pids.buf);
 		return false;
 	}
@@ -473,7 +480,7 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 		 * retried every pass (a rerun or a new version is).
 		 */
 		printf("%s: failed \"%s\": the list's repo is %s\n", l->name,
-		       subject_of(sr->parent),
+		       subject_of(sr->s),
 		       l->repo ? "not a repository" : "not set");
 		series_settle(t, sr, SERIES_FAILED, sr->pids.buf);
 		w->misconfigured = true;
@@ -496,7 +503,7 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 	l->rv_uses++;
 	if (rr < 0 && !sr->r) {
 		error("list %s: cannot review \"%s\": %s", l->name,
-		      subject_of(sr->parent), err.msg);
+		      subject_of(sr->s), err.msg);
 		series_settle(t, sr, SERIES_FAILED, sr->pids.buf);
 		return -1;
 	}
@@ -563,7 +570,7 @@ static void series_digest_line(const struct series_review *sr, struct sb *out)
 		outcome = "does not apply";
 	else
 		outcome = sr->r->findings.n ? "findings" : "no findings";
-	sb_addf(out, "\"%s\" from %s: %s <%s>", subject_of(parent),
+	sb_addf(out, "\"%s\" from %s: %s <%s>", subject_of(sr->s),
 		parent->from ? parent->from : "?", outcome, parent->message_id);
 	if (!sr->unchanged && sr->r->findings.n)
 		sb_addf(out, " (%zu at quorum)", sr->r->findings.n);
@@ -616,8 +623,8 @@ static void series_report(struct thread_ctx *t, struct series_review *sr)
 
 	if (t->explain) {
 		printf("%s: explained finding %d of \"%s\", reply <%s> (%s)\n",
-		       l->name, t->explain, subject_of(sr->parent),
-		       sr->msgid.buf, list_method(w, l));
+		       l->name, t->explain, subject_of(sr->s), sr->msgid.buf,
+		       list_method(w, l));
 		return;
 	}
 	if (series_not_applied(sr)) {
@@ -626,13 +633,13 @@ static void series_report(struct thread_ctx *t, struct series_review *sr)
 
 		printf("%s: failed \"%s\": patch %d does not apply, "
 		       "reply <%s> (%s)\n",
-		       l->name, subject_of(sr->parent), pr->index,
-		       sr->msgid.buf, list_method(w, l));
+		       l->name, subject_of(sr->s), pr->index, sr->msgid.buf,
+		       list_method(w, l));
 		tag_series(t, sr->s, "quorum/failed");
 		w->failed++;
 		return;
 	}
-	printf("%s: reviewed \"%s\": %s", l->name, subject_of(sr->parent),
+	printf("%s: reviewed \"%s\": %s", l->name, subject_of(sr->s),
 	       sr->unchanged	   ? "unchanged since an earlier review"
 	       : sr->r->findings.n ? "findings"
 				   : "no findings");

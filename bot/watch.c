@@ -390,6 +390,49 @@ static int strset_add(void *arg, const char *s)
 
 static int open_notmuch(struct watch *w);
 
+/* How many messages match qs; 0 when the query cannot run. */
+static unsigned count_of(struct watch *w, const char *qs)
+{
+	notmuch_query_t *q = notmuch_query_create(w->db, qs);
+	unsigned n = 0;
+
+	if (q && notmuch_query_count_messages(q, &n))
+		n = 0;
+	if (q)
+		notmuch_query_destroy(q);
+	return n;
+}
+
+/*
+ * A new setup whose query matches nothing of the list's mail (notmuch
+ * tagged it before new.tags had "new"): say so, or the pass reads as
+ * "0 reviewed" and nothing else. Quiet once quorum has seen a message
+ * of the list.
+ */
+static void hint_unmatched(struct watch *w, const struct wlist *l)
+{
+	struct sb qs = SB_INIT;
+	unsigned seen, all, matched;
+
+	sb_addf(&qs, "tag:quorum/seen and (to:\"%s\" or cc:\"%s\")", l->address,
+		l->address);
+	seen = count_of(w, qs.buf);
+	sb_reset(&qs);
+	sb_addf(&qs, "to:\"%s\" or cc:\"%s\"", l->address, l->address);
+	all = seen ? 0 : count_of(w, qs.buf);
+	sb_reset(&qs);
+	sb_addf(&qs, "(%s) and (to:\"%s\" or cc:\"%s\")", l->query, l->address,
+		l->address);
+	matched = all ? count_of(w, qs.buf) : 0;
+	if (all && !matched)
+		warning("list %s: none of the %u messages to %s matches the "
+			"query '%s'; tag them new (notmuch tag +new -- "
+			"to:%s) or set list.%s.query (contrib/watch.md)",
+			l->name, all, l->address, l->query, l->address,
+			l->name);
+	sb_release(&qs);
+}
+
 static int process_list(struct watch *w, struct wlist *l)
 {
 	struct strset threads = {NULL, 0, 0};
@@ -399,6 +442,7 @@ static int process_list(struct watch *w, struct wlist *l)
 	size_t i;
 	int ret = 0;
 
+	hint_unmatched(w, l);
 	sb_addf(&qs, "(%s) and not tag:quorum/seen", l->query);
 	q = notmuch_query_create(w->db, qs.buf);
 	/*
