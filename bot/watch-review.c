@@ -5,10 +5,12 @@
  * reply composed, recorded with the series in one transaction, then
  * delivered.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "review/cost.h"
 #include "watch.h"
@@ -102,7 +104,9 @@ static struct rv_repo *list_repo(struct watch *w, struct wlist *l)
 	if (l->rv || l->repo_failed || !l->repo)
 		return l->rv;
 	path = expand_home(l->repo);
-	if (rv_repo_open(&l->rv, path, &err) < 0) {
+	if (access(path, F_OK) < 0)
+		errmsg_set(&err, -1, "%s: %s", path, strerror(errno));
+	if (*err.msg || rv_repo_open(&l->rv, path, &err) < 0) {
 		error("list %s: repo = %s: %s; its series are tagged "
 		      "quorum/failed until it is fixed and '#quorum rerun'",
 		      l->name, l->repo, err.msg);

@@ -165,7 +165,7 @@ watch_config
 before=$(outbox_count)
 watch
 is "$rc" 2 "a missing repo: the pass exits 2"
-like "$TMP/err" "list devel: repo = .*" "a missing repo is reported"
+like "$TMP/err" "list devel: repo = .*: No such file or directory" "a missing repo is reported, as missing"
 is "$(outbox_count)" "$before" "and nothing is sent"
 is "$(notmuch count id:norepo-1@example.org and tag:quorum/failed)" 1 \
 	"the series is tagged failed"
