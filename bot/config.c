@@ -28,7 +28,8 @@ struct qconfig {
 /*
  * Every key quorum reads, in one table: a key that is not here is a
  * typo, reported with its file and line. sub: the section takes a
- * [section "NAME"]; name "*": any key of that section.
+ * [section "NAME"]; name "*": any key of that section. A new key goes
+ * here and in contrib/quorum.conf.example (t0020 checks both).
  */
 struct known_key {
 	const char *section;

@@ -933,9 +933,9 @@ int ap_apply_text(const struct ap_file *f, const char *buf, size_t len,
 			 * what the author needs to see.
 			 */
 			long want = mb ? 0
-				    : me && (size_t)line + npre > img.n ?
-					 (long)img.n - (long)npre :
-					 line;
+				    : me && (size_t)line + npre > img.n
+					    ? (long)img.n - (long)npre
+					    : line;
 
 			fail->hunk = h;
 			describe_failure(&img, pre, npre, want, hk, me, fail);

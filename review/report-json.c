@@ -48,10 +48,8 @@ cJSON *rv_json_str(const char *s)
 }
 
 static const char *const base_sources[] = {
-	[RV_BASE_OPTION] = "option",
-	[RV_BASE_SERIES] = "series",
-	[RV_BASE_BRANCH] = "branch",
-	[RV_BASE_HEAD] = "head",
+	[RV_BASE_OPTION] = "option", [RV_BASE_SERIES] = "series",
+	[RV_BASE_BRANCH] = "branch", [RV_BASE_HEAD] = "head",
 	[RV_BASE_PARENT] = "parent",
 };
 
@@ -124,9 +122,9 @@ static cJSON *json_patches(const struct rv_review *r)
 			cJSON_AddNullToObject(o, "risk");
 		/* What the text report prints under "history", too. */
 		rv_json_put_str(o, "risk_reasons",
-				r->npatch_info == s->npatches && r->risk_why ?
-					r->risk_why[k] :
-					NULL);
+				r->npatch_info == s->npatches && r->risk_why
+					? r->risk_why[k]
+					: NULL);
 		cJSON_AddItemToObject(o, "similar", json_similar(r, k));
 		cJSON_AddItemToArray(arr, o);
 	}

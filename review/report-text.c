@@ -94,7 +94,7 @@ static const char *series_title(const struct mp_series *s)
 	const struct mp_patch *p = mp_series_first(s);
 
 	/* mp_series_title() skips an untouched cover letter subject. */
-	return !p ? "(empty series)"
+	return !p		    ? "(empty series)"
 	       : mp_series_title(s) ? mp_series_title(s)
 				    : patch_title(p);
 }
