@@ -44,6 +44,20 @@ test_expect_success 'the next pass does not try it again' '
 	test_grep -v "failed \"" "$TMP/out"
 '
 
+test_expect_success 'new mail, a RESEND once main is fixed, is tried again and reviewed' '
+	git -C "$R" revert --no-edit HEAD >/dev/null &&
+	mkdir "$TMP/resend" &&
+	for f in "$TMP"/s/*.patch; do
+		sed "s/^Subject: \[PATCH/Subject: [PATCH RESEND/" "$f" >"$TMP/resend/$(basename "$f")" || break
+	done &&
+	post "$TMP/resend" &&
+	watch &&
+	test "$rc" = 0 &&
+	test_grep "^devel: reviewed \"\[PATCH RESEND 0/3\] series resend\": findings" "$TMP/out" &&
+	test_grep "^watch: 1 reviewed, 0 waiting, 0 skipped, 0 failed" "$TMP/out" &&
+	test "$(outbox_count)" = 2
+'
+
 test_expect_success 'a list without a repo key: exit 2 naming the section, the series failed' '
 	mail_single norepo-1 "A U Thor <author@example.org>" "main: add f_norepo()" norepo &&
 	notmuch new --quiet &&
@@ -54,7 +68,7 @@ test_expect_success 'a list without a repo key: exit 2 naming the section, the s
 	test_grep "^devel: failed \"\[PATCH\] main: add f_norepo\(\)\": the list.s repo is not set" "$TMP/out" &&
 	test_grep "^watch: 0 reviewed, 0 waiting, 0 skipped, 1 failed" "$TMP/out" &&
 	test "$(notmuch count id:norepo-1@example.org and tag:quorum/failed)" = 1 &&
-	test "$(outbox_count)" = 1
+	test "$(outbox_count)" = 2
 '
 
 test_expect_success 'a repo that is not a repository: exit 2 naming it' '
