@@ -17,8 +17,8 @@ static int cmd_apply(int argc, char **argv);
 const struct cmd cmd_apply_def = {
 	"apply",
 	cmd_apply,
-	"quorum apply [-C repo] [--base REV] [--json] [--worktree DIR "
-	"[--keep]] FILE",
+	"quorum apply [-C REPO] [--base REV] [--json] [--worktree DIR "
+	"[--keep]] [--store-refs] [--no-3way] FILE|-",
 	"apply a series in memory; per-patch commit and tree ids, or the "
 	"failing hunk",
 	"Reads the series in FILE (an mbox, a single patch mail, a maildir, or "
@@ -69,6 +69,8 @@ static const char *source_name(enum rv_base_source s)
 		return "branch";
 	case RV_BASE_HEAD:
 		return "HEAD";
+	case RV_BASE_PARENT:
+		return "the parent commit";
 	}
 	return "unknown";
 }

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * cmd-ci.c - `quorum ci`: review the non-merge commits of a range,
- * oldest first, each run of consecutive commits as one series on the
+ * oldest first, each run of consecutive commits that really are a
+ * series (one author, one topic or one merge) as one series on the
  * first one's parent, for a CI job.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <git2.h>
 
 #include "review/cost.h"
 #include "dry-run.h"
@@ -27,7 +31,10 @@ const struct cmd cmd_ci_def = {
 	"it, applied in memory. Merges and root commits are skipped and\n"
 	"counted. Nothing in the repository changes.\n"
 	"\n"
-	"Commits that follow each other (each the parent of the next) are\n"
+	"Commits that follow each other (each the parent of the next), by\n"
+	"the same author, that share a topic (the subject's \"topic:\" "
+	"prefix)\n"
+	"or were brought in by the same merge (a posted series merged) are\n"
 	"reviewed together as one series on the first one's parent, as\n"
 	"`quorum review` reviews a patch series: a finding on a commit that a\n"
 	"later commit of the range changes is dropped, the LLM voters also\n"
@@ -71,8 +78,10 @@ const struct cmd cmd_ci_def = {
 	"each run is reviewed with only the fixes that came before it.\n"
 	"\n"
 	"Exit status: 0 nothing at or above --fail-on, 1 findings at or above\n"
-	"it, 2 usage or input error (a bad range, a commit that does not\n"
-	"apply on its parent), 3 environment error (repository, config), or a\n"
+	"it, 2 usage, input or config error (a range not of the form A..B, a\n"
+	"commit that does not apply on its parent, a malformed config),\n"
+	"3 environment error (repository, a revision that does not resolve, a\n"
+	"missing API key), or a\n"
 	"budget exhausted before any model was asked (the report is still\n"
 	"written).",
 };
@@ -207,6 +216,7 @@ struct ci_opts {
 /* A ci run in progress: where it reports, and what it came to. */
 struct ci_review {
 	struct session *s;
+	const char *range; /* --range A..B */
 	struct report *rp;
 	struct dry_run *dry; /* --dry-run in text: what would be sent */
 	int fail_on;
@@ -237,7 +247,119 @@ struct ci_run {
 	char base[RV_OID_HEXSZ + 1]; /* the first commit's parent */
 	char last[RV_OID_HEXSZ +
 		  1]; /* the newest commit seen, empty ones too */
+	char group[RV_OID_HEXSZ + 1]; /* the merge that brought it, or "" */
 };
+
+/*
+ * Which commits of the range a merge of the range brought in (its
+ * second parent's side): they were posted and merged as one series.
+ * groups[i] is the merge's id for commits->ids[i], else "". Bounded:
+ * past CI_GROUP_WORK commits walked, later merges are not looked at.
+ */
+#define CI_GROUP_WORK 200000
+
+static int cmp_id(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static char (*merge_groups(const char *repo_path, const char *range,
+			   const struct rv_range *commits))[RV_OID_HEXSZ + 1]
+{
+	char(*groups)[RV_OID_HEXSZ + 1] =
+		xcalloc(commits->n + 1, sizeof(*groups));
+	const char **sorted = xcalloc(commits->n + 1, sizeof(*sorted));
+	git_repository *repo = NULL;
+	git_revwalk *walk = NULL, *side = NULL;
+	git_oid oid, moid;
+	size_t i, work = 0;
+
+	for (i = 0; i < commits->n; i++)
+		sorted[i] = commits->ids[i];
+	qsort(sorted, commits->n, sizeof(*sorted), cmp_id);
+	if (git_repository_open_ext(&repo, repo_path, 0, NULL) < 0 ||
+	    git_revwalk_new(&walk, repo) < 0 ||
+	    git_revwalk_push_range(walk, range) < 0)
+		goto out;
+	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
+	while (work < CI_GROUP_WORK && git_revwalk_next(&moid, walk) == 0) {
+		git_commit *m = NULL;
+		char mhex[RV_OID_HEXSZ + 1];
+
+		work++;
+		if (git_commit_lookup(&m, repo, &moid) < 0)
+			continue;
+		if (git_commit_parentcount(m) < 2 ||
+		    git_revwalk_new(&side, repo) < 0 ||
+		    git_revwalk_push(side, git_commit_parent_id(m, 1)) < 0 ||
+		    git_revwalk_hide(side, git_commit_parent_id(m, 0)) < 0) {
+			git_commit_free(m);
+			git_revwalk_free(side);
+			side = NULL;
+			continue;
+		}
+		git_oid_tostr(mhex, sizeof(mhex), &moid);
+		while (work < CI_GROUP_WORK &&
+		       git_revwalk_next(&oid, side) == 0) {
+			char hex[RV_OID_HEXSZ + 1];
+			const char *key = hex, **at;
+
+			work++;
+			git_oid_tostr(hex, sizeof(hex), &oid);
+			at = bsearch(&key, sorted, commits->n, sizeof(*sorted),
+				     cmp_id);
+			/* The oldest merge that has it brought it. */
+			if (at && !*groups[(*at - commits->ids[0]) /
+					   sizeof(commits->ids[0])])
+				memcpy(groups[(*at - commits->ids[0]) /
+					      sizeof(commits->ids[0])],
+				       mhex, sizeof(mhex));
+		}
+		git_revwalk_free(side);
+		side = NULL;
+		git_commit_free(m);
+	}
+out:
+	git_revwalk_free(walk);
+	git_repository_free(repo);
+	free(sorted);
+	return groups;
+}
+
+/* The topic of a subject: "net/ipv4" of "net/ipv4: fix foo", or 0. */
+static size_t topic_len(const char *title)
+{
+	const char *colon = title ? strchr(title, ':') : NULL;
+
+	if (!colon || colon == title || colon - title > 64 || colon[1] != ' ')
+		return 0;
+	return (size_t)(colon - title);
+}
+
+/*
+ * Is p the next patch of the run's series? Only when it has the same
+ * author and either the same merge brought both in or their subjects
+ * share a topic: consecutive unrelated commits are not a series.
+ */
+static bool same_series(const struct ci_run *run, const struct mp_patch *p,
+			const char *group)
+{
+	const struct mp_patch *first = run->s.npatches ? run->patches[0] : NULL;
+	const char *a, *b;
+	size_t n;
+
+	if (!first)
+		return true;
+	if (!first->author_email || !p->author_email ||
+	    strcasecmp(first->author_email, p->author_email))
+		return false;
+	if (*group && !strcmp(group, run->group))
+		return true;
+	a = first->subject.title;
+	b = p->subject.title;
+	n = topic_len(a);
+	return n && n == topic_len(b) && !strncmp(a, b, n);
+}
 
 static void run_clear(struct ci_run *run)
 {
@@ -246,7 +368,7 @@ static void run_clear(struct ci_run *run)
 	for (k = 0; k < run->s.npatches; k++)
 		mp_patch_free(run->patches[k]);
 	memset(&run->s, 0, sizeof(run->s));
-	*run->base = *run->last = '\0';
+	*run->base = *run->last = *run->group = '\0';
 }
 
 /* Make run a series and review it; rr and *out as rv_review_series(). */
@@ -294,6 +416,12 @@ static int report_run(struct ci_review *cr, struct ci_run *run,
 			return EXIT_ENV;
 		}
 		return 0;
+	}
+	if (r->apply) {
+		/* The base is the run's parent commit, not a --base. */
+		r->apply->base_source = RV_BASE_PARENT;
+		free(r->apply->base_note);
+		r->apply->base_note = NULL;
 	}
 	report_add_commits(cr->rp, r,
 			   (const char(*)[RV_OID_HEXSZ + 1]) run->ids, n);
@@ -424,7 +552,8 @@ static int ci_review_queue(struct ci_review *cr)
  * Add commit id to the run, reviewing the run first when id does not
  * follow it. 0, or an exit status.
  */
-static int run_add(struct ci_review *cr, struct ci_run *run, const char *id)
+static int run_add(struct ci_review *cr, struct ci_run *run, const char *id,
+		   const char *group)
 {
 	struct errmsg err = {""};
 	struct sb mail = SB_INIT;
@@ -443,13 +572,16 @@ static int run_add(struct ci_review *cr, struct ci_run *run, const char *id)
 		goto out;
 	}
 	if (*run->last &&
-	    (strcmp(parent, run->last) || run->s.npatches == CI_RUN_MAX)) {
+	    (strcmp(parent, run->last) || run->s.npatches == CI_RUN_MAX ||
+	     (p->diff && !same_series(run, p, group)))) {
 		ret = review_run(cr, run);
 		if (ret)
 			goto out;
 	}
-	if (!*run->last)
+	if (!*run->last) {
 		memcpy(run->base, parent, sizeof(run->base));
+		memcpy(run->group, group, sizeof(run->group));
+	}
 	memcpy(run->last, id, sizeof(run->last));
 	/* An empty commit has no diff: nothing to review, the run goes on. */
 	if (!p->diff)
@@ -552,6 +684,8 @@ static int ci_review_range(struct ci_review *cr, const struct rv_range *commits,
 			   const bool *pick, const double *risk)
 {
 	struct ci_run *run = xcalloc(1, sizeof(*run));
+	char(*groups)[RV_OID_HEXSZ + 1] =
+		merge_groups(cr->s->repo_path, cr->range, commits);
 	size_t i;
 	int ret = EXIT_CLEAN;
 
@@ -562,7 +696,7 @@ static int ci_review_range(struct ci_review *cr, const struct rv_range *commits,
 			ret = review_run(cr, run);
 			continue;
 		}
-		ret = run_add(cr, run, commits->ids[i]);
+		ret = run_add(cr, run, commits->ids[i], groups[i]);
 		cr->nreviewed++;
 	}
 	if (ret == EXIT_CLEAN)
@@ -576,6 +710,7 @@ static int ci_review_range(struct ci_review *cr, const struct rv_range *commits,
 	cr->nqueue = 0;
 	run_clear(run);
 	free(run);
+	free(groups);
 	for (i = 0; i < commits->n; i++)
 		if (!pick[i]) {
 			char *title =
@@ -623,7 +758,7 @@ static int cmd_ci(int argc, char **argv)
 	struct dry_run dry = {0};
 	bool *pick = NULL;
 	double *risk = NULL;
-	int ret;
+	int ret, rr;
 
 	if (ci_options(argc, argv, &co, &ci, &ret) < 0)
 		return ret;
@@ -633,12 +768,19 @@ static int cmd_ci(int argc, char **argv)
 	if (ret)
 		goto out;
 	ret = EXIT_USAGE;
-	if (ci_max_commits(&s, &ci, &err) < 0 ||
-	    rv_range_commits(&commits, s.repo, ci.range, &err) < 0) {
+	if (ci_max_commits(&s, &ci, &err) < 0) {
 		error("%s", err.msg);
 		goto out;
 	}
+	rr = rv_range_commits(&commits, s.repo, ci.range, &err);
+	if (rr < 0) {
+		/* A revision that does not resolve: as for review --base. */
+		error("%s", err.msg);
+		ret = rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
+		goto out;
+	}
 	cr.s = &s;
+	cr.range = ci.range;
 	cr.fail_on = ci.fail_on;
 	cr.rp = report_new(co.format);
 	if (!cr.rp || pick_riskiest(s.repo, s.history, &commits,

@@ -133,9 +133,11 @@ const struct cmd cmd_review_def = {
 	"similar past fixes.\n"
 	"\n"
 	"Exit status: 0 reviewed and nothing at quorum, 1 findings at quorum,\n"
-	"2 usage or input error (including a series that does not apply, and\n"
-	"a message that is not in the local database),\n"
-	"3 environment error (repository, config, no notmuch database).",
+	"2 usage, input or config error (a series that does not apply, a\n"
+	"message that is not in the local database, a malformed config, a key\n"
+	"quorum does not know, a [voter] without url or model), 3 environment\n"
+	"error (repository, a revision that does not resolve, a missing API\n"
+	"key, no notmuch database).",
 };
 
 /* The ledger's name for a series: its first message's id. */

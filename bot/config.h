@@ -8,6 +8,7 @@
 #ifndef QUORUM_CONFIG_H
 #define QUORUM_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "mailparse/sb.h"
@@ -36,6 +37,16 @@ int qconfig_subsections(struct qconfig *cfg, const char *section,
 int qconfig_foreach(struct qconfig *cfg, const char *prefix,
 		    int (*fn)(void *arg, const char *key, const char *value),
 		    void *arg);
+/*
+ * Where section.sub.name (sub may be NULL; name NULL: the section's
+ * header) is set: "FILE:LINE" of the last file that sets it, else the
+ * list of files read. Appended to out.
+ */
+void qconfig_where(struct qconfig *cfg, const char *section, const char *sub,
+		   const char *name, struct sb *out);
+/* Whether some file read has a [section "sub"] header. */
+bool qconfig_has_section(struct qconfig *cfg, const char *section,
+			 const char *sub);
 /* The files that were read, for messages. */
 const char *qconfig_sources(struct qconfig *cfg);
 

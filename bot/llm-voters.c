@@ -25,6 +25,8 @@ struct load {
 	struct llm_voters *out;
 	struct errmsg *err;
 	size_t alloc;
+	char name[128]; /* the voter being read, for the error's place */
+	bool env;	/* the error is the environment's (a key) */
 };
 
 static char *own(struct llm_voters *lv, char *s)
@@ -127,6 +129,8 @@ static int one_voter(void *arg, const char *name)
 	double d;
 	int p;
 
+	snprintf(l->name, sizeof(l->name), "%s", name);
+
 	if (!provider)
 		return errmsg_set(l->err, -1, "voter \"%s\" has no provider",
 				  name);
@@ -164,17 +168,21 @@ static int one_voter(void *arg, const char *name)
 	if (env) {
 		const char *k = getenv(env);
 
+		l->env = true;
 		if (!k || !*k)
 			return errmsg_set(l->err, -1,
 					  "voter \"%s\": environment variable "
 					  "%s (key-env) is not set",
 					  name, env);
 		v.key = own(lv, xstrdup_or_null(k));
+		l->env = false;
 	} else if (file) {
 		char *k = NULL;
 
+		l->env = true;
 		if (read_key_file(name, file, &k, l->err) < 0)
 			return -1;
+		l->env = false;
 		v.key = own(lv, k);
 	}
 	d = 1;
@@ -217,12 +225,21 @@ static int one_voter(void *arg, const char *name)
 int llm_voters_load(struct qconfig *cfg, struct llm_voters *out,
 		    struct errmsg *err)
 {
-	struct load l = {cfg, out, err, 0};
+	struct load l = {cfg, out, err, 0, "", false};
+	struct sb msg = SB_INIT;
 
 	memset(out, 0, sizeof(*out));
 	if (qconfig_subsections(cfg, "voter", one_voter, &l)) {
 		llm_voters_release(out);
-		return -1;
+		/* Name the file and the voter's line, whatever went wrong. */
+		if (err && *l.name) {
+			sb_adds(&msg, "config ");
+			qconfig_where(cfg, "voter", l.name, NULL, &msg);
+			sb_addf(&msg, ": %s", err->msg);
+			errmsg_set(err, -1, "%s", msg.buf);
+			sb_release(&msg);
+		}
+		return l.env ? LLM_VOTERS_ERR_ENV : LLM_VOTERS_ERR_CONFIG;
 	}
 	return 0;
 }

@@ -16,10 +16,15 @@ struct llm_voters {
 	size_t nowned;
 };
 
+enum {
+	LLM_VOTERS_ERR_CONFIG = -1, /* a voter section is wrong or incomplete */
+	LLM_VOTERS_ERR_ENV = -2, /* its key is not there (key-env, key-file) */
+};
+
 /*
  * Read every [voter] section whose provider is openai or anthropic,
- * with its key from key-env or a 0600 key-file. 0, or -1 with err (a
- * sentence that never holds a key).
+ * with its key from key-env or a 0600 key-file. 0, or an LLM_VOTERS_ERR_*
+ * with err (a sentence naming the file and line, never holding a key).
  */
 int llm_voters_load(struct qconfig *cfg, struct llm_voters *out,
 		    struct errmsg *err);

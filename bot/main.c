@@ -11,6 +11,8 @@
 #include <gmime/gmime.h>
 
 #include "cmd.h"
+#include "config.h"
+#include "llm-voters.h"
 #include "mailparse/sb.h"
 
 static const struct cmd *const commands[] = {
@@ -91,6 +93,33 @@ static void print_main_help(FILE *fp)
 		"repository's .git/quorum.conf (git-config syntax).\n");
 }
 
+/*
+ * Every command reads the same config files the same way, so a typo or
+ * a broken file is the same error (exit 2, FILE:LINE) whichever command
+ * meets it first; its help still works.
+ */
+static int check_config(int argc, char **argv)
+{
+	struct qconfig *cfg = NULL;
+	struct llm_voters lv;
+	struct errmsg err = {""};
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 0;
+	if (qconfig_load(&cfg, NULL, &err) < 0 ||
+	    llm_voters_load(cfg, &lv, &err) == LLM_VOTERS_ERR_CONFIG) {
+		error("%s", err.msg);
+		qconfig_free(cfg);
+		return -1;
+	}
+	/* A missing key is the commands' to report: only they need it. */
+	llm_voters_release(&lv);
+	qconfig_free(cfg);
+	return 0;
+}
+
 static const struct cmd *find_command(const char *name)
 {
 	size_t i;
@@ -149,7 +178,10 @@ int main(int argc, char **argv)
 	if (c != &cmd_parse_def)
 		git_libgit2_init();
 	g_mime_init();
-	ret = c->fn(argc - 1, argv + 1);
+	if (check_config(argc - 1, argv + 1) < 0)
+		ret = EXIT_USAGE;
+	else
+		ret = c->fn(argc - 1, argv + 1);
 	g_mime_shutdown();
 	if (c != &cmd_parse_def)
 		git_libgit2_shutdown();

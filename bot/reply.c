@@ -383,7 +383,9 @@ static void add_summary(struct sb *out, const struct mp_series *s,
 			&r->apply->patches[r->apply->failed];
 
 		sb_addf(&line,
-			"quorum could not apply patch %d/%d on %.12s: %s",
+			"quorum did not review this series: it was not "
+			"applied, because patch %d/%d does not apply on "
+			"%.12s: %s",
 			pr->index, series_total(s), r->apply->base_id,
 			pr->error ? pr->error : "it does not apply");
 	} else if (r->findings.n && nrepeated == r->findings.n) {
@@ -456,10 +458,17 @@ static void add_footer(struct sb *out, const struct rv_review *r)
 				"list %s\n",
 				r->day_left > 0 ? r->day_left : 0,
 				r->day_budget, r->list);
-		sb_adds(out, "voters: ");
-		for (i = 0; i < r->nvoters; i++)
-			sb_addf(out, "%s%s", i ? ", " : "", r->voters[i]);
-		sb_addf(out, " (a finding needs %d)\n", r->quorum);
+		if (r->apply && r->apply->failed >= 0) {
+			/* Nothing was reviewed: no tally to show. */
+			sb_adds(out, "voters: none ran (the series was not "
+				     "applied)\n");
+		} else {
+			sb_adds(out, "voters: ");
+			for (i = 0; i < r->nvoters; i++)
+				sb_addf(out, "%s%s", i ? ", " : "",
+					r->voters[i]);
+			sb_addf(out, " (a finding needs %d)\n", r->quorum);
+		}
 		add_abstentions(out, r);
 		if (r->stepdown) {
 			struct sb b = SB_INIT;
@@ -579,6 +588,14 @@ static void set_addresses(GMimeMessage *m, const struct mp_patch *parent,
 	size_t i;
 
 	add_mailbox(m, GMIME_ADDRESS_TYPE_FROM, from_name, from_addr);
+	if (o->command && o->sender_only) {
+		/* What only the one who asked needs to hear. */
+		if (addr_is_safe(o->command->author_email))
+			add_mailbox(m, GMIME_ADDRESS_TYPE_TO,
+				    o->command->author_name,
+				    o->command->author_email);
+		return;
+	}
 	if (o->to_author && addr_is_safe(parent->author_email))
 		add_mailbox(m, GMIME_ADDRESS_TYPE_TO, parent->author_name,
 			    parent->author_email);
@@ -693,11 +710,72 @@ int reply_compose(struct sb *out, const struct mp_series *s,
 	g_mime_message_set_message_id(m, o->msgid);
 	date = g_date_time_new_from_unix_utc(o->now);
 	g_mime_message_set_date(m, date);
-	set_thread_headers(m, parent);
+	/* An answer to a command goes under the command mail. */
+	set_thread_headers(m,
+			   o->command && mp_msgid_valid(o->command->message_id)
+				   ? o->command
+				   : parent);
 	set_quorum_headers(m, r, o);
 	add_body(&body, s, r, o);
 	if (message_finish(m, sb_str(&body), out) < 0) {
 		errmsg_set(err, -1, "cannot write the reply");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (m)
+		g_object_unref(m);
+	if (date)
+		g_date_time_unref(date);
+	free(from_name);
+	free(from_addr);
+	sb_release(&body);
+	return ret;
+}
+
+int reply_compose_note(struct sb *out, const struct mp_patch *cmd,
+		       const char *text, const struct reply_opts *o,
+		       struct errmsg *err)
+{
+	GMimeMessage *m = NULL;
+	GDateTime *date = NULL;
+	struct sb body = SB_INIT;
+	char *from_name = NULL, *from_addr = NULL;
+	int ret = -1;
+
+	if (!mp_msgid_valid(cmd->message_id) ||
+	    !addr_is_safe(cmd->author_email)) {
+		errmsg_set(err, -1,
+			   "the command mail has no usable Message-ID or "
+			   "sender to answer");
+		goto out;
+	}
+	if (!split_from(o->from, &from_name, &from_addr)) {
+		errmsg_set(err, -1, "watch.from '%s' is not an address",
+			   o->from);
+		goto out;
+	}
+	m = g_mime_message_new(TRUE);
+	add_mailbox(m, GMIME_ADDRESS_TYPE_FROM, from_name, from_addr);
+	add_mailbox(m, GMIME_ADDRESS_TYPE_TO, cmd->author_name,
+		    cmd->author_email);
+	set_subject(m, cmd);
+	g_mime_message_set_message_id(m, o->msgid);
+	date = g_date_time_new_from_unix_utc(o->now);
+	g_mime_message_set_date(m, date);
+	set_thread_headers(m, cmd);
+	g_mime_object_set_header((GMimeObject *)m, "Auto-Submitted",
+				 "auto-generated", NULL);
+	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Version",
+				 QUORUM_VERSION, NULL);
+	add_wrapped(&body, text, "");
+	sb_adds(&body, "\n-- \n");
+	add_wrapped(&body,
+		    "This is an automated answer by quorum " QUORUM_VERSION
+		    " to your #quorum command; it went to you only.",
+		    "");
+	if (message_finish(m, sb_str(&body), out) < 0) {
+		errmsg_set(err, -1, "cannot write the note");
 		goto out;
 	}
 	ret = 0;

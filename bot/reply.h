@@ -38,6 +38,13 @@ struct reply_opts {
 	const char *unchanged_since; /* a RESEND: Message-ID of the earlier
 					reply, or NULL for a review */
 	int explain; /* > 0: explain finding N (1-based) in detail */
+	/*
+	 * The #quorum command mail this answers, or NULL: the reply goes
+	 * in reply to it (In-Reply-To, References); with sender_only, To
+	 * its sender alone, never the list.
+	 */
+	const struct mp_patch *command;
+	bool sender_only;
 	/* declared prerequisite-message-ids not in the database */
 	const char *const *missing_prereqs;
 	size_t nmissing_prereqs;
@@ -61,6 +68,14 @@ struct reply_opts {
 int reply_compose(struct sb *out, const struct mp_series *s,
 		  const struct rv_review *r, const struct reply_opts *o,
 		  struct errmsg *err);
+
+/*
+ * A short note in reply to the #quorum command mail cmd, To its sender
+ * only (From o->from, Message-ID o->msgid): text, then a footer. 0 or -1.
+ */
+int reply_compose_note(struct sb *out, const struct mp_patch *cmd,
+		       const char *text, const struct reply_opts *o,
+		       struct errmsg *err);
 
 /*
  * The daily digest of list (mode = digest): From o->from, To the

@@ -5,6 +5,7 @@
  * replies `quorum watch` would mail.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,9 +83,17 @@ static void email_add(struct report *rp, const struct rv_review *r)
 	struct sb msg = SB_INIT, id = SB_INIT, from = SB_INIT;
 	const struct mp_patch *parent = mp_series_first(r->series);
 
+	const char *pid =
+		parent && parent->message_id ? parent->message_id : "";
+	uint32_t h = 2166136261u; /* FNV-1a of the series' first message-id */
+
 	if (rp->failed)
 		return;
-	sb_addf(&id, "quorum.%zu.review@%s", rp->ntext + 1,
+	while (*pid)
+		h = (h ^ (unsigned char)*pid++) * 16777619u;
+	/* Unique per series and per run: there is no state to count with. */
+	sb_addf(&id, "quorum.%08x.%llx.%ld.%zu.review@%s", h,
+		(unsigned long long)time(NULL), (long)getpid(), rp->ntext + 1,
 		rp->domain ? rp->domain : "quorum.invalid");
 	o.domain = rp->domain ? rp->domain : "quorum.invalid";
 	if (!rp->from)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "review/cost.h"
 #include "session.h"
@@ -59,11 +60,17 @@ static bool in_git_repo(const char *dir)
 static int open_repo(struct session *s, const char *path, unsigned need,
 		     struct errmsg *err)
 {
+	struct stat st;
+
 	s->repo_path = path ? path : ".";
 	if (need & SESSION_REPO_IF_ANY && !path && !in_git_repo(".")) {
 		s->repo_path = NULL;
 		return 0;
 	}
+	/* Say it plainly when the path is not there at all. */
+	if (path && stat(path, &st) < 0)
+		return errmsg_set(err, SESSION_ERR_ENV, "-C %s: %s", path,
+				  strerror(errno));
 	if (!(need & (SESSION_REPO | SESSION_REPO_IF_ANY)))
 		return 0;
 	if (rv_repo_open(&s->repo, s->repo_path, err) < 0)
@@ -133,20 +140,63 @@ static int load_llm_limits(struct session *s, struct errmsg *err)
 	return 0;
 }
 
+/*
+ * A quorum the voters present can never reach hides every finding:
+ * offline voters look at different things and never agree, so alone
+ * each is its own quorum, and with models the most a finding can get is
+ * their weight and one offline vote. Say so, naming where it was set.
+ */
+static void check_quorum(struct session *s, const struct cmd_opts *o)
+{
+	struct sb where = SB_INIT;
+	double most = 1;
+	size_t i;
+
+	if (s->opts.quorum <= 1)
+		return;
+	for (i = 0; i < s->llm.n; i++)
+		most += s->llm.v[i].weight > 0 ? s->llm.v[i].weight : 1.0;
+	if (s->opts.quorum <= most + 1e-9)
+		return;
+	if (o->quorum)
+		sb_addf(&where, "--quorum %d", o->quorum);
+	else {
+		sb_addf(&where, "review.quorum = %d (", s->opts.quorum);
+		qconfig_where(s->cfg, "review", NULL, "quorum", &where);
+		sb_addch(&where, ')');
+	}
+	if (!s->llm.n) {
+		warning("%s can never be met by the offline voters alone; "
+			"each is its own quorum, so a finding needs 1",
+			where.buf);
+		s->opts.quorum = 0;
+	} else {
+		warning("%s can never be met by these voters (at most %g: "
+			"the models' weight and one offline vote)",
+			where.buf, most);
+	}
+	sb_release(&where);
+}
+
 static int load_voters(struct session *s, const struct cmd_opts *o,
 		       struct errmsg *err)
 {
+	int ret;
+
 	s->opts.quorum = o->quorum;
 	if (!o->quorum && qconfig_get_int(s->cfg, "review.quorum", 0,
 					  &s->opts.quorum, err) < 0)
 		return SESSION_ERR_CONFIG;
-	if (llm_voters_load(s->cfg, &s->llm, err) < 0)
-		return SESSION_ERR_ENV;
+	ret = llm_voters_load(s->cfg, &s->llm, err);
+	if (ret < 0)
+		return ret == LLM_VOTERS_ERR_ENV ? SESSION_ERR_ENV
+						 : SESSION_ERR_CONFIG;
 	if (s->llm.n && o->budget == 0) {
 		/* A budget of nothing: never ask a model, say so once. */
 		warning("--budget 0: reviewing with the offline voters only");
 		llm_voters_release(&s->llm);
 	}
+	check_quorum(s, o);
 	return s->llm.n ? load_llm_limits(s, err) : 0;
 }
 
@@ -234,6 +284,15 @@ int session_open(struct session *s, const struct cmd_opts *o, unsigned need,
 		cfg_repo = need & SESSION_CONFIG_GLOBAL ? NULL : s->repo_path;
 		if (qconfig_load(&s->cfg, cfg_repo, err) < 0)
 			return SESSION_ERR_CONFIG;
+		/* A typo in --list would silently drop the list's caps. */
+		if (o->list && !qconfig_has_section(s->cfg, "list", o->list))
+			return errmsg_set(err, SESSION_ERR_CONFIG,
+					  "--list %s: no [list \"%s\"] section "
+					  "in the config (%s)",
+					  o->list, o->list,
+					  *qconfig_sources(s->cfg)
+						  ? qconfig_sources(s->cfg)
+						  : "no config file");
 	}
 	s->opts.apply.base = o->base;
 	s->opts.no_cache = o->no_cache;

@@ -552,6 +552,15 @@ int state_mute_add(struct state *st, const char *list, const char *address,
 			"ssi", list, address, now));
 }
 
+int state_mute_remove(struct state *st, const char *list, const char *address)
+{
+	if (run(prep(st,
+		     "DELETE FROM mutes WHERE list = ?1 AND address = lower(?2)",
+		     "ss", list, address)) < 0)
+		return -1;
+	return sqlite3_changes(st->db) > 0 ? 1 : 0;
+}
+
 int state_is_muted(struct state *st, const char *list, const char *address)
 {
 	sqlite3_stmt *s = prep(st,

@@ -78,6 +78,8 @@ int state_command_once(struct state *st, const char *msgid, int64_t now);
 /* Mute address on list (case-insensitive). 0 or -1. */
 int state_mute_add(struct state *st, const char *list, const char *address,
 		   int64_t now);
+/* Unmute address on list; 1 when it was muted, 0 when not, -1 on error. */
+int state_mute_remove(struct state *st, const char *list, const char *address);
 /* 1 when address is muted on list, 0 when not, -1 on error. */
 int state_is_muted(struct state *st, const char *list, const char *address);
 

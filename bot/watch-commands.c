@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * watch-commands.c - `#quorum rerun|mute|explain N`, on a line of its own
- * in a reply in a series' thread, from its author or a maintainer.
+ * watch-commands.c - `#quorum rerun|mute|unmute|explain N`, on a line of its
+ * own in a reply in a series' thread, from its author or a maintainer.
  */
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +28,8 @@ enum command command_of(const struct mp_patch *p, int *n)
 				return CMD_RERUN;
 			if (!strcmp(word, "mute"))
 				return CMD_MUTE;
+			if (!strcmp(word, "unmute"))
+				return CMD_UNMUTE;
 			if (!strcmp(word, "explain") && num > 0 && num < 1000) {
 				if (n)
 					*n = num;
@@ -89,16 +91,82 @@ static bool may_command(const struct wlist *l, const struct mp_series *s,
 	return false;
 }
 
+/*
+ * A rerun of a muted author's series is not done: say why, to the one
+ * who asked. true when the author is muted (or the state db failed).
+ */
+static bool rerun_refused(struct thread_ctx *t, const struct mp_series *s,
+			  const struct mp_patch *cmd)
+{
+	const struct mp_patch *p = mp_series_first(s);
+	struct sb text = SB_INIT;
+	int muted = watch_author_muted(t, p);
+
+	if (muted <= 0)
+		return muted < 0;
+	if (state_command_once(t->w->st, cmd->message_id, t->w->now) <= 0)
+		return true;
+	printf("%s: #quorum rerun from %s: skipped, the author %s is muted\n",
+	       t->l->name, cmd->author_email,
+	       p->author_email ? p->author_email : "?");
+	sb_addf(&text,
+		"quorum did not review \"%s\" again: its author %s is muted "
+		"on list %s (by '#quorum mute', or by list.%s.mute in "
+		"quorum's config). Reply '#quorum unmute' first, then "
+		"'#quorum rerun'.",
+		p->subject_raw ? p->subject_raw : "the series",
+		p->author_email ? p->author_email : "?", t->l->name,
+		t->l->name);
+	watch_send_note(t, cmd, text.buf);
+	sb_release(&text);
+	return true;
+}
+
+/* Acknowledge a mute or an unmute, to the one who asked. */
+static void ack_mute(struct thread_ctx *t, const struct mp_series *s,
+		     const struct mp_patch *cmd, enum command c, int was)
+{
+	const struct mp_patch *p = mp_series_first(s);
+	const char *who = p->author_email ? p->author_email : "?";
+	struct sb text = SB_INIT;
+
+	if (c == CMD_MUTE)
+		sb_addf(&text,
+			"quorum will not review mail from %s on list %s "
+			"any more, as asked. Reply '#quorum unmute' to undo "
+			"it.",
+			who, t->l->name);
+	else if (!was)
+		sb_addf(&text,
+			"%s was not muted on list %s by '#quorum "
+			"mute'; nothing changed.",
+			who, t->l->name);
+	else
+		sb_addf(&text,
+			"quorum reviews mail from %s on list %s again, as "
+			"asked. Reply '#quorum rerun' to review this "
+			"series.",
+			who, t->l->name);
+	if (c == CMD_UNMUTE && watch_author_muted(t, p) > 0)
+		sb_addf(&text,
+			" Note: list.%s.mute in quorum's config still mutes "
+			"this mail.",
+			t->l->name);
+	watch_send_note(t, cmd, text.buf);
+	sb_release(&text);
+}
+
 void run_command(struct thread_ctx *t, const struct mp_set *set,
 		 const struct mp_patch *cmd)
 {
-	static const char *const names[] = {"", "rerun", "mute", "explain"};
+	static const char *const names[] = {"", "rerun", "mute", "explain",
+					    "unmute"};
 	struct watch *w = t->w;
 	const struct mp_series *s = command_series(set, cmd);
 	const char *sender = cmd->author_email;
 	struct tmsg *tm = tmsg_find(t, cmd->message_id);
 	struct sb key = SB_INIT;
-	int n = 0, fresh;
+	int n = 0, fresh, was = 0;
 	enum command c = command_of(cmd, &n);
 
 	if (!s)
@@ -110,6 +178,11 @@ void run_command(struct thread_ctx *t, const struct mp_set *set,
 			printf("%s: ignored #quorum %s from %s: not the "
 			       "author or a maintainer\n",
 			       t->l->name, names[c], sender ? sender : "?");
+		return;
+	}
+	if (c == CMD_RERUN && rerun_refused(t, s, cmd)) {
+		if (tm)
+			tm->tag = "quorum/reviewed";
 		return;
 	}
 	watch_series_key(s, &key);
@@ -124,6 +197,10 @@ void run_command(struct thread_ctx *t, const struct mp_set *set,
 				       w->now) < 0
 				? -1
 				: 1;
+	else if (fresh > 0 && c == CMD_UNMUTE)
+		was = state_mute_remove(w->st, t->l->name,
+					mp_series_first(s)->author_email),
+		fresh = was < 0 ? -1 : 1;
 	if (fresh < 0 || state_commit(w->st) < 0) {
 		state_rollback(w->st);
 		error("state db: %s", state_error(w->st));
@@ -134,12 +211,16 @@ void run_command(struct thread_ctx *t, const struct mp_set *set,
 	if (!fresh)
 		goto out;
 	printf("%s: #quorum %s from %s\n", t->l->name, names[c], sender);
+	if (c == CMD_MUTE || c == CMD_UNMUTE)
+		ack_mute(t, s, cmd, c, was);
 	if (c == CMD_EXPLAIN) {
 		t->explain = n;
 		t->explain_id = cmd->message_id;
+		t->explain_cmd = cmd;
 		review_one(t, s);
 		t->explain = 0;
 		t->explain_id = NULL;
+		t->explain_cmd = NULL;
 	}
 out:
 	sb_release(&key);

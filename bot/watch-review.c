@@ -5,10 +5,12 @@
  * reply composed, recorded with the series in one transaction, then
  * delivered.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "review/cost.h"
 #include "watch.h"
@@ -26,6 +28,15 @@ static bool is_muted(const struct wlist *l, const struct mp_patch *p)
 			return true;
 	}
 	return false;
+}
+
+int watch_author_muted(struct thread_ctx *t, const struct mp_patch *parent)
+{
+	if (is_muted(t->l, parent))
+		return 1;
+	if (!parent->author_email)
+		return 0;
+	return state_is_muted(t->w->st, t->l->name, parent->author_email);
 }
 
 static void patch_ids(const struct mp_series *s, struct sb *out)
@@ -93,8 +104,12 @@ static struct rv_repo *list_repo(struct watch *w, struct wlist *l)
 	if (l->rv || l->repo_failed || !l->repo)
 		return l->rv;
 	path = expand_home(l->repo);
-	if (rv_repo_open(&l->rv, path, &err) < 0) {
-		error("list %s: %s", l->name, err.msg);
+	if (access(path, F_OK) < 0)
+		errmsg_set(&err, -1, "%s: %s", path, strerror(errno));
+	if (*err.msg || rv_repo_open(&l->rv, path, &err) < 0) {
+		error("list %s: repo = %s: %s; its series are tagged "
+		      "quorum/failed until it is fixed and '#quorum rerun'",
+		      l->name, l->repo, err.msg);
 		l->repo_failed = true;
 		free(path);
 		return NULL;
@@ -117,7 +132,7 @@ static int record_and_send(struct thread_ctx *t, const char *key,
 			   const char *pids, const char *msgid,
 			   const char *author, const char *digest_line,
 			   const struct mailed_findings *mf,
-			   const struct sb *raw)
+			   const struct sb *raw, enum series_status status)
 {
 	struct watch *w = t->w;
 	const char *method = list_method(w, t->l);
@@ -132,9 +147,8 @@ static int record_and_send(struct thread_ctx *t, const char *key,
 	/* pids NULL: an explanation, which leaves the series as it is. */
 	if (state_reply_add(w->st, msgid, key, t->l->name, author, method,
 			    raw->buf, raw->len, w->now) < 0 ||
-	    (pids &&
-	     state_series_set(w->st, key, t->l->name, t->thread,
-			      SERIES_REVIEWED, pids, msgid, w->now) < 0) ||
+	    (pids && state_series_set(w->st, key, t->l->name, t->thread, status,
+				      pids, msgid, w->now) < 0) ||
 	    (mf && mailed_findings_add(t, key, msgid, mf) < 0)) {
 		state_rollback(w->st);
 		goto fail;
@@ -293,9 +307,17 @@ struct series_review {
 	struct mailed_findings mf;
 };
 
-static const char *subject_of(const struct mp_patch *p)
+/* The series' subject as posted; patch 1's title for an untouched cover. */
+static const char *subject_of(const struct mp_series *s)
 {
-	return p->subject_raw ? p->subject_raw : "";
+	const struct mp_patch *p = mp_series_first(s);
+
+	if (!p || !p->subject_raw)
+		return "";
+	if (strstr(p->subject_raw, "*** SUBJECT HERE ***") &&
+	    mp_series_title(s))
+		return mp_series_title(s);
+	return p->subject_raw;
 }
 
 /* Record what became of the series, and tag its mail so. */
@@ -349,12 +371,9 @@ static bool series_due(struct thread_ctx *t, struct series_review *sr)
 				   : "quorum/failed");
 		return false;
 	}
-	if (s->superseded || is_muted(l, parent) ||
-	    (parent->author_email &&
-	     state_is_muted(w->st, l->name, parent->author_email) > 0)) {
+	if (s->superseded || watch_author_muted(t, parent) > 0) {
 		printf("%s: skipped %s series \"%s\"\n", l->name,
-		       s->superseded ? "superseded" : "muted",
-		       subject_of(parent));
+		       s->superseded ? "superseded" : "muted", subject_of(s));
 		series_settle(t, sr, SERIES_SKIPPED, NULL);
 		return false;
 	}
@@ -364,7 +383,7 @@ static bool series_due(struct thread_ctx *t, struct series_review *sr)
 			printf("%s: waiting for %zu missing patch%s of \"%s\" "
 			       "(up to %llds)\n",
 			       l->name, s->nmissing,
-			       s->nmissing == 1 ? "" : "es", subject_of(parent),
+			       s->nmissing == 1 ? "" : "es", subject_of(s),
 			       (long long)(l->wait - (w->now - last)));
 		series_wait(t, sr);
 		return false;
@@ -372,7 +391,7 @@ static bool series_due(struct thread_ctx *t, struct series_review *sr)
 	if (s->nmissing >= s->npatches) {
 		/* A cover letter alone: nothing to review. */
 		printf("%s: skipped \"%s\": no patch of it arrived\n", l->name,
-		       subject_of(parent));
+		       subject_of(s));
 		series_settle(t, sr, SERIES_SKIPPED, NULL);
 		return false;
 	}
@@ -403,7 +422,7 @@ static bool series_check_unchanged(struct thread_ctx *t,
 	if (state_series_unchanged_noted(w->st, sr->pids.buf) != 0) {
 		/* Said "unchanged" once already: stay quiet. */
 		printf("%s: skipped \"%s\": unchanged, and already said so\n",
-		       t->l->name, subject_of(sr->parent));
+		       t->l->name, subject_of(sr->s));
 		series_settle(t, sr, SERIES_SKIPPED, sr->pids.buf);
 		return false;
 	}
@@ -432,6 +451,21 @@ static void review_msgid(struct thread_ctx *t, struct series_review *sr)
 	sb_release(&key);
 }
 
+bool watch_list_repo_ok(struct watch *w, struct wlist *l)
+{
+	struct sb where = SB_INIT;
+
+	if (!l->repo) {
+		qconfig_where(w->s.cfg, "list", l->name, NULL, &where);
+		error("list %s (%s) has no repo key: its series cannot be "
+		      "applied, and are tagged quorum/failed",
+		      l->name, where.buf);
+		sb_release(&where);
+		return false;
+	}
+	return list_repo(w, l) != NULL;
+}
+
 /*
  * Review the series with the list's repository, the session's voters
  * and the list's caps. 0, or -1 when there is nothing to reply.
@@ -444,10 +478,16 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 	struct errmsg err = {""};
 	int rr;
 
-	if (!list_repo(w, l) && l->repo) {
-		/* The config's fault, not the series': try again. */
-		t->retry = true;
-		w->failed++;
+	if (!list_repo(w, l)) {
+		/*
+		 * The config's fault, said once a pass: failed, not
+		 * retried every pass (a rerun or a new version is).
+		 */
+		printf("%s: failed \"%s\": the list's repo is %s\n", l->name,
+		       subject_of(sr->s),
+		       l->repo ? "not a repository" : "not set");
+		series_settle(t, sr, SERIES_FAILED, sr->pids.buf);
+		w->misconfigured = true;
 		return -1;
 	}
 	opts.apply.branch = l->branch;
@@ -467,7 +507,7 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 	l->rv_uses++;
 	if (rr < 0 && !sr->r) {
 		error("list %s: cannot review \"%s\": %s", l->name,
-		      subject_of(sr->parent), err.msg);
+		      subject_of(sr->s), err.msg);
 		series_settle(t, sr, SERIES_FAILED, sr->pids.buf);
 		return -1;
 	}
@@ -495,6 +535,12 @@ static int series_compose(struct thread_ctx *t, struct series_review *sr)
 	ro.prompt_hash = w->prompt_hash;
 	ro.unchanged_since = sr->unchanged ? sr->earlier : NULL;
 	ro.explain = t->explain;
+	if (t->explain) {
+		/* In reply to the command; no such finding: its sender only. */
+		ro.command = t->explain_cmd;
+		ro.sender_only =
+			!sr->r || (size_t)t->explain > sr->r->findings.n;
+	}
 	ro.now = w->now;
 	ro.missing_prereqs = (const char *const *)sr->pq.missing;
 	ro.nmissing_prereqs = sr->pq.nmissing;
@@ -528,10 +574,49 @@ static void series_digest_line(const struct series_review *sr, struct sb *out)
 		outcome = "does not apply";
 	else
 		outcome = sr->r->findings.n ? "findings" : "no findings";
-	sb_addf(out, "\"%s\" from %s: %s <%s>", subject_of(parent),
+	sb_addf(out, "\"%s\" from %s: %s <%s>", subject_of(sr->s),
 		parent->from ? parent->from : "?", outcome, parent->message_id);
 	if (!sr->unchanged && sr->r->findings.n)
 		sb_addf(out, " (%zu at quorum)", sr->r->findings.n);
+}
+
+/* The series did not apply: the reply says so, and it is failed. */
+static bool series_not_applied(const struct series_review *sr)
+{
+	return !sr->unchanged && sr->r && sr->r->apply &&
+	       sr->r->apply->failed >= 0;
+}
+
+int watch_send_note(struct thread_ctx *t, const struct mp_patch *cmd,
+		    const char *text)
+{
+	struct watch *w = t->w;
+	struct reply_opts ro = REPLY_OPTS_INIT;
+	struct sb key = SB_INIT, msgid = SB_INIT, raw = SB_INIT;
+	struct errmsg err = {""};
+	int ret = -1;
+
+	sb_addf(&key, "#note#%s", cmd->message_id);
+	reply_msgid(w, key.buf, "note", &msgid);
+	ro.from = w->from;
+	ro.domain = w->domain;
+	ro.msgid = msgid.buf;
+	ro.now = w->now;
+	if (reply_compose_note(&raw, cmd, text, &ro, &err) < 0) {
+		error("list %s: %s", t->l->name, err.msg);
+		goto out;
+	}
+	/* pids NULL: the series is left as it is. */
+	ret = record_and_send(t, key.buf, NULL, msgid.buf, cmd->author_email,
+			      NULL, NULL, &raw, SERIES_REVIEWED);
+	if (!ret)
+		printf("%s: answered %s, reply <%s> (%s)\n", t->l->name,
+		       cmd->author_email, msgid.buf, list_method(w, t->l));
+out:
+	sb_release(&key);
+	sb_release(&msgid);
+	sb_release(&raw);
+	return ret;
 }
 
 /* Say what was sent, and count it. */
@@ -542,11 +627,23 @@ static void series_report(struct thread_ctx *t, struct series_review *sr)
 
 	if (t->explain) {
 		printf("%s: explained finding %d of \"%s\", reply <%s> (%s)\n",
-		       l->name, t->explain, subject_of(sr->parent),
-		       sr->msgid.buf, list_method(w, l));
+		       l->name, t->explain, subject_of(sr->s), sr->msgid.buf,
+		       list_method(w, l));
 		return;
 	}
-	printf("%s: reviewed \"%s\": %s", l->name, subject_of(sr->parent),
+	if (series_not_applied(sr)) {
+		const struct rv_patch_result *pr =
+			&sr->r->apply->patches[sr->r->apply->failed];
+
+		printf("%s: failed \"%s\": patch %d does not apply, "
+		       "reply <%s> (%s)\n",
+		       l->name, subject_of(sr->s), pr->index, sr->msgid.buf,
+		       list_method(w, l));
+		tag_series(t, sr->s, "quorum/failed");
+		w->failed++;
+		return;
+	}
+	printf("%s: reviewed \"%s\": %s", l->name, subject_of(sr->s),
 	       sr->unchanged	   ? "unchanged since an earlier review"
 	       : sr->r->findings.n ? "findings"
 				   : "no findings");
@@ -607,7 +704,9 @@ void review_one(struct thread_ctx *t, const struct mp_series *s)
 	if (record_and_send(t, sr.key.buf, t->explain ? NULL : sr.pids.buf,
 			    sr.msgid.buf, sr.parent->author_email,
 			    t->explain ? NULL : dline.buf,
-			    t->explain ? NULL : &sr.mf, &sr.raw) < 0) {
+			    t->explain ? NULL : &sr.mf, &sr.raw,
+			    series_not_applied(&sr) ? SERIES_FAILED
+						    : SERIES_REVIEWED) < 0) {
 		t->retry = true;
 		goto out;
 	}

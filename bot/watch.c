@@ -85,16 +85,20 @@ const struct cmd cmd_watch_def = {
 	"\n"
 	"Commands, in a reply in the thread from the series' author or a\n"
 	"maintainer, on a line of their own: '#quorum rerun' (review again),\n"
-	"'#quorum mute' (never review the author's mail on this list again),\n"
+	"'#quorum mute' (never review the author's mail on this list again;\n"
+	"acknowledged to the sender), '#quorum unmute' (undo it),\n"
 	"'#quorum explain N' (finding N in detail, with the similar past "
-	"fixes).\n"
+	"fixes; in reply to the command mail, to its sender only when there\n"
+	"is no finding N).\n"
 	"\n"
 	"Mail is tagged quorum/seen, quorum/reviewed, quorum/skipped or\n"
 	"quorum/failed; no other tag is touched.\n"
 	"\n"
 	"Exit status: 0 when the run completed (series that failed are tagged\n"
-	"and reported), 2 usage or config error, 3 environment error (notmuch\n"
-	"database, state db).",
+	"quorum/failed and counted), 2 usage or config error (a malformed\n"
+	"config, a key quorum does not know, a [voter] without url or model,\n"
+	"a list whose repo is missing or not a repository), 3 environment\n"
+	"error (notmuch database, state db, a missing API key).",
 };
 
 volatile sig_atomic_t stop_requested;
@@ -386,6 +390,49 @@ static int strset_add(void *arg, const char *s)
 
 static int open_notmuch(struct watch *w);
 
+/* How many messages match qs; 0 when the query cannot run. */
+static unsigned count_of(struct watch *w, const char *qs)
+{
+	notmuch_query_t *q = notmuch_query_create(w->db, qs);
+	unsigned n = 0;
+
+	if (q && notmuch_query_count_messages(q, &n))
+		n = 0;
+	if (q)
+		notmuch_query_destroy(q);
+	return n;
+}
+
+/*
+ * A new setup whose query matches nothing of the list's mail (notmuch
+ * tagged it before new.tags had "new"): say so, or the pass reads as
+ * "0 reviewed" and nothing else. Quiet once quorum has seen a message
+ * of the list.
+ */
+static void hint_unmatched(struct watch *w, const struct wlist *l)
+{
+	struct sb qs = SB_INIT;
+	unsigned seen, all, matched;
+
+	sb_addf(&qs, "tag:quorum/seen and (to:\"%s\" or cc:\"%s\")", l->address,
+		l->address);
+	seen = count_of(w, qs.buf);
+	sb_reset(&qs);
+	sb_addf(&qs, "to:\"%s\" or cc:\"%s\"", l->address, l->address);
+	all = seen ? 0 : count_of(w, qs.buf);
+	sb_reset(&qs);
+	sb_addf(&qs, "(%s) and (to:\"%s\" or cc:\"%s\")", l->query, l->address,
+		l->address);
+	matched = all ? count_of(w, qs.buf) : 0;
+	if (all && !matched)
+		warning("list %s: none of the %u messages to %s matches the "
+			"query '%s'; tag them new (notmuch tag +new -- "
+			"to:%s) or set list.%s.query (contrib/watch.md)",
+			l->name, all, l->address, l->query, l->address,
+			l->name);
+	sb_release(&qs);
+}
+
 static int process_list(struct watch *w, struct wlist *l)
 {
 	struct strset threads = {NULL, 0, 0};
@@ -395,6 +442,7 @@ static int process_list(struct watch *w, struct wlist *l)
 	size_t i;
 	int ret = 0;
 
+	hint_unmatched(w, l);
 	sb_addf(&qs, "(%s) and not tag:quorum/seen", l->query);
 	q = notmuch_query_create(w->db, qs.buf);
 	/*
@@ -493,11 +541,16 @@ static int run_once(struct watch *w, bool once)
 		w->lists[i].repo_failed = false; /* perhaps it is back */
 	w->reviewed = w->waiting = w->skipped = w->failed = 0;
 	w->delivered = w->held = 0;
+	w->misconfigured = false;
 	/* First finish what an earlier run recorded but did not deliver. */
 	if (state_replies_pending(w->st, w->now, deliver_pending_one, w) < 0)
 		warning("state db: %s", state_error(w->st));
 	if (open_notmuch(w) < 0)
 		return EXIT_ENV;
+	/* A list that cannot be reviewed is said every pass, mail or not. */
+	for (i = 0; i < w->nlists; i++)
+		if (!watch_list_repo_ok(w, &w->lists[i]))
+			w->misconfigured = true;
 	for (i = 0; i < w->nlists && !stop_requested; i++) {
 		process_list(w, &w->lists[i]);
 		if (w->lists[i].mode == MODE_DIGEST)
@@ -507,13 +560,13 @@ static int run_once(struct watch *w, bool once)
 	w->db = NULL;
 	if (!once && !(w->reviewed + w->waiting + w->skipped + w->failed +
 		       w->delivered + w->held))
-		return 0;
+		return w->misconfigured ? EXIT_USAGE : 0;
 	printf("watch: %zu reviewed, %zu waiting, %zu skipped, %zu failed, "
 	       "%zu delivered, %zu held\n",
 	       w->reviewed, w->waiting, w->skipped, w->failed, w->delivered,
 	       w->held);
 	fflush(stdout);
-	return 0;
+	return w->misconfigured ? EXIT_USAGE : 0;
 }
 
 /* watch.pid next to the state db, for the post-new hook. */

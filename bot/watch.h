@@ -85,7 +85,8 @@ struct watch {
 
 	/* counters for the summary line */
 	size_t reviewed, waiting, skipped, failed, delivered, held;
-	size_t tagged; /* messages tagged since the db was opened */
+	bool misconfigured; /* a list's repo is missing: the pass exits 2 */
+	size_t tagged;	    /* messages tagged since the db was opened */
 };
 
 /* SIGTERM or SIGINT: end after the series at hand. */
@@ -116,8 +117,9 @@ struct thread_ctx {
 	size_t ncmds, cmds_alloc;
 	bool retry;  /* a state or repo error: leave the mail untagged */
 	int explain; /* set while answering #quorum explain N */
-	const char *explain_id;	  /* ... the command's Message-ID */
-	const struct mp_set *set; /* the thread's series */
+	const char *explain_id;		    /* ... the command's Message-ID */
+	const struct mp_patch *explain_cmd; /* ... and the command mail */
+	const struct mp_set *set;	    /* the thread's series */
 };
 
 #define THREAD_CTX_INIT(w_, l_, thread_)                                       \
@@ -139,10 +141,26 @@ int deliver_one(struct watch *w, const char *msgid, const char *method,
  * (t->explain); bot/watch-review.c.
  */
 void review_one(struct thread_ctx *t, const struct mp_series *s);
+/*
+ * Is the author of parent muted on the thread's list (list.NAME.mute,
+ * or #quorum mute)? 1, 0, or -1 on a state db error.
+ */
+int watch_author_muted(struct thread_ctx *t, const struct mp_patch *parent);
+/*
+ * Answer the #quorum command mail cmd with text, to its sender only,
+ * exactly once (recorded and delivered as a reply). 0 or -1.
+ */
+int watch_send_note(struct thread_ctx *t, const struct mp_patch *cmd,
+		    const char *text);
+/*
+ * Open the list's repository (once a pass): false, said on stderr,
+ * when it has no repo key or the repo cannot be opened.
+ */
+bool watch_list_repo_ok(struct watch *w, struct wlist *l);
 
 /* ---- #quorum commands (bot/watch-commands.c) -------------------------- */
 
-enum command { CMD_NONE, CMD_RERUN, CMD_MUTE, CMD_EXPLAIN };
+enum command { CMD_NONE, CMD_RERUN, CMD_MUTE, CMD_EXPLAIN, CMD_UNMUTE };
 
 /*
  * The #quorum command on a line of its own in p's text (quoted lines

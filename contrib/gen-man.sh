@@ -77,7 +77,7 @@ echo ".fi"
 extra=$(grep -oh 'qconfig_get[_a-z]*([a-z_>-]*cfg, *"[^"]*"' "$TOP"/bot/*.c |
 	sed 's/.*"\(.*\)"/\1/' | sort -u | while read -r k; do
 		sect=${k%%.*} name=${k#*.}
-		grep -q "^[[:space:]]*;*[[:space:]]*$name[[:space:]]*=" "$TOP/contrib/quorum.conf.example" ||
+		grep -q "^[[:space:]]*[;#]*[[:space:]]*$name[[:space:]]*=" "$TOP/contrib/quorum.conf.example" ||
 			echo "$sect.$name"
 	done)
 if [ -n "$extra" ]; then

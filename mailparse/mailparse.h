@@ -309,7 +309,11 @@ const struct mp_patch *mp_series_first(const struct mp_series *s);
 const char *mp_patch_title(const struct mp_patch *p);
 /* Is id (without <>) the message-id of s's cover or one of its patches? */
 bool mp_series_has_msgid(const struct mp_series *s, const char *id);
-/* The title of mp_series_first(s); NULL when none. */
+/*
+ * The title of mp_series_first(s), or of the first patch when the cover
+ * letter's subject is format-patch's untouched "*** SUBJECT HERE ***";
+ * NULL when none.
+ */
 const char *mp_series_title(const struct mp_series *s);
 
 /*

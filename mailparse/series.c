@@ -647,7 +647,15 @@ bool mp_series_has_msgid(const struct mp_series *s, const char *id)
 
 const char *mp_series_title(const struct mp_series *s)
 {
-	return mp_patch_title(mp_series_first(s));
+	const char *t = mp_patch_title(mp_series_first(s));
+	size_t k;
+
+	/* format-patch's untouched cover letter names nothing: patch 1 does. */
+	if (t && s->cover && strstr(t, "*** SUBJECT HERE ***"))
+		for (k = 0; k < s->npatches; k++)
+			if (s->patches[k] && mp_patch_title(s->patches[k]))
+				return mp_patch_title(s->patches[k]);
+	return t;
 }
 
 void mp_set_free(struct mp_set *set)

@@ -927,9 +927,15 @@ int ap_apply_text(const struct ap_file *f, const char *buf, size_t len,
 			goto out;
 		}
 		if (at < 0) {
-			long want = mb	 ? 0
-				    : me ? (long)img.n - (long)npre
-					 : line;
+			/*
+			 * Compare where the hunk says it is, even when it
+			 * must end the file: what the base has there is
+			 * what the author needs to see.
+			 */
+			long want = mb ? 0
+				    : me && (size_t)line + npre > img.n
+					    ? (long)img.n - (long)npre
+					    : line;
 
 			fail->hunk = h;
 			describe_failure(&img, pre, npre, want, hk, me, fail);

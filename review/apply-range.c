@@ -67,7 +67,7 @@ int rv_range_commits(struct rv_range *out, struct rv_repo *repo,
 	/* Each side on its own: git_revwalk_push_range() leaks on a bad one. */
 	if (side_oid(repo, range, (size_t)(dots - range), &from) < 0 ||
 	    side_oid(repo, dots + 2, strlen(dots + 2), &to) < 0) {
-		ret = errmsg_set(err, RV_ERR_INPUT,
+		ret = errmsg_set(err, RV_ERR_REPO,
 				 "range '%s' does not name two commits of the repository",
 				 range);
 		goto out;

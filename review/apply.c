@@ -835,7 +835,10 @@ static const char *series_title(const struct mp_series *s)
 {
 	const struct mp_patch *p = mp_series_first(s);
 
-	return p ? patch_title(p) : "(empty series)";
+	/* mp_series_title() skips an untouched cover letter subject. */
+	return !p		    ? "(empty series)"
+	       : mp_series_title(s) ? mp_series_title(s)
+				    : patch_title(p);
 }
 
 /*
@@ -1018,6 +1021,8 @@ static const char *source_name(enum rv_base_source src)
 		return "the list's branch";
 	case RV_BASE_HEAD:
 		return "HEAD";
+	case RV_BASE_PARENT:
+		return "the parent commit";
 	}
 	return "?";
 }

@@ -48,11 +48,35 @@ cJSON *rv_json_str(const char *s)
 }
 
 static const char *const base_sources[] = {
-	[RV_BASE_OPTION] = "option",
-	[RV_BASE_SERIES] = "series",
-	[RV_BASE_BRANCH] = "branch",
-	[RV_BASE_HEAD] = "head",
+	[RV_BASE_OPTION] = "option", [RV_BASE_SERIES] = "series",
+	[RV_BASE_BRANCH] = "branch", [RV_BASE_HEAD] = "head",
+	[RV_BASE_PARENT] = "parent",
 };
+
+/* The past bug/fix pairs most like patch k, best first. */
+static cJSON *json_similar(const struct rv_review *r, size_t k)
+{
+	cJSON *arr = cJSON_CreateArray();
+	const struct rv_similar_list *l;
+	size_t i;
+
+	if (r->npatch_info != r->series->npatches || !r->similar)
+		return arr;
+	l = &r->similar[k];
+	for (i = 0; i < l->n; i++) {
+		const struct rv_similar *m = &l->items[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "bug", m->bug_id);
+		rv_json_put_str(o, "bug_subject", m->bug_subject);
+		cJSON_AddStringToObject(o, "fix", m->fix_id);
+		rv_json_put_str(o, "fix_subject", m->fix_subject);
+		rv_json_put_str(o, "kind", m->kind);
+		cJSON_AddNumberToObject(o, "score", m->score);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
 
 static cJSON *json_patches(const struct rv_review *r)
 {
@@ -96,6 +120,12 @@ static cJSON *json_patches(const struct rv_review *r)
 			cJSON_AddNumberToObject(o, "risk", r->risk[k]);
 		else
 			cJSON_AddNullToObject(o, "risk");
+		/* What the text report prints under "history", too. */
+		rv_json_put_str(o, "risk_reasons",
+				r->npatch_info == s->npatches && r->risk_why
+					? r->risk_why[k]
+					: NULL);
+		cJSON_AddItemToObject(o, "similar", json_similar(r, k));
 		cJSON_AddItemToArray(arr, o);
 	}
 	return arr;
@@ -188,7 +218,8 @@ static cJSON *json_cost(const struct rv_review *r)
 	cJSON_AddNumberToObject(o, "clamped", (double)nclamped);
 	cJSON_AddNumberToObject(o, "est_tokens_in", (double)est_in);
 	cJSON_AddNumberToObject(o, "est_tokens_out", (double)est_out);
-	if (r->day_left >= 0)
+	/* null without a daily cap, as the schema says. */
+	if (r->day_budget > 0 && r->day_left >= 0)
 		cJSON_AddNumberToObject(o, "day_left", r->day_left);
 	else
 		cJSON_AddNullToObject(o, "day_left");

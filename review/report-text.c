@@ -14,6 +14,7 @@ static const char *const base_sources[] = {
 	[RV_BASE_SERIES] = "base-commit of the series",
 	[RV_BASE_BRANCH] = "the list's branch",
 	[RV_BASE_HEAD] = "HEAD",
+	[RV_BASE_PARENT] = "the parent of its first commit",
 };
 
 void rv_wrap(struct sb *out, const char *text, const char *indent, size_t width,
@@ -92,7 +93,10 @@ static const char *series_title(const struct mp_series *s)
 {
 	const struct mp_patch *p = mp_series_first(s);
 
-	return p ? patch_title(p) : "(empty series)";
+	/* mp_series_title() skips an untouched cover letter subject. */
+	return !p		    ? "(empty series)"
+	       : mp_series_title(s) ? mp_series_title(s)
+				    : patch_title(p);
 }
 
 /* The series applied first, each on a line; not reviewed here. */

@@ -149,6 +149,7 @@ enum rv_base_source {
 	RV_BASE_SERIES, /* base-commit: of the series */
 	RV_BASE_BRANCH, /* configured branch of the list */
 	RV_BASE_HEAD,	/* HEAD of the repo */
+	RV_BASE_PARENT, /* the parent of a commit under review (ci) */
 };
 
 struct rv_apply_opts {
@@ -478,8 +479,9 @@ struct rv_range {
 /*
  * The commits of range "A..B" (reachable from B, not from A), oldest
  * first, merges and root commits counted but left out. Returns 0,
- * RV_ERR_INPUT (not A..B, a side that names no commit, over 100000
- * commits) or RV_ERR_REPO. Caller releases out with rv_range_release().
+ * RV_ERR_INPUT (not A..B, over 100000 commits) or RV_ERR_REPO (a side
+ * that names no commit, as for a --base that does not resolve). Caller
+ * releases out with rv_range_release().
  */
 int rv_range_commits(struct rv_range *out, struct rv_repo *repo,
 		     const char *range, struct errmsg *err);

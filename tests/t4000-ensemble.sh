@@ -257,7 +257,7 @@ is "$rc" 3 "missing prompts are an environment error"
 like "$TMP/err" 'cannot read prompt file .*/nowhere/review\.md' "naming the file"
 voter a openai ma weight=heavy >"$TMP/config"
 review "$TMP"/p1/*.patch
-is "$rc" 3 "a bad weight is refused"
+is "$rc" 2 "a bad weight is refused as a config error (exit 2, as in every command)"
 like "$TMP/err" 'voter "a": weight = .heavy. is not a number' "with the voter and key"
 fake_stop
 

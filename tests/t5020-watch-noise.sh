@@ -155,21 +155,42 @@ printf '[list "x"]\n\trepo = /nonexistent\n' >"$QUORUM_CONFIG"
 watch
 is "$rc" 2 "no list with an address: nothing to watch"
 like "$TMP/err" 'no \[list "NAME"\] section with an address' "it says so"
-# 8. A repo that is not there is the config's fault: nothing is sent or
-#    tagged, and the series is reviewed once the repo is back.
+# 8. A repo that is not there is the config's fault: the pass exits 2,
+#    nothing is sent, the series is failed (tagged so, not retried every
+#    pass), and a '#quorum rerun' reviews it once the repo is back.
 mv "$R" "$R.away"
 mail_single norepo-1 "A U Thor <author@example.org>" "main: add f_norepo()" norepo
 notmuch new --quiet
 watch_config
 before=$(outbox_count)
 watch
-like "$TMP/err" "list devel: .*repo" "a missing repo is reported"
+is "$rc" 2 "a missing repo: the pass exits 2"
+like "$TMP/err" "list devel: repo = .*: No such file or directory" "a missing repo is reported, as missing"
 is "$(outbox_count)" "$before" "and nothing is sent"
-is "$(notmuch count id:norepo-1@example.org and tag:quorum/seen)" 0 \
-	"nor is the mail tagged seen"
+is "$(notmuch count id:norepo-1@example.org and tag:quorum/failed)" 1 \
+	"the series is tagged failed"
+like "$TMP/out" "^watch: 0 reviewed, 0 waiting, 0 skipped, 1 failed" "and counted so"
+watch
+is "$rc" 2 "the next pass still exits 2"
+unlike "$TMP/out" "1 failed" "but does not try the series again"
 mv "$R.away" "$R"
 watch
-is "$(outbox_count)" $((before + 1)) "once the repo is back the series is reviewed"
+is "$rc" 0 "the repo is back: the pass exits 0"
+is "$(outbox_count)" "$before" "a failed series waits for a rerun"
+cat >"$MAIL/new/norepo-rerun" <<EOM
+From: A U Thor <author@example.org>
+To: $LIST
+Subject: Re: [PATCH] main: add f_norepo()
+Message-ID: <norepo-rerun@example.org>
+In-Reply-To: <norepo-1@example.org>
+References: <norepo-1@example.org>
+Date: Tue, 14 Nov 2023 22:30:00 +0000
+
+#quorum rerun
+EOM
+notmuch new --quiet
+watch
+is "$(outbox_count)" $((before + 1)) "'#quorum rerun' once the repo is back reviews the series"
 
 run "$QUORUM" watch --once extra
 is "$rc" 2 "watch takes no arguments"

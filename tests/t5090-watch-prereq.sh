@@ -165,12 +165,12 @@ is "$rc" 0 "P missing: watch exits 0"
 is "$(reply_to "$S3" | wc -l | tr -d ' ')" 1 "P missing: S gets exactly one reply"
 RS=$(reply_to "$S3")
 flat "$RS" >"$TMP/rs"
-like "$TMP/rs" "quorum could not apply patch 1/1 on [0-9a-f]{12}: .*does not apply: .*\\(missing prerequisite <$P3>\\)" \
+like "$TMP/rs" "quorum did not review this series: it was not applied, because patch 1/1 does not apply on [0-9a-f]{12}: .*does not apply: .*\\(missing prerequisite <$P3>\\)" \
 	"P missing: the failure names the missing prerequisite"
 like "$TMP/rs" "The series declares the prerequisite <$P3>, which is not in the mail quorum reads, so the series was tried without it" \
 	"P missing: ... and says quorum has no mail of it"
 unlike "$TMP/rs" "Applied on top" "P missing: nothing applied first"
-like "$TMP/out" 'devel: reviewed "\[PATCH 0/1\] series sthree"' "P missing: S is answered"
+like "$TMP/out" 'devel: failed "\[PATCH 0/1\] series sthree": patch 1 does not apply, reply' "P missing: S is answered, and counted as failed"
 watch
 is "$(reply_to "$S3" | wc -l | tr -d ' ')" 1 "P missing: a second run sends nothing more"
 

@@ -40,6 +40,7 @@ fake_start "$TMP/s.json"
 {
 	voter a openai ma price-in=3 price-out=15
 	voter b anthropic mb price-in=3 price-out=15
+	printf '[list "other"]\n\tbudget-per-day = 5\n'
 } >"$TMP/config"
 export QUORUM_CONFIG=$TMP/config
 

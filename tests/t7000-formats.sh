@@ -63,7 +63,7 @@ for k, t in [("title", str), ("version", int), ("total", int),
              ("complete", bool), ("missing", list)]:
     if not isinstance(s[k], t): fail("series." + k)
 b = r["base"]
-if len(b["id"]) != 40 or b["source"] not in ("option", "series", "branch", "head"):
+if len(b["id"]) != 40 or b["source"] not in ("option", "series", "branch", "head", "parent"):
     fail("base")
 if r["applied"] is not True: fail("applied")
 for p in r["patches"]:

@@ -74,7 +74,7 @@ for k, r in enumerate(revs):
     assert r["base"]["id"] not in got[k + 1:], k
 for r, i in zip(revs, ids):
     assert r["applied"] is True
-    assert r["base"]["source"] == "option" and len(r["base"]["id"]) == 40
+    assert r["base"]["source"] == "parent" and len(r["base"]["id"]) == 40
     assert r["patches"][0]["status"] == "applied"
     assert isinstance(r["findings"], list) and isinstance(r["voters"], list)
 assert [len(r["findings"]) for r in revs] == [0, 0, 1]
@@ -133,7 +133,7 @@ run "$QUORUM" ci -C "$R" --range main
 is "$rc" 2 "a range that is not A..B exits 2"
 like "$TMP/err" "range 'main' is not of the form A\.\.B" "a range that is not A..B says so"
 run "$QUORUM" ci -C "$R" --range base..nosuch
-is "$rc" 2 "a range naming no commit exits 2"
+is "$rc" 3 "a range naming no commit exits 3, as review --base nosuch does"
 is "$(lines "$TMP/err")" 1 "a bad range is one line"
 like "$TMP/err" "range 'base\.\.nosuch' does not name two commits" "a bad range is named"
 run "$QUORUM" ci -C "$R" --range base..main --fail-on severe

@@ -35,7 +35,7 @@ test_expect_success 'every command and each of its options is in the page' '
 '
 test_expect_success 'every key of quorum.conf.example is in the page' '
 	missing= &&
-	for k in $(sed -n "s/^[[:space:]]*\([a-z][a-z-]*\)[[:space:]]*=.*/\1/p" "$TOP/contrib/quorum.conf.example" | sort -u); do
+	for k in $(sed -n "s/^[[:space:]]*#*\([a-z][a-z-]*\)[[:space:]]*=.*/\1/p" "$TOP/contrib/quorum.conf.example" | sort -u); do
 		grep -q -- "$k" "$TMP/flat" || missing="$missing $k"
 	done &&
 	echo "missing:$missing" &&

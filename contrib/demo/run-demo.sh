@@ -9,7 +9,7 @@ QUORUM=${1:-./quorum}
 # An absolute path: the script changes directory below.
 case $QUORUM in /*) ;; *) QUORUM=$(cd "$(dirname "$QUORUM")" && pwd)/$(basename "$QUORUM") ;; esac
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
-DEMO=$TOP/build/demo
+DEMO=${QUORUM_DEMO_DIR:-$TOP/build/demo}
 REPO=$DEMO/kvstore
 
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
