@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <git2.h>
 
@@ -330,10 +331,47 @@ static int add_file(struct qconfig *q, const char *path, git_config_level_t lvl,
 	return 0;
 }
 
+static const char *getenv_nonempty(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/*
+ * The user's config file into path: $QUORUM_CONFIG (which must exist),
+ * else $XDG_CONFIG_HOME/quorum/config or ~/.config/quorum/config.
+ * False when there is no such name at all (no HOME).
+ */
+static bool user_config_path(struct sb *path)
+{
+	const char *env = getenv_nonempty("QUORUM_CONFIG");
+	const char *xdg = getenv_nonempty("XDG_CONFIG_HOME");
+	const char *home = getenv_nonempty("HOME");
+
+	if (env)
+		sb_adds(path, env);
+	else if (xdg)
+		sb_addf(path, "%s/quorum/config", xdg);
+	else if (home)
+		sb_addf(path, "%s/.config/quorum/config", home);
+	return path->len > 0;
+}
+
+bool qconfig_user_file_present(void)
+{
+	struct sb path = SB_INIT;
+	bool present = user_config_path(&path) &&
+		       (getenv_nonempty("QUORUM_CONFIG") ||
+			access(path.buf, F_OK) == 0);
+
+	sb_release(&path);
+	return present;
+}
+
 int qconfig_load(struct qconfig **out, const char *repo, struct errmsg *err)
 {
 	struct qconfig *q = xcalloc(1, sizeof(*q));
-	const char *env, *xdg, *home;
 	struct sb path = SB_INIT;
 	git_buf gitdir = GIT_BUF_INIT;
 	int ret = -1;
@@ -343,21 +381,10 @@ int qconfig_load(struct qconfig **out, const char *repo, struct errmsg *err)
 		errmsg_set(err, -1, "cannot create a config object");
 		goto out;
 	}
-	env = getenv("QUORUM_CONFIG");
-	if (env && *env) {
-		if (add_file(q, env, GIT_CONFIG_LEVEL_GLOBAL, true, err) < 0)
-			goto out;
-	} else {
-		xdg = getenv("XDG_CONFIG_HOME");
-		home = getenv("HOME");
-		if (xdg && *xdg)
-			sb_addf(&path, "%s/quorum/config", xdg);
-		else if (home && *home)
-			sb_addf(&path, "%s/.config/quorum/config", home);
-		if (path.len && add_file(q, path.buf, GIT_CONFIG_LEVEL_GLOBAL,
-					 false, err) < 0)
-			goto out;
-	}
+	if (user_config_path(&path) &&
+	    add_file(q, path.buf, GIT_CONFIG_LEVEL_GLOBAL,
+		     !!getenv_nonempty("QUORUM_CONFIG"), err) < 0)
+		goto out;
 	if (repo) {
 		/* .git/quorum.conf of the repo, when there is one. */
 		if (git_repository_discover(&gitdir, repo, 0, NULL) == 0) {

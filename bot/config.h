@@ -47,6 +47,11 @@ void qconfig_where(struct qconfig *cfg, const char *section, const char *sub,
 /* Whether some file read has a [section "sub"] header. */
 bool qconfig_has_section(struct qconfig *cfg, const char *section,
 			 const char *sub);
+/*
+ * Is there a user config file to read ($QUORUM_CONFIG set, or the
+ * XDG one exists)? Commands that read no repository check it only then.
+ */
+bool qconfig_user_file_present(void);
 /* The files that were read, for messages. */
 const char *qconfig_sources(struct qconfig *cfg);
 

@@ -133,6 +133,7 @@ static const struct cmd *find_command(const char *name)
 int main(int argc, char **argv)
 {
 	const struct cmd *c;
+	bool mail_only;
 	int ret;
 
 	if (argc < 2) {
@@ -173,17 +174,19 @@ int main(int argc, char **argv)
 
 	/*
 	 * parse reads mail only; libgit2's init loads the system CA bundle
-	 * (mbedtls), an eighth of the time `quorum parse` takes on an mbox
+	 * (mbedtls), an eighth of the time `quorum parse` takes on an mbox,
+	 * so it is paid only when there is a config file to check.
 	 */
-	if (c != &cmd_parse_def)
+	mail_only = c == &cmd_parse_def && !qconfig_user_file_present();
+	if (!mail_only)
 		git_libgit2_init();
 	g_mime_init();
-	if (check_config(argc - 1, argv + 1) < 0)
+	if (!mail_only && check_config(argc - 1, argv + 1) < 0)
 		ret = EXIT_USAGE;
 	else
 		ret = c->fn(argc - 1, argv + 1);
 	g_mime_shutdown();
-	if (c != &cmd_parse_def)
+	if (!mail_only)
 		git_libgit2_shutdown();
 	fflush(stdout);
 	if (ferror(stdout)) {

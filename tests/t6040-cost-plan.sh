@@ -19,7 +19,7 @@ i=1
 while [ $i -le 10 ]; do
 	printf 'int f%d(int x)\n{\n\treturn x + %d;\n}\n' $i $i >"$R/f$i.c"
 	git -C "$R" add "f$i.c"
-	git -C "$R" commit -q -m "f$i: add f$i()"
+	git -C "$R" commit -q -m "lib: add f$i()"
 	i=$((i + 1))
 done
 
@@ -177,7 +177,7 @@ assert r["plan"]["counted"] == 11, r["plan"]
 ok $? "the Anthropic voter's inputs are counted, the other's are bytes"
 printf '[voter "x"]\n\tprovider = openai\n\turl = http://127.0.0.1:1/v1\n\tmodel = m\n\tcount-tokens = bytes\n' >"$TMP/config"
 run "$QUORUM" ci -C "$R" --range base..HEAD --budget 1
-is "$rc" 3 "a bad count-tokens is a config error"
+is "$rc" 2 "a bad count-tokens is a config error (exit 2, as every malformed config)"
 like "$TMP/err" "count-tokens = 'bytes' is not auto, anthropic, tokenize or none" "that says what it may be"
 
 # Several runs of commits (a merge splits the range): under the budget
@@ -202,7 +202,7 @@ git -C "$R2" add big.c && git -C "$R2" commit -q -m "big: add big()"
 git -C "$R2" checkout -q main
 for i in 1 2 3; do
 	printf 'int s%d(void)\n{\n\treturn %d;\n}\n' $i $i >"$R2/s$i.c"
-	git -C "$R2" add "s$i.c" && git -C "$R2" commit -q -m "s$i: add s$i()"
+	git -C "$R2" add "s$i.c" && git -C "$R2" commit -q -m "small: add s$i()"
 done
 git -C "$R2" merge -q --no-edit side
 {
@@ -217,7 +217,7 @@ is "$(grep -L 'big\.c' "$REC"/*.json | wc -l | tr -d ' ')" 0 "the small ones got
 awk -v s="$(spent)" 'BEGIN { exit !(s <= 0.03 + 1e-9) }'
 ok $? "within the budget (\$$(spent) of \$0.03)"
 first=$(sed -n 's/^quorum review: //p' "$TMP/out" | head -1)
-is "$first" "s1: add s1()" "the report keeps the range's order"
+is "$first" "small: add s1()" "the report keeps the range's order"
 
 # SIGKILL during a planned spend, then run again: a monthly cap of 40%
 # of X is never passed, by the server's own usage.
