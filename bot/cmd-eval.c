@@ -138,6 +138,10 @@ static void print_json(const struct rv_eval_result *res)
 		cJSON_AddNumberToObject(o, "baseline_auc", res->baseline_auc);
 	cJSON_AddNumberToObject(o, "precision", res->precision);
 	cJSON_AddNumberToObject(o, "recall", res->recall);
+	cJSON_AddNumberToObject(o, "history_flagged",
+				(double)res->history_flagged);
+	cJSON_AddNumberToObject(o, "history_flagged_positive",
+				(double)res->history_flagged_positive);
 	cJSON_AddNumberToObject(o, "seconds", res->seconds);
 	s = cJSON_PrintUnformatted(o);
 	puts(s ? s : "{}");
@@ -155,6 +159,16 @@ static void print_text(const struct rv_eval_result *res)
 	       "precision", res->precision, res->flagged_positive,
 	       res->flagged);
 	printf("%-13s %.3f\n", "recall", res->recall);
+	/* Is the history voter better than picking commits at random? */
+	printf("%-13s %zu flagged, %zu later fixed", "history",
+	       res->history_flagged, res->history_flagged_positive);
+	if (res->history_flagged && res->positives)
+		printf(" (%.2fx the base rate %.3f)",
+		       ((double)res->history_flagged_positive /
+			(double)res->history_flagged) /
+			       ((double)res->positives / (double)res->commits),
+		       (double)res->positives / (double)res->commits);
+	putchar('\n');
 	printf("%-13s %.2f\n", "seconds", res->seconds);
 }
 

@@ -61,8 +61,10 @@ static void print_results(const struct rv_similar_list *l)
 	for (i = 0; i < l->n; i++) {
 		const struct rv_similar *s = &l->items[i];
 
-		printf("%zu. score %.2f  %s\n", i + 1, s->score,
-		       !strcmp(s->kind, "revert") ? "reverted" : "fixed");
+		printf("%zu. score %.2f  %s  (names %.2f, shape %.2f)\n", i + 1,
+		       s->score,
+		       !strcmp(s->kind, "revert") ? "reverted" : "fixed",
+		       s->lexical, s->shape);
 		printf("   bug  %.12s %s\n", s->bug_id,
 		       text_clean(&a, s->bug_subject));
 		printf("   %s  %.12s %s\n",
@@ -75,15 +77,20 @@ static void print_results(const struct rv_similar_list *l)
 		       s->same_function ? " (same function)"
 		       : s->same_file	? " (same file)"
 					: "");
+		/* The renaming that maps the patch's code onto the past. */
+		if (s->renaming)
+			printf("   renaming %s\n", text_clean(&a, s->renaming));
 		for (j = 0; j < s->nmatches; j++) {
 			const struct rv_similar_match *m = &s->matches[j];
 
 			printf("   + %s:%d: %s\n",
 			       text_clean(&a, m->file ? m->file : "?"),
 			       m->new_no, text_clean(&b, m->patch_line));
-			printf("   ~ %s: %s\n",
+			printf("   ~ %s%s: %s\n",
 			       m->fix_removed ? "removed by the fix"
+			       : m->by_shape  ? "past code"
 					      : "added by the bug",
+			       m->by_shape ? " (same shape)" : "",
 			       text_clean(&a, m->past_line));
 		}
 	}

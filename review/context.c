@@ -692,14 +692,22 @@ static void past_fix_parts(struct parts *ps, const struct rv_context_in *in,
 		if (s->fix_explanation && *s->fix_explanation)
 			sb_addf(&p->text, "why it was fixed:\n%s\n",
 				s->fix_explanation);
+		/* A shape match: the same code with other names. */
+		if (s->renaming)
+			sb_addf(&p->text,
+				"the same code with other names; renaming "
+				"(this patch's name <-> the past one): %s\n",
+				s->renaming);
 		for (j = 0; j < s->nmatches && j < 5; j++) {
 			const struct rv_similar_match *m = &s->matches[j];
 
 			sb_addf(&p->text,
-				"this patch's %s:%d  %s\n  resembles the past "
+				"this patch's %s:%d  %s\n  resembles%s the "
+				"past "
 				"line%s  %s\n",
 				m->file ? m->file : "?", m->new_no,
 				m->patch_line ? m->patch_line : "",
+				m->by_shape ? " in shape" : "",
 				m->fix_removed ? " the fix removed:" : ":",
 				m->past_line ? m->past_line : "");
 		}

@@ -292,7 +292,7 @@ int hist_embed_search(struct rv_history *h, const char *query, size_t max,
 	h->embed_error[0] = '\0';
 	if (!max || hist_embed(&o, q, 1, &qv, &dim, &err) < 0) {
 		snprintf(h->embed_error, sizeof(h->embed_error), "%s", err.msg);
-		return -1;
+		return RV_ERR_INTERNAL;
 	}
 	if (sqlite3_prepare_v2(h->db,
 			       "SELECT v.hunk_id, v.v FROM vectors v"
@@ -301,7 +301,7 @@ int hist_embed_search(struct rv_history *h, const char *query, size_t max,
 			       " WHERE p.fix_seq < ?",
 			       -1, &st, NULL) != SQLITE_OK) {
 		free(qv);
-		return -1;
+		return RV_ERR_INTERNAL;
 	}
 	sqlite3_bind_int64(st, 1, h->horizon);
 	while (sqlite3_step(st) == SQLITE_ROW) {

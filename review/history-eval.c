@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * history-eval.c - `quorum eval`: replay the commits of a window as if each were
- * a new patch, seeing only what was committed before it, and score the
+ * history-eval.c - `quorum eval`: replay the commits of a window as if each
+ * were a new patch, seeing only what was committed before it, and score the
  * risk and the offline findings against the Fixes: that came later.
  *
  * No leakage from the future: each commit's facts were computed by the
@@ -231,10 +231,11 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 		bool fresh = false;
 
 		if (git_reference_name_to_id(&head, h->repo, "HEAD") == 0 &&
-		    sqlite3_prepare_v2(h->db,
-				       "SELECT 1 FROM tips WHERE oid = ?1 UNION ALL"
-				       " SELECT 1 FROM commits WHERE oid = ?1", -1,
-				       &st, NULL) == SQLITE_OK) {
+		    sqlite3_prepare_v2(
+			    h->db,
+			    "SELECT 1 FROM tips WHERE oid = ?1 UNION ALL"
+			    " SELECT 1 FROM commits WHERE oid = ?1",
+			    -1, &st, NULL) == SQLITE_OK) {
 			git_oid_tostr(hex, sizeof(hex), &head);
 			sqlite3_bind_text(st, 1, hex, -1, SQLITE_STATIC);
 			fresh = sqlite3_step(st) == SQLITE_ROW;
@@ -298,6 +299,10 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 		res->commits++;
 		res->positives += ec.buggy;
 		res->flagged += ec.flagged;
+		if (who && strstr(who, "history")) {
+			res->history_flagged++;
+			res->history_flagged_positive += ec.buggy;
+		}
 		res->flagged_positive += ec.flagged && ec.buggy;
 		if (opts->each)
 			opts->each(opts->each_arg, &ec);

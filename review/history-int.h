@@ -13,7 +13,7 @@
 
 #include "review.h"
 
-#define HIST_SCHEMA_VERSION "4"
+#define HIST_SCHEMA_VERSION "5"
 
 /* Caps on what one hostile commit may make the index store. */
 #define HIST_MAX_MSG ((size_t)64 << 10) /* bytes of a message we parse */
@@ -55,6 +55,15 @@ struct hist_model {
 	double threshold;   /* score at which the risk voter speaks */
 };
 
+#define HIST_API_MAX 16	       /* API prefixes kept */
+#define HIST_API_PREFIX_MAX 16 /* bytes of one, with the NUL */
+
+/* The tree's own API prefixes ("rta_ addattr_ ..."), learned once. */
+struct hist_api {
+	size_t n;
+	char v[HIST_API_MAX][HIST_API_PREFIX_MAX];
+};
+
 struct rv_history {
 	sqlite3 *db;
 	git_repository *repo;
@@ -63,6 +72,8 @@ struct rv_history {
 	struct hist_model model;
 	char *embed_url, *embed_model, *embed_key; /* NULL: lexical only */
 	char embed_error[256]; /* why the last search had no vectors */
+	struct hist_api api;   /* calls kept in shapes */
+	bool lexical_only;     /* QUORUM_SIMILAR_LEXICAL: the old ranking */
 };
 
 /* ---- embeddings (history-embed.c) ---- */
@@ -84,8 +95,8 @@ int hist_embed_hunks(sqlite3 *db, const struct rv_embed_opts *o, size_t *nvec,
 		     struct errmsg *err);
 /*
  * Cosine of the query text against the visible hunks' vectors: the best
- * max hunks into ids/cos (sorted, best first). Returns how many, or -1
- * (h->embed_error says why).
+ * max hunks into ids/cos (sorted, best first). Returns how many, or
+ * RV_ERR_INTERNAL (h->embed_error says why).
  */
 int hist_embed_search(struct rv_history *h, const char *query, size_t max,
 		      int64_t *ids, double *cos);
@@ -140,6 +151,9 @@ void hist_db_remove(const char *path);
 int hist_exec(sqlite3 *db, const char *sql, struct errmsg *err);
 int64_t hist_meta_int(sqlite3 *db, const char *key, int64_t def);
 int hist_meta_set_int(sqlite3 *db, const char *key, int64_t v);
+/* Append the text value of key to out; false when there is none. */
+bool hist_meta_text(sqlite3 *db, const char *key, struct sb *out);
+int hist_meta_set_text(sqlite3 *db, const char *key, const char *v);
 
 /* Identifier tokens (>= 3 chars, no C keywords) of text, space-separated. */
 void hist_tokens(const char *text, struct sb *out, size_t max_tokens);
@@ -160,6 +174,72 @@ void hist_sanitize(char *s);
 
 /* 64-bit FNV-1a. */
 uint64_t hist_hash(const void *p, size_t n);
+
+/* ---- shapes (history-shape.c) ---- */
+
+#define HIST_SHAPE_K 6		    /* symbols in a shingle */
+#define HIST_SHAPE_W 4		    /* winnowing window, in shingles */
+#define HIST_SHAPE_MAX_TOKENS 20000 /* of one text: bounded time and memory */
+#define HIST_API_MIN_CALLEES 4	    /* distinct callees that make an API */
+#define HIST_API_MAX_CALLEES 20000
+#define HIST_API_SPREAD 3 /* files a callee is called from to be an API's */
+
+/* Distinct callee names seen, to learn the API prefixes from. */
+struct hist_api_counts {
+	struct {
+		char *name;
+		size_t len;
+		uint64_t hash;
+		/* hashes of the files it is called from */
+		uint64_t files[HIST_API_SPREAD];
+		size_t nfiles;
+	} * v;
+	size_t n, alloc;
+	size_t *slot; /* open addressing: index + 1 into v, or 0 */
+	size_t cap;
+};
+
+/* One token of code: where it is, and the symbol it stands as. */
+struct hist_stok {
+	const char *s; /* into the lexed text (not owned) */
+	uint32_t len;
+	uint32_t line; /* 0-based line of the text */
+	uint64_t sym;  /* hash of the abstracted symbol */
+	bool ident;    /* a name that was abstracted */
+};
+
+struct hist_shape {
+	struct hist_stok *v;
+	size_t n, alloc;
+};
+
+/*
+ * Append the tokens of len bytes of C text (lines without diff prefixes)
+ * to out, at most max_tokens in all. Never fails; junk gives few tokens.
+ */
+void hist_shape_lex(const char *text, size_t len, const struct hist_api *api,
+		    struct hist_shape *out, size_t max_tokens);
+/* A boundary no shingle spans (between two hunks). */
+void hist_shape_break(struct hist_shape *out);
+void hist_shape_release(struct hist_shape *s);
+/* The abstracted stream as text, "$ = malloc ( $ ) ;" (tests, debugging). */
+void hist_shape_text(const struct hist_shape *s, struct sb *out);
+/*
+ * The distinct shingle hashes of s, sorted, into *out (caller frees);
+ * winnowed when winnow. Returns how many.
+ */
+size_t hist_shape_shingles(const struct hist_shape *s, bool winnow,
+			   uint64_t **out);
+/* Is a call to w kept as itself (libc, or an API prefix of the tree)? */
+bool hist_api_keeps(const struct hist_api *api, const char *w, size_t len);
+/* Count the calls in text, code of file. */
+void hist_api_count(struct hist_api_counts *c, const char *text,
+		    const char *file);
+void hist_api_counts_release(struct hist_api_counts *c);
+/* The prefixes shared by the most distinct callees. */
+void hist_api_choose(const struct hist_api_counts *c, struct hist_api *api);
+void hist_api_format(const struct hist_api *api, struct sb *out);
+void hist_api_parse(const char *s, struct hist_api *api);
 
 /* Find a past fix's hunks that resemble d; used by similar and the voter. */
 int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,

@@ -410,11 +410,11 @@ int hist_model_save(sqlite3 *db, const struct hist_model *m)
 				-1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, sb_str(&s), -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : RV_ERR_INTERNAL;
 	}
 	sqlite3_finalize(st);
 	sb_release(&s);
-	return rc ? -1 : 0;
+	return rc ? RV_ERR_INTERNAL : 0;
 }
 
 void hist_model_load(sqlite3 *db, struct hist_model *m)
@@ -478,7 +478,10 @@ static const char schema_sql[] =
 	" subject TEXT, reason TEXT);"
 	"CREATE TABLE IF NOT EXISTS hunks(id INTEGER PRIMARY KEY,"
 	" pair_id INTEGER, role INTEGER, file TEXT, func TEXT,"
-	" lines TEXT);"
+	" lines TEXT, nshape INTEGER NOT NULL DEFAULT 0);"
+	/* The winnowed shingles of each hunk's shape (history-shape.c). */
+	"CREATE TABLE IF NOT EXISTS shapes(h INTEGER NOT NULL,"
+	" hunk_id INTEGER NOT NULL, PRIMARY KEY(h, hunk_id)) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS funcfix(file TEXT, func TEXT,"
 	" fix_seq INTEGER);"
 	"CREATE INDEX IF NOT EXISTS funcfix_ff ON funcfix(file, func);"
@@ -518,7 +521,7 @@ int64_t hist_meta_int(sqlite3 *db, const char *key, int64_t def)
 int hist_meta_set_int(sqlite3 *db, const char *key, int64_t v)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = -1;
+	int rc = RV_ERR_INTERNAL;
 
 	if (sqlite3_prepare_v2(db,
 			       "INSERT OR REPLACE INTO meta(key, value) "
@@ -526,7 +529,44 @@ int hist_meta_set_int(sqlite3 *db, const char *key, int64_t v)
 			       -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, v);
-		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : RV_ERR_INTERNAL;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+bool hist_meta_text(sqlite3 *db, const char *key, struct sb *out)
+{
+	sqlite3_stmt *st = NULL;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key=?", -1,
+			       &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			const char *v =
+				(const char *)sqlite3_column_text(st, 0);
+
+			sb_adds(out, v ? v : "");
+			found = true;
+		}
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+int hist_meta_set_text(sqlite3 *db, const char *key, const char *v)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = RV_ERR_INTERNAL;
+
+	if (sqlite3_prepare_v2(db,
+			       "INSERT OR REPLACE INTO meta(key, value) "
+			       "VALUES (?, ?)",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, v, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : RV_ERR_INTERNAL;
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -709,6 +749,16 @@ int rv_history_open(struct rv_history **out, const char *repo_path,
 	h->workdir = xstrdup_or_null(git_repository_workdir(repo));
 	h->horizon = INT64_MAX;
 	hist_model_load(db, &h->model);
+	{
+		struct sb api = SB_INIT;
+
+		if (hist_meta_text(db, "api", &api))
+			hist_api_parse(sb_str(&api), &h->api);
+		sb_release(&api);
+	}
+	/* Measuring only: the ranking before shapes. */
+	h->lexical_only = getenv("QUORUM_SIMILAR_LEXICAL") &&
+			  *getenv("QUORUM_SIMILAR_LEXICAL") == '1';
 	*out = h;
 	return 0;
 }

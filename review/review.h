@@ -646,7 +646,9 @@ struct rv_similar_match {
 	char *patch_line;
 	char *past_line;
 	bool fix_removed;  /* the past line is one the fix removed */
-	double similarity; /* token Jaccard in [0.75,1]; 1 for the same line */
+	/* token Jaccard in [0.75,1]; 1 for the same line or the same shape */
+	double similarity;
+	bool by_shape; /* same code with other names (the shape matched) */
 };
 
 /* A past bug/fix pair that resembles a patch. */
@@ -664,6 +666,14 @@ struct rv_similar {
 	bool same_function; /* ... and in a function the patch touches */
 	struct rv_similar_match *matches;
 	size_t nmatches;
+	double lexical; /* the part of score from shared names, in [0,1] */
+	double shape;	/* ... from the same code shape, names abstracted */
+	/*
+	 * For a shape match, the names of the patch and of the past code
+	 * that map one onto the other, "out <-> s, n <-> len" (UTF-8 arrows),
+	 * or NULL when the names are the same.
+	 */
+	char *renaming;
 };
 
 struct rv_similar_list {
@@ -672,7 +682,9 @@ struct rv_similar_list {
 };
 
 /*
- * The k past bug/fix pairs whose buggy code most resembles what d adds.
+ * The k past bug/fix pairs whose buggy code most resembles what d adds:
+ * by shared names (lexical) and by shape (the same code with names and
+ * literals abstracted, so a renamed recurrence in another file matches).
  * Fills out (caller releases with rv_similar_list_release()). Returns 0
  * (maybe with no items) or RV_ERR_INTERNAL on a db error.
  */
@@ -760,6 +772,8 @@ struct rv_eval_result {
 	size_t positives; /* ... later named by a Fixes: (or reverted) */
 	size_t flagged;	  /* ... with a finding at quorum */
 	size_t flagged_positive;
+	size_t history_flagged;		 /* ... with a history voter finding */
+	size_t history_flagged_positive; /* ... of them later fixed */
 	double auc;		  /* of the risk score; -1 when undefined */
 	double baseline_auc;	  /* of lines changed; -1 when undefined */
 	double precision, recall; /* of findings at quorum; 0 when undefined */

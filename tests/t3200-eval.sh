@@ -131,6 +131,8 @@ cp "$TMP/out" "$TMP/after"
 like "$TMP/after" '^positives +2$' "later Fixes: label two window commits buggy"
 grep "^$x " "$TMP/after" >"$TMP/x2"
 like "$TMP/x2" 'buggy' "the re-added copy is now labelled buggy"
+# Y is flagged by history; only X (not flagged by it) is buggy so far.
+like "$TMP/after" '^history +1 flagged, 0 later fixed \(0\.00x the base rate 0\.400\)$' "eval counts the history voter's flags and how many were later fixed"
 scores() { grep -E '^[0-9a-f]{12} ' "$1" | sed -E 's/ (buggy|clean)//'; }
 scores "$TMP/before" >"$TMP/s1"
 scores "$TMP/after" >"$TMP/s2"
@@ -144,15 +146,18 @@ is "$rc" 0 "--json exits 0"
 python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-want = ["auc", "baseline_auc", "commits", "positives", "precision", "recall", "seconds"]
+want = ["auc", "baseline_auc", "commits", "history_flagged",
+        "history_flagged_positive", "positives", "precision", "recall",
+        "seconds"]
 assert sorted(d) == want, sorted(d)
+assert 0 <= d["history_flagged_positive"] <= d["history_flagged"] <= 5
 assert d["commits"] == 5 and d["positives"] == 2
 for k in ("auc", "baseline_auc"):
     assert d[k] is None or 0 <= d[k] <= 1, d[k]
 assert 0 <= d["precision"] <= 1 and 0 <= d["recall"] <= 1
 assert d["seconds"] >= 0
 ' "$TMP/out"
-ok $? "JSON has exactly commits, positives, auc, baseline_auc, precision, recall, seconds"
+ok $? "JSON has exactly commits, positives, auc, baseline_auc, history_flagged(_positive), precision, recall, seconds"
 
 # An empty window is not an error.
 run "$QUORUM" eval -C "$R" --since 1990-01-01 --until 1990-12-31 --json
