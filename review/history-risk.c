@@ -1,0 +1,1516 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * history-risk.c - the risk model: what a commit is (its size and
+ * spread, the history of the code it touches, its author's experience,
+ * its purpose, what its added lines do), computed by `quorum index` from
+ * the commits before it only, and a regularised logistic regression
+ * fitted per repository on which commits were later named by a Fixes:.
+ *
+ * The same counting runs on a new patch (hist_risk_patch) from the diff
+ * and the state the index left, so a review scores what eval measured.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "history-int.h"
+
+#define DAY 86400.0
+#define HALF_FIXES (365 * DAY)
+#define HALF_CHURN (90 * DAY)
+#define HALF_EXP (180 * DAY)
+/* Blobs larger than this are not diffed (generated tables, data). */
+#define RISK_MAX_BLOB ((size_t)1 << 20)
+/* Files of one commit diffed with content; the rest count by size. */
+#define RISK_MAX_FILES 64
+/* Commits younger than this at fit time have labels not yet known. */
+#define RISK_LABEL_RIPE (180 * 86400)
+#define RISK_MAX_AUTHORS 16 /* distinct authors remembered per file */
+
+static const struct {
+	const char *name;
+	bool count; /* log1p in the model */
+} finfo[HR_N] = {
+	[HR_LA] = {"la", true},
+	[HR_LD] = {"ld", true},
+	[HR_LA_CODE] = {"la_code", true},
+	[HR_NF] = {"nf", true},
+	[HR_ND] = {"nd", true},
+	[HR_NS] = {"ns", true},
+	[HR_ENTROPY] = {"entropy", false},
+	[HR_NEWFILES] = {"new_files", true},
+	[HR_FUNCS] = {"funcs", true},
+	[HR_NUC] = {"nuc", true},
+	[HR_FIXES] = {"file_fixes", true},
+	[HR_FIXES_YEAR] = {"file_fixes_recent", true},
+	[HR_FUNC_FIXES] = {"func_fixes", true},
+	[HR_NDEV] = {"ndev", true},
+	[HR_AGE] = {"age_days", true},
+	[HR_CHURN] = {"churn", true},
+	[HR_EXP] = {"exp", true},
+	[HR_REXP] = {"rexp", true},
+	[HR_SEXP] = {"sexp", true},
+	[HR_ISFIX] = {"is_fix", false},
+	[HR_REVERT] = {"is_revert", false},
+	[HR_FEATURE] = {"is_feature", false},
+	[HR_MSGLINES] = {"msg_lines", true},
+	[HR_ALLOC] = {"allocs", true},
+	[HR_FREE] = {"frees", true},
+	[HR_LOCK] = {"locks", true},
+	[HR_UNLOCK] = {"unlocks", true},
+	[HR_GOTO] = {"gotos", true},
+	[HR_ERRPATH] = {"error_paths", true},
+	[HR_PTRARITH] = {"ptr_arith", true},
+	[HR_CAST] = {"casts", true},
+	[HR_SIZEMUL] = {"size_mults", true},
+	[HR_NEWFUNC] = {"new_funcs", true},
+	[HR_COND] = {"conditions", true},
+	[HR_LOOP] = {"loops", true},
+	[HR_COPY] = {"copies", true},
+	[HR_DEL_CHECK] = {"removed_checks", true},
+	[HR_TESTLINES] = {"test_lines", true},
+};
+
+const char *hist_feature_name(int i)
+{
+	return i >= 0 && i < HR_N ? finfo[i].name : "";
+}
+
+void hist_features(const struct hist_rfeat *r, double x[HF_N])
+{
+	int i;
+
+	for (i = 0; i < HR_N; i++) {
+		double v = r->v[i] > 0 ? r->v[i] : 0;
+
+		x[i] = finfo[i].count ? log1p(v) : v;
+	}
+}
+
+static double decay(double v, int64_t from, int64_t to, double half)
+{
+	if (to <= from)
+		return v;
+	return v * exp2(-(double)(to - from) / half);
+}
+
+/* ---- what the lines do ---------------------------------------------- */
+
+struct rfile {
+	char *path;
+	bool added, code, test;
+	double lines;
+};
+
+struct hist_racc {
+	double v[HR_N];
+	struct rfile *files;
+	size_t nfiles, files_alloc;
+	char **funcs; /* "path\tfunc" of the hunks, distinct */
+	size_t nfuncs, funcs_alloc;
+	struct rfile *cur;
+};
+
+struct hist_racc *hist_racc_new(void)
+{
+	return xcalloc(1, sizeof(struct hist_racc));
+}
+
+void hist_racc_free(struct hist_racc *a)
+{
+	size_t i;
+
+	if (!a)
+		return;
+	for (i = 0; i < a->nfiles; i++)
+		free(a->files[i].path);
+	for (i = 0; i < a->nfuncs; i++)
+		free(a->funcs[i]);
+	free(a->files);
+	free(a->funcs);
+	free(a);
+}
+
+static bool is_test_path(const char *p)
+{
+	return !strncmp(p, "test", 4) || strstr(p, "/test") ||
+	       strstr(p, "selftest");
+}
+
+void hist_racc_file(struct hist_racc *a, const char *path, bool added)
+{
+	struct rfile *f;
+	const char *dot = strrchr(path, '.');
+
+	ALLOC_GROW(a->files, a->nfiles + 1, a->files_alloc);
+	f = &a->files[a->nfiles++];
+	memset(f, 0, sizeof(*f));
+	f->path = xstrdup_or_null(path);
+	f->added = added;
+	f->code = dot && !strchr(dot, '/') &&
+		  (!strcmp(dot, ".c") || !strcmp(dot, ".h"));
+	f->test = is_test_path(path);
+	a->cur = f;
+}
+
+void hist_racc_hunk(struct hist_racc *a, const char *section)
+{
+	char *func = hist_function_name(section), *key;
+	size_t i, n;
+
+	if (!func || !a->cur)
+		goto out;
+	n = strlen(a->cur->path) + strlen(func) + 2;
+	key = xmalloc(n);
+	snprintf(key, n, "%s\t%s", a->cur->path, func);
+	for (i = 0; i < a->nfuncs; i++)
+		if (!strcmp(a->funcs[i], key))
+			break;
+	if (i < a->nfuncs || a->nfuncs >= 256) {
+		free(key);
+		goto out;
+	}
+	ALLOC_GROW(a->funcs, a->nfuncs + 1, a->funcs_alloc);
+	a->funcs[a->nfuncs++] = key;
+out:
+	free(func);
+}
+
+/* Occurrences of a call whose name contains word (before the "("). */
+static int calls_with(const char *s, size_t len, const char *word,
+		      const char *but)
+{
+	size_t i = 0, wl = strlen(word);
+	int n = 0;
+
+	while (i < len) {
+		size_t b, e;
+
+		if (!(isalpha((unsigned char)s[i]) || s[i] == '_')) {
+			i++;
+			continue;
+		}
+		b = i;
+		while (i < len && (isalnum((unsigned char)s[i]) || s[i] == '_'))
+			i++;
+		e = i;
+		while (i < len && s[i] == ' ')
+			i++;
+		if (i < len && s[i] == '(' && e - b >= wl) {
+			size_t k;
+
+			for (k = b; k + wl <= e; k++)
+				if (!strncasecmp(s + k, word, wl))
+					break;
+			if (k + wl <= e) {
+				bool skip = false;
+
+				if (but) {
+					size_t bl = strlen(but), q;
+
+					for (q = b; q + bl <= e; q++)
+						if (!strncasecmp(s + q, but,
+								 bl))
+							skip = true;
+				}
+				n += !skip;
+			}
+		}
+	}
+	return n;
+}
+
+static int count_str(const char *s, size_t len, const char *w)
+{
+	size_t wl = strlen(w), i;
+	int n = 0;
+
+	for (i = 0; i + wl <= len; i++)
+		if (!memcmp(s + i, w, wl)) {
+			n++;
+			i += wl - 1;
+		}
+	return n;
+}
+
+/* "(type *)x", "(unsigned long)x": a cast, not a call or a condition. */
+static int casts(const char *s, size_t len)
+{
+	static const char *const types[] = {
+		"struct ", "unsigned", "signed", "int",	 "char", "void",
+		"long",	   "short",    "size_t", "u8",	 "u16",	 "u32",
+		"u64",	   "__u",      "__be",	 "__le", "uint", "int",
+	};
+	size_t i, k;
+	int n = 0;
+
+	for (i = 0; i < len; i++) {
+		size_t e;
+
+		if (s[i] != '(')
+			continue;
+		for (k = 0; k < ARRAY_SIZE(types); k++)
+			if (!strncmp(s + i + 1, types[k], strlen(types[k])))
+				break;
+		if (k == ARRAY_SIZE(types))
+			continue;
+		for (e = i + 1; e < len && e < i + 48; e++)
+			if (!(isalnum((unsigned char)s[e]) || s[e] == '_' ||
+			      s[e] == ' ' || s[e] == '*'))
+				break;
+		if (e < len && s[e] == ')' && e + 1 < len &&
+		    (isalnum((unsigned char)s[e + 1]) || s[e + 1] == '_' ||
+		     s[e + 1] == '(' || s[e + 1] == '&' || s[e + 1] == '*'))
+			n++;
+	}
+	return n;
+}
+
+static bool starts_function(const char *s, size_t len)
+{
+	size_t i;
+
+	if (!len || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	if (!memchr(s, '(', len))
+		return false;
+	for (i = len; i > 0 && isspace((unsigned char)s[i - 1]); i--)
+		;
+	if (i && (s[i - 1] == ';' || s[i - 1] == ',' || s[i - 1] == ':'))
+		return false;
+	return strncmp(s, "return", 6) && strncmp(s, "if", 2) &&
+	       strncmp(s, "typedef", 7);
+}
+
+static bool error_return(const char *s, size_t len)
+{
+	return count_str(s, len, "return -") ||
+	       count_str(s, len, "return NULL") ||
+	       count_str(s, len, "ERR_PTR(");
+}
+
+void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
+{
+	struct rfile *f = a->cur;
+	const char *p;
+
+	if (!f || (origin != '+' && origin != '-'))
+		return;
+	f->lines++;
+	if (origin == '-') {
+		a->v[HR_LD]++;
+		if (f->code &&
+		    (count_str(s, len, "if (") || error_return(s, len)))
+			a->v[HR_DEL_CHECK]++;
+		return;
+	}
+	a->v[HR_LA]++;
+	if (f->test)
+		a->v[HR_TESTLINES]++;
+	if (!f->code)
+		return;
+	a->v[HR_LA_CODE]++;
+	if (starts_function(s, len))
+		a->v[HR_NEWFUNC]++;
+	/* Past the indentation: comments say nothing about behaviour. */
+	for (p = s; p < s + len && isspace((unsigned char)*p); p++)
+		;
+	if (p < s + len && (*p == '*' || (*p == '/' && p + 1 < s + len &&
+					  (p[1] == '*' || p[1] == '/'))))
+		return;
+	len -= (size_t)(p - s);
+	a->v[HR_ALLOC] += calls_with(p, len, "alloc", NULL) +
+			  calls_with(p, len, "strdup", NULL) +
+			  calls_with(p, len, "asprintf", NULL);
+	a->v[HR_FREE] += calls_with(p, len, "free", NULL) +
+			 calls_with(p, len, "release", NULL) +
+			 calls_with(p, len, "destroy", NULL);
+	a->v[HR_LOCK] += calls_with(p, len, "lock", "unlock");
+	a->v[HR_UNLOCK] += calls_with(p, len, "unlock", NULL);
+	a->v[HR_GOTO] += count_str(p, len, "goto ");
+	a->v[HR_ERRPATH] += error_return(p, len);
+	a->v[HR_PTRARITH] += count_str(p, len, "+=") + count_str(p, len, "-=") +
+			     count_str(p, len, "[");
+	a->v[HR_CAST] += casts(p, len);
+	a->v[HR_SIZEMUL] +=
+		count_str(p, len, "* sizeof") +
+		count_str(p, len, ") *") * !!count_str(p, len, "sizeof");
+	a->v[HR_COND] += count_str(p, len, "if (");
+	a->v[HR_LOOP] +=
+		count_str(p, len, "for (") + count_str(p, len, "while (");
+	a->v[HR_COPY] += calls_with(p, len, "memcpy", NULL) +
+			 calls_with(p, len, "memmove", NULL) +
+			 calls_with(p, len, "strcpy", NULL) +
+			 calls_with(p, len, "strcat", NULL) +
+			 calls_with(p, len, "sprintf", NULL);
+}
+
+/* Size, spread and entropy, once every line is in. */
+static void racc_finish(struct hist_racc *a)
+{
+	char dir[256], top[128];
+	char **dirs = NULL, **tops = NULL;
+	size_t nd = 0, nt = 0, i, j;
+	double total = 0, h = 0;
+
+	for (i = 0; i < a->nfiles; i++) {
+		const char *path = a->files[i].path;
+		const char *slash = strrchr(path, '/');
+		size_t n = slash ? (size_t)(slash - path) : 0;
+
+		total += a->files[i].lines;
+		a->v[HR_NEWFILES] += a->files[i].added;
+		if (n >= sizeof(dir))
+			n = sizeof(dir) - 1;
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+		hist_top_dir(path, top, sizeof(top));
+		for (j = 0; j < nd && strcmp(dirs[j], dir); j++)
+			;
+		if (j == nd && nd < 256) {
+			dirs = xrealloc(dirs, (nd + 1) * sizeof(*dirs));
+			dirs[nd++] = xstrdup_or_null(dir);
+		}
+		for (j = 0; j < nt && strcmp(tops[j], top); j++)
+			;
+		if (j == nt && nt < 256) {
+			tops = xrealloc(tops, (nt + 1) * sizeof(*tops));
+			tops[nt++] = xstrdup_or_null(top);
+		}
+	}
+	for (i = 0; total > 0 && i < a->nfiles; i++) {
+		double p = a->files[i].lines / total;
+
+		if (p > 0)
+			h -= p * log2(p);
+	}
+	a->v[HR_NF] = (double)a->nfiles;
+	a->v[HR_ND] = (double)nd;
+	a->v[HR_NS] = (double)nt;
+	a->v[HR_ENTROPY] = h;
+	a->v[HR_FUNCS] = (double)a->nfuncs;
+	for (i = 0; i < nd; i++)
+		free(dirs[i]);
+	for (i = 0; i < nt; i++)
+		free(tops[i]);
+	free(dirs);
+	free(tops);
+}
+
+void hist_racc_patch_done(struct hist_racc *a, struct hist_rfeat *out)
+{
+	racc_finish(a);
+	memcpy(out->v, a->v, sizeof(out->v));
+}
+
+/* ---- the state: what the history says about files and people ------- */
+
+/*
+ * One record of state. Files: a commits, b fixes, c fixes decayed, d
+ * commits decayed, t the last change, au the authors. Functions: a
+ * fixes. Authors: a commits, d commits decayed, t. Author in a
+ * subsystem: a commits.
+ */
+struct rstate {
+	double a, b, c, d;
+	int64_t t;
+	uint32_t nau;
+	uint32_t au[RISK_MAX_AUTHORS];
+};
+
+struct rent {
+	char *key;
+	uint64_t hash;
+	struct rstate s;
+	bool dirty;
+};
+
+struct hist_risk {
+	sqlite3 *db;
+	struct rent *e;
+	size_t n, cap;
+	sqlite3_stmt *ins;
+	struct hist_racc *acc;
+	int64_t newest;
+};
+
+static struct rent *rmap_slot(struct rent *e, size_t cap, const char *key,
+			      uint64_t h)
+{
+	size_t i = (size_t)h & (cap - 1);
+
+	while (e[i].key && (e[i].hash != h || strcmp(e[i].key, key)))
+		i = (i + 1) & (cap - 1);
+	return &e[i];
+}
+
+static struct rent *rmap_get(struct hist_risk *r, const char *key, bool create)
+{
+	uint64_t h = hist_hash(key, strlen(key));
+	struct rent *s;
+
+	if (!r->cap) {
+		if (!create)
+			return NULL;
+		r->cap = 1024;
+		r->e = xcalloc(r->cap, sizeof(*r->e));
+	}
+	s = rmap_slot(r->e, r->cap, key, h);
+	if (s->key || !create)
+		return s->key ? s : NULL;
+	if ((r->n + 1) * 2 > r->cap) {
+		struct rent *ne = xcalloc(r->cap * 2, sizeof(*ne));
+		size_t i;
+
+		for (i = 0; i < r->cap; i++)
+			if (r->e[i].key)
+				*rmap_slot(ne, r->cap * 2, r->e[i].key,
+					   r->e[i].hash) = r->e[i];
+		free(r->e);
+		r->e = ne;
+		r->cap *= 2;
+		s = rmap_slot(r->e, r->cap, key, h);
+	}
+	s->key = xstrdup_or_null(key);
+	s->hash = h;
+	r->n++;
+	return s;
+}
+
+/* Where the features read state from: the index's map, or the db. */
+struct rsource {
+	struct hist_risk *r; /* the map, or NULL */
+	sqlite3_stmt *get;   /* SELECT v FROM riskstate WHERE k = ? */
+};
+
+static bool rget(struct rsource *src, const char *key, struct rstate *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (src->r) {
+		struct rent *e = rmap_get(src->r, key, false);
+
+		if (e)
+			*out = e->s;
+		return e != NULL;
+	}
+	if (!src->get)
+		return false;
+	sqlite3_bind_text(src->get, 1, key, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(src->get) == SQLITE_ROW) {
+		const void *b = sqlite3_column_blob(src->get, 0);
+		int n = sqlite3_column_bytes(src->get, 0);
+
+		if (b && n == (int)sizeof(*out))
+			memcpy(out, b, sizeof(*out));
+		sqlite3_reset(src->get);
+		return true;
+	}
+	sqlite3_reset(src->get);
+	return false;
+}
+
+static void key2(struct sb *k, char kind, const char *a, const char *b)
+{
+	sb_reset(k);
+	sb_addch(k, kind);
+	sb_addch(k, '\t');
+	sb_adds(k, a ? a : "");
+	if (b) {
+		sb_addch(k, '\t');
+		sb_adds(k, b);
+	}
+}
+
+/* The subsystem of a commit: its subject's prefix, else its first dir. */
+static void subsystem_of(const char *message, const struct hist_racc *a,
+			 char *buf, size_t len)
+{
+	char subj[256];
+	const char *nl = message ? strchr(message, '\n') : NULL;
+	size_t n =
+		message ? (nl ? (size_t)(nl - message) : strlen(message)) : 0;
+
+	if (n >= sizeof(subj))
+		n = sizeof(subj) - 1;
+	memcpy(subj, message ? message : "", n);
+	subj[n] = '\0';
+	hist_subsystem(subj, buf, len);
+	if (!buf[0] && a->nfiles)
+		hist_top_dir(a->files[0].path, buf, len);
+}
+
+/* The history and experience features, from the state before the commit. */
+static void state_features(struct rsource *src, struct hist_racc *a,
+			   const char *author, const char *message, int64_t now,
+			   double *v)
+{
+	struct sb k = SB_INIT;
+	struct rstate s;
+	char subsys[64];
+	size_t i, aged = 0;
+	double agesum = 0;
+
+	for (i = 0; i < a->nfiles; i++) {
+		key2(&k, 'F', a->files[i].path, NULL);
+		if (!rget(src, sb_str(&k), &s))
+			continue;
+		v[HR_NUC] += s.a;
+		v[HR_FIXES] += s.b;
+		v[HR_FIXES_YEAR] += decay(s.c, s.t, now, HALF_FIXES);
+		v[HR_CHURN] += decay(s.d, s.t, now, HALF_CHURN);
+		if ((double)s.nau > v[HR_NDEV])
+			v[HR_NDEV] = (double)s.nau;
+		agesum += now > s.t ? (double)(now - s.t) / DAY : 0;
+		aged++;
+	}
+	v[HR_AGE] = aged ? agesum / (double)aged : 0;
+	for (i = 0; i < a->nfuncs; i++) {
+		key2(&k, 'U', a->funcs[i], NULL);
+		if (rget(src, sb_str(&k), &s))
+			v[HR_FUNC_FIXES] += s.a;
+	}
+	key2(&k, 'A', author, NULL);
+	if (rget(src, sb_str(&k), &s)) {
+		v[HR_EXP] = s.a;
+		v[HR_REXP] = decay(s.d, s.t, now, HALF_EXP);
+	}
+	subsystem_of(message, a, subsys, sizeof(subsys));
+	key2(&k, 'S', author, subsys);
+	if (rget(src, sb_str(&k), &s))
+		v[HR_SEXP] = s.a;
+	sb_release(&k);
+}
+
+static bool message_has_fixes(const char *msg)
+{
+	const char *p, *nl;
+
+	for (p = msg; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!strncasecmp(p, "Fixes:", 6))
+			return true;
+	}
+	return false;
+}
+
+static void purpose_features(const char *message, bool isfix, double *v)
+{
+	char subj[256];
+	const char *nl = message ? strchr(message, '\n') : NULL, *p;
+	size_t n =
+		message ? (nl ? (size_t)(nl - message) : strlen(message)) : 0;
+	double lines = 0;
+
+	if (n >= sizeof(subj))
+		n = sizeof(subj) - 1;
+	memcpy(subj, message ? message : "", n);
+	subj[n] = '\0';
+	v[HR_ISFIX] = isfix || hist_subject_fixes(subj);
+	v[HR_REVERT] = !strncmp(subj, "Revert \"", 8);
+	v[HR_FEATURE] = hist_subject_adds(subj);
+	for (p = message; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		lines++;
+	}
+	v[HR_MSGLINES] = lines;
+}
+
+/* ---- index side ----------------------------------------------------- */
+
+int hist_risk_begin(sqlite3 *db, struct hist_risk **out, struct errmsg *err)
+{
+	struct hist_risk *r = xcalloc(1, sizeof(*r));
+	sqlite3_stmt *st = NULL;
+
+	*out = NULL;
+	r->db = db;
+	if (sqlite3_prepare_v2(db, "SELECT k, v FROM riskstate", -1, &st,
+			       NULL) != SQLITE_OK)
+		goto fail;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		const void *b = sqlite3_column_blob(st, 1);
+
+		if (k && b && sqlite3_column_bytes(st, 1) == sizeof(r->e->s))
+			memcpy(&rmap_get(r, k, true)->s, b, sizeof(r->e->s));
+	}
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO risk VALUES (?, ?)",
+			       -1, &r->ins, NULL) != SQLITE_OK)
+		goto fail;
+	r->acc = hist_racc_new();
+	*out = r;
+	return 0;
+fail:
+	errmsg_set(err, RV_ERR_INTERNAL, "history index: %s",
+		   sqlite3_errmsg(db));
+	hist_risk_free(r);
+	return RV_ERR_INTERNAL;
+}
+
+void hist_risk_free(struct hist_risk *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->cap; i++)
+		free(r->e[i].key);
+	free(r->e);
+	sqlite3_finalize(r->ins);
+	hist_racc_free(r->acc);
+	free(r);
+}
+
+static void racc_reset(struct hist_racc *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->nfiles; i++)
+		free(a->files[i].path);
+	for (i = 0; i < a->nfuncs; i++)
+		free(a->funcs[i]);
+	a->nfiles = a->nfuncs = 0;
+	a->cur = NULL;
+	memset(a->v, 0, sizeof(a->v));
+}
+
+static int on_hunk(const git_diff_delta *d, const git_diff_hunk *h, void *p)
+{
+	const char *sec = strstr(h->header + 2, "@@");
+
+	(void)d;
+	if (sec) {
+		char buf[256];
+		size_t n = strcspn(sec + 2, "\n");
+
+		if (n >= sizeof(buf))
+			n = sizeof(buf) - 1;
+		memcpy(buf, sec + 2, n);
+		buf[n] = '\0';
+		hist_racc_hunk(p, buf);
+	}
+	return 0;
+}
+
+static int on_line(const git_diff_delta *d, const git_diff_hunk *h,
+		   const git_diff_line *l, void *p)
+{
+	(void)d;
+	(void)h;
+	hist_racc_line(p, l->origin, l->content, l->content_len);
+	return 0;
+}
+
+/* Count the lines of one changed file; by size when not diffed. */
+static void diff_file(git_repository *repo, struct hist_racc *a,
+		      const struct hist_risk_change *c, bool content)
+{
+	git_blob *ob = NULL, *nb = NULL;
+	git_diff_options o;
+
+	hist_racc_file(a, c->path, !c->old_id);
+	if (!content)
+		goto by_size;
+	if ((c->old_id && git_blob_lookup(&ob, repo, c->old_id) < 0) ||
+	    (c->new_id && git_blob_lookup(&nb, repo, c->new_id) < 0))
+		goto out; /* a submodule */
+	if ((ob && (git_blob_rawsize(ob) > RISK_MAX_BLOB ||
+		    git_blob_is_binary(ob))) ||
+	    (nb &&
+	     (git_blob_rawsize(nb) > RISK_MAX_BLOB || git_blob_is_binary(nb))))
+		goto out;
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.context_lines = 0;
+	git_diff_blobs(ob, c->path, nb, c->path, &o, NULL, NULL, on_hunk,
+		       on_line, a);
+	goto out;
+by_size:
+	/* Not read: a file that was only listed counts as one line. */
+	a->cur->lines = 1;
+	a->v[HR_LA]++;
+out:
+	git_blob_free(ob);
+	git_blob_free(nb);
+}
+
+static void state_update(struct hist_risk *r, const char *author,
+			 const char *message, bool isfix, int64_t t)
+{
+	struct hist_racc *a = r->acc;
+	uint32_t ah = (uint32_t)hist_hash(author, strlen(author));
+	struct sb k = SB_INIT;
+	char subsys[64];
+	struct rent *e;
+	size_t i, j;
+
+	for (i = 0; i < a->nfiles; i++) {
+		key2(&k, 'F', a->files[i].path, NULL);
+		e = rmap_get(r, sb_str(&k), true);
+		e->s.c = decay(e->s.c, e->s.t, t, HALF_FIXES) + isfix;
+		e->s.d = decay(e->s.d, e->s.t, t, HALF_CHURN) + 1;
+		e->s.a++;
+		e->s.b += isfix;
+		if (t > e->s.t)
+			e->s.t = t;
+		for (j = 0; j < e->s.nau && e->s.au[j] != ah; j++)
+			;
+		if (j == e->s.nau && j < RISK_MAX_AUTHORS)
+			e->s.au[e->s.nau++] = ah;
+		e->dirty = true;
+	}
+	for (i = 0; isfix && i < a->nfuncs; i++) {
+		key2(&k, 'U', a->funcs[i], NULL);
+		e = rmap_get(r, sb_str(&k), true);
+		e->s.a++;
+		e->dirty = true;
+	}
+	key2(&k, 'A', author, NULL);
+	e = rmap_get(r, sb_str(&k), true);
+	e->s.d = decay(e->s.d, e->s.t, t, HALF_EXP) + 1;
+	e->s.a++;
+	if (t > e->s.t)
+		e->s.t = t;
+	e->dirty = true;
+	subsystem_of(message, a, subsys, sizeof(subsys));
+	key2(&k, 'S', author, subsys);
+	e = rmap_get(r, sb_str(&k), true);
+	e->s.a++;
+	e->dirty = true;
+	sb_release(&k);
+}
+
+int hist_risk_commit(struct hist_risk *r, git_repository *repo, int64_t seq,
+		     int64_t time, const char *author, const char *message,
+		     bool isfix, bool has_fixes,
+		     const struct hist_risk_change *ch, size_t nch,
+		     struct errmsg *err)
+{
+	struct hist_rfeat f;
+	struct rsource src = {r, NULL};
+	size_t i, diffed = 0;
+	float x[HR_N];
+	int rc;
+
+	racc_reset(r->acc);
+	for (i = 0; i < nch; i++) {
+		bool content = diffed < RISK_MAX_FILES;
+
+		diffed += content;
+		diff_file(repo, r->acc, &ch[i], content);
+	}
+	racc_finish(r->acc);
+	memcpy(f.v, r->acc->v, sizeof(f.v));
+	if (!author)
+		author = "";
+	state_features(&src, r->acc, author, message, time, f.v);
+	purpose_features(message, isfix || has_fixes, f.v);
+	for (i = 0; i < HR_N; i++)
+		x[i] = (float)f.v[i];
+	sqlite3_bind_int64(r->ins, 1, seq);
+	sqlite3_bind_blob(r->ins, 2, x, sizeof(x), SQLITE_TRANSIENT);
+	rc = sqlite3_step(r->ins);
+	sqlite3_reset(r->ins);
+	if (rc != SQLITE_DONE)
+		return errmsg_set(err, RV_ERR_INTERNAL,
+				  "history index: cannot write: %s",
+				  sqlite3_errmsg(r->db));
+	/* Only now does the commit become history for the next ones. */
+	state_update(r, author, message, isfix || has_fixes, time);
+	if (time > r->newest)
+		r->newest = time;
+	return 0;
+}
+
+int hist_risk_load(sqlite3 *db, int64_t seq, struct hist_rfeat *out)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1, i;
+
+	memset(out, 0, sizeof(*out));
+	if (sqlite3_prepare_v2(db, "SELECT x FROM risk WHERE seq = ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, seq);
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_bytes(st, 0) == (int)(HR_N * sizeof(float))) {
+		const float *x = sqlite3_column_blob(st, 0);
+
+		for (i = 0; i < HR_N; i++)
+			out->v[i] = x[i];
+		ret = 0;
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* ---- the model ------------------------------------------------------ */
+
+/*
+ * A tree's habits drift: older commits teach less about the next one.
+ * Rows weigh by recency, halving every two years of age at fit time.
+ */
+#define RISK_WEIGHT_HALF (730 * DAY)
+
+double hist_risk_weight(int64_t t, int64_t now)
+{
+	return decay(1.0, t, now, RISK_WEIGHT_HALF);
+}
+
+double hist_model_score(const struct hist_model *m, const double x[HF_N])
+{
+	double z;
+	int i;
+
+	if (!m->ok)
+		return -1;
+	z = m->w[HF_N];
+	for (i = 0; i < HF_N; i++)
+		z += m->w[i] * (x[i] - m->mean[i]) / m->sd[i];
+	if (z > 30)
+		z = 30;
+	if (z < -30)
+		z = -30;
+	return 1.0 / (1.0 + exp(-z));
+}
+
+static int cmp_double_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Logistic regression with L2 by gradient descent on standardized rows. */
+static void lr_fit(struct hist_model *m, const double *X, const int *y,
+		   const double *wt, size_t n, double lambda)
+{
+	double grad[HF_N + 1], *Z = xmalloc(n * HF_N * sizeof(*Z));
+	size_t i;
+	double pos = 0, wsum = 0;
+	int j, it;
+
+	for (i = 0; i < n; i++) {
+		pos += y[i] ? (wt ? wt[i] : 1) : 0;
+		wsum += wt ? wt[i] : 1;
+	}
+	for (j = 0; j < HF_N; j++) {
+		double s = 0, ss = 0;
+
+		for (i = 0; i < n; i++)
+			s += X[i * HF_N + j];
+		m->mean[j] = s / (double)n;
+		for (i = 0; i < n; i++) {
+			double d = X[i * HF_N + j] - m->mean[j];
+
+			ss += d * d;
+		}
+		m->sd[j] = sqrt(ss / (double)n);
+		if (m->sd[j] < 1e-9)
+			m->sd[j] = 1;
+		for (i = 0; i < n; i++)
+			Z[i * HF_N + j] =
+				(X[i * HF_N + j] - m->mean[j]) / m->sd[j];
+	}
+	memset(m->w, 0, sizeof(m->w));
+	m->w[HF_N] = log(pos / (wsum - pos));
+	for (it = 0; it < 400; it++) {
+		memset(grad, 0, sizeof(grad));
+		for (i = 0; i < n; i++) {
+			const double *z = &Z[i * HF_N];
+			double s = m->w[HF_N], p;
+
+			for (j = 0; j < HF_N; j++)
+				s += m->w[j] * z[j];
+			p = 1.0 / (1.0 + exp(-s)) - (y[i] ? 1.0 : 0.0);
+			if (wt)
+				p *= wt[i];
+			for (j = 0; j < HF_N; j++)
+				grad[j] += p * z[j];
+			grad[HF_N] += p;
+		}
+		for (j = 0; j <= HF_N; j++) {
+			double g = grad[j] / wsum;
+
+			if (j < HF_N)
+				g += lambda * m->w[j];
+			m->w[j] -= 0.5 * g;
+		}
+	}
+	m->ok = true;
+	free(Z);
+}
+
+struct sscore {
+	double s;
+	int y;
+};
+
+static int cmp_sscore(const void *a, const void *b)
+{
+	const struct sscore *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+double hist_auc(const double *s, const int *y, size_t n)
+{
+	struct sscore *v = xmalloc((n + 1) * sizeof(*v));
+	double ranksum = 0, pos = 0, neg;
+	size_t i, j, t;
+
+	for (i = 0; i < n; i++) {
+		v[i].s = s[i];
+		v[i].y = y[i] != 0;
+	}
+	qsort(v, n, sizeof(*v), cmp_sscore);
+	for (i = 0; i < n; i = j) {
+		double rank;
+
+		for (j = i; j < n && v[j].s == v[i].s; j++)
+			;
+		rank = ((double)i + 1 + (double)j) / 2.0;
+		for (t = i; t < j; t++)
+			if (v[t].y) {
+				ranksum += rank;
+				pos++;
+			}
+	}
+	free(v);
+	neg = (double)n - pos;
+	if (!pos || !neg)
+		return -1;
+	return (ranksum - pos * (pos + 1) / 2.0) / (pos * neg);
+}
+
+void hist_model_fit(struct hist_model *m, const double *X, const int *y,
+		    size_t n, double top_frac)
+{
+	hist_model_fit_w(m, X, y, NULL, n, top_frac);
+}
+
+void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
+		      const double *wt, size_t n, double top_frac)
+{
+	static const double lambdas[] = {0.001, 0.01, 0.1, 0.3, 1.0};
+	double *scores, best = -2, lambda = 0.01;
+	size_t i, pos = 0, k;
+
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i < n; i++)
+		pos += y[i] != 0;
+	m->rows = n;
+	m->positives = pos;
+	/* Nothing to learn from one class. */
+	if (n < 20 || pos < 3 || pos == n) {
+		snprintf(m->why, sizeof(m->why),
+			 pos ? "the risk model cannot be fitted: %zu of %zu "
+			       "old enough commits were later fixed; it needs "
+			       "at least 3 and 20 commits"
+			     : "the risk model cannot be fitted: no commit "
+			       "old enough (%zu of %zu) was later named by a "
+			       "Fixes: trailer or reverted",
+			 pos, n);
+		return;
+	}
+	/*
+	 * The L2 strength by time: fit on the older four fifths (rows come
+	 * oldest first), score the newest fifth, keep the best AUC.
+	 */
+	k = n * 4 / 5;
+	scores = xmalloc(n * sizeof(*scores));
+	for (i = 0; i < ARRAY_SIZE(lambdas); i++) {
+		struct hist_model t;
+		size_t r, tpos = 0;
+		double a;
+
+		for (r = 0; r < k; r++)
+			tpos += y[r] != 0;
+		if (tpos < 3 || tpos == k)
+			break;
+		memset(&t, 0, sizeof(t));
+		lr_fit(&t, X, y, wt, k, lambdas[i]);
+		for (r = k; r < n; r++)
+			scores[r - k] = hist_model_score(&t, &X[r * HF_N]);
+		a = hist_auc(scores, y + k, n - k);
+		if (a > best) {
+			best = a;
+			lambda = lambdas[i];
+		}
+	}
+	lr_fit(m, X, y, wt, n, lambda);
+	m->lambda = lambda;
+	m->heldout_auc = best;
+	m->rows = n;
+	m->positives = pos;
+	for (i = 0; i < n; i++)
+		scores[i] = hist_model_score(m, &X[i * HF_N]);
+	qsort(scores, n, sizeof(*scores), cmp_double_desc);
+	i = (size_t)((double)n * top_frac);
+	m->threshold = scores[i < n ? i : n - 1];
+	free(scores);
+}
+
+#define MODEL_FORMAT 2
+
+int hist_model_save(sqlite3 *db, const struct hist_model *m)
+{
+	struct sb s = SB_INIT;
+	int i, rc;
+
+	sb_addf(&s, "%d %d %d %.17g %.17g %.17g %zu %zu", MODEL_FORMAT, HF_N,
+		m->ok ? 1 : 0, m->threshold, m->lambda, m->heldout_auc, m->rows,
+		m->positives);
+	for (i = 0; i < HF_N; i++)
+		sb_addf(&s, " %.17g %.17g", m->mean[i], m->sd[i]);
+	for (i = 0; i <= HF_N; i++)
+		sb_addf(&s, " %.17g", m->w[i]);
+	rc = hist_meta_set_text(db, "model", sb_str(&s));
+	if (!rc)
+		rc = hist_meta_set_text(db, "model_why", m->why);
+	sb_release(&s);
+	return rc ? RV_ERR_INTERNAL : 0;
+}
+
+void hist_model_load(sqlite3 *db, struct hist_model *m)
+{
+	struct sb s = SB_INIT, why = SB_INIT;
+	char *end;
+	int i, ok;
+
+	memset(m, 0, sizeof(*m));
+	if (!hist_meta_text(db, "model", &s))
+		goto out;
+	if (strtol(sb_str(&s), &end, 10) != MODEL_FORMAT ||
+	    strtol(end, &end, 10) != HF_N)
+		goto out;
+	ok = (int)strtol(end, &end, 10);
+	m->threshold = strtod(end, &end);
+	m->lambda = strtod(end, &end);
+	m->heldout_auc = strtod(end, &end);
+	m->rows = (size_t)strtoull(end, &end, 10);
+	m->positives = (size_t)strtoull(end, &end, 10);
+	for (i = 0; i < HF_N; i++) {
+		m->mean[i] = strtod(end, &end);
+		m->sd[i] = strtod(end, &end);
+		if (!(m->sd[i] > 0))
+			goto bad;
+	}
+	for (i = 0; i <= HF_N; i++)
+		m->w[i] = strtod(end, &end);
+	m->ok = ok == 1;
+	goto out;
+bad:
+	memset(m, 0, sizeof(*m));
+out:
+	if (hist_meta_text(db, "model_why", &why))
+		snprintf(m->why, sizeof(m->why), "%s", sb_str(&why));
+	sb_release(&s);
+	sb_release(&why);
+}
+
+static int save_state(struct hist_risk *r, struct errmsg *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int rc = SQLITE_DONE;
+
+	if (sqlite3_prepare_v2(r->db,
+			       "INSERT OR REPLACE INTO riskstate VALUES (?, ?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	for (i = 0; i < r->cap && rc == SQLITE_DONE; i++) {
+		struct rent *e = &r->e[i];
+
+		if (!e->key || !e->dirty)
+			continue;
+		sqlite3_bind_text(st, 1, e->key, -1, SQLITE_STATIC);
+		sqlite3_bind_blob(st, 2, &e->s, sizeof(e->s), SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+fail:
+	return errmsg_set(err, RV_ERR_INTERNAL, "history index: %s",
+			  sqlite3_errmsg(r->db));
+}
+
+/*
+ * The rows a model is fitted on, oldest first: commits at least
+ * RISK_LABEL_RIPE older than before_time, labelled by the fixes that
+ * came before seq before_seq (INT64_MAX: all).
+ */
+int hist_risk_rows(sqlite3 *db, int64_t before_time, int64_t before_seq,
+		   double **X, int **y, double **wt, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t alloc = 0, yalloc = 0, walloc = 0;
+
+	*wt = NULL;
+	*X = NULL;
+	*y = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(
+		    db,
+		    "SELECT r.x, EXISTS(SELECT 1 FROM pairs p"
+		    "  WHERE p.bug_seq = c.seq AND p.fix_seq < ?2), c.time"
+		    " FROM commits c JOIN risk r ON r.seq = c.seq"
+		    " WHERE c.time <= ?1 ORDER BY c.seq",
+		    -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, before_time - RISK_LABEL_RIPE);
+	sqlite3_bind_int64(st, 2, before_seq);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct hist_rfeat f;
+		const float *x = sqlite3_column_blob(st, 0);
+		int i;
+
+		if (sqlite3_column_bytes(st, 0) != (int)(HR_N * sizeof(float)))
+			continue;
+		for (i = 0; i < HR_N; i++)
+			f.v[i] = x[i];
+		ALLOC_GROW(*X, (*n + 1) * HF_N, alloc);
+		ALLOC_GROW(*y, *n + 1, yalloc);
+		hist_features(&f, &(*X)[*n * HF_N]);
+		(*y)[*n] = sqlite3_column_int(st, 1);
+		ALLOC_GROW(*wt, *n + 1, walloc);
+		(*wt)[*n] = hist_risk_weight(sqlite3_column_int64(st, 2),
+					     before_time);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int hist_risk_finish(struct hist_risk *r, char *note, size_t note_len,
+		     struct errmsg *err)
+{
+	struct hist_model m;
+	sqlite3_stmt *st = NULL;
+	int64_t newest = 0;
+	double *X = NULL, *wt = NULL;
+	int *y = NULL;
+	size_t n = 0;
+	int ret;
+
+	if ((ret = save_state(r, err)))
+		return ret;
+	if (sqlite3_prepare_v2(r->db, "SELECT MAX(time) FROM commits", -1, &st,
+			       NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		newest = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (hist_risk_rows(r->db, newest, INT64_MAX, &X, &y, &wt, &n) < 0)
+		return errmsg_set(err, RV_ERR_INTERNAL, "history index: %s",
+				  sqlite3_errmsg(r->db));
+	hist_model_fit_w(&m, X, y, wt, n, HIST_RISK_TOP);
+	free(wt);
+	free(X);
+	free(y);
+	if (note) {
+		if (m.ok)
+			snprintf(note, note_len,
+				 "risk model: fitted on %zu commits, %zu later "
+				 "fixed (held-out AUC %.3f)",
+				 m.rows, m.positives, m.heldout_auc);
+		else
+			snprintf(note, note_len, "%s", m.why);
+	}
+	if (hist_meta_set_int(r->db, "risk_now", newest) ||
+	    hist_model_save(r->db, &m) < 0)
+		return errmsg_set(err, RV_ERR_INTERNAL,
+				  "history index: cannot store the model: %s",
+				  sqlite3_errmsg(r->db));
+	return 0;
+}
+
+/* ---- a new patch ---------------------------------------------------- */
+
+void hist_risk_patch(struct rv_history *h, const struct rv_diff *d,
+		     const char *message, const char *author_email,
+		     struct hist_rfeat *out)
+{
+	struct hist_racc *a = hist_racc_new();
+	struct rsource src = {NULL, NULL};
+	size_t i, j, k;
+	int64_t now = hist_meta_int(h->db, "risk_now", 0);
+
+	for (i = 0; i < d->nfiles; i++) {
+		const struct rv_file *f = &d->files[i];
+		const char *path = f->new_path ? f->new_path : f->old_path;
+
+		if (!path)
+			continue;
+		hist_racc_file(a, path, f->status == RV_FILE_ADDED);
+		for (j = 0; j < f->nhunks; j++) {
+			hist_racc_hunk(a, f->hunks[j].section);
+			for (k = 0; k < f->hunks[j].nlines; k++) {
+				const struct rv_line *l = &f->hunks[j].lines[k];
+
+				if (l->text)
+					hist_racc_line(a, l->origin, l->text,
+						       strlen(l->text));
+			}
+		}
+	}
+	racc_finish(a);
+	memcpy(out->v, a->v, sizeof(out->v));
+	sqlite3_prepare_v2(h->db, "SELECT v FROM riskstate WHERE k = ?", -1,
+			   &src.get, NULL);
+	state_features(&src, a, author_email ? author_email : "", message, now,
+		       out->v);
+	sqlite3_finalize(src.get);
+	purpose_features(message, message_has_fixes(message), out->v);
+	hist_racc_free(a);
+}
+
+/* ---- explanations --------------------------------------------------- */
+
+static const char *plural(double n)
+{
+	return n >= 0.5 && n < 1.5 ? "" : "s";
+}
+
+/* One phrase for feature i of r, or nothing when it reads as noise. */
+static void phrase(int i, const struct hist_rfeat *r, struct sb *out)
+{
+	const double *v = r->v;
+
+	switch (i) {
+	case HR_LA:
+	case HR_LA_CODE:
+	case HR_LD:
+		sb_addf(out, "adds %.0f line%s and removes %.0f", v[HR_LA],
+			plural(v[HR_LA]), v[HR_LD]);
+		break;
+	case HR_NF:
+	case HR_ND:
+	case HR_NS:
+	case HR_ENTROPY:
+		sb_addf(out, "spreads over %.0f file%s in %.0f director%s",
+			v[HR_NF], plural(v[HR_NF]), v[HR_ND],
+			v[HR_ND] >= 0.5 && v[HR_ND] < 1.5 ? "y" : "ies");
+		break;
+	case HR_NEWFILES:
+		sb_addf(out, "creates %.0f file%s", v[HR_NEWFILES],
+			plural(v[HR_NEWFILES]));
+		break;
+	case HR_FUNCS:
+		sb_addf(out, "touches %.0f function%s", v[HR_FUNCS],
+			plural(v[HR_FUNCS]));
+		break;
+	case HR_NUC:
+	case HR_CHURN:
+		sb_addf(out, "touches files changed %.0f times before",
+			v[HR_NUC]);
+		break;
+	case HR_FIXES:
+	case HR_FIXES_YEAR:
+		sb_addf(out,
+			"touches files fixed %.0f time%s before (%.1f "
+			"weighted to the last year)",
+			v[HR_FIXES], plural(v[HR_FIXES]), v[HR_FIXES_YEAR]);
+		break;
+	case HR_FUNC_FIXES:
+		sb_addf(out, "its functions were fixed %.0f time%s before",
+			v[HR_FUNC_FIXES], plural(v[HR_FUNC_FIXES]));
+		break;
+	case HR_NDEV:
+		sb_addf(out, "touches a file %.0f people have changed",
+			v[HR_NDEV]);
+		break;
+	case HR_AGE:
+		sb_addf(out, "touches code last changed %.0f days ago",
+			v[HR_AGE]);
+		break;
+	case HR_EXP:
+	case HR_REXP:
+	case HR_SEXP:
+		if (v[HR_EXP] < 0.5)
+			sb_adds(out, "the author's first commit here");
+		else
+			sb_addf(out,
+				"the author has %.0f earlier commit%s here, "
+				"%.0f in this subsystem",
+				v[HR_EXP], plural(v[HR_EXP]), v[HR_SEXP]);
+		break;
+	case HR_ISFIX:
+		sb_adds(out, v[HR_ISFIX] ? "is a fix" : "is not a fix");
+		break;
+	case HR_REVERT:
+		sb_adds(out, "is a revert");
+		break;
+	case HR_FEATURE:
+		sb_adds(out, "adds a feature");
+		break;
+	case HR_MSGLINES:
+		sb_addf(out, "a %.0f-line commit message", v[HR_MSGLINES]);
+		break;
+	case HR_ALLOC:
+		sb_addf(out, "adds %.0f allocation%s", v[i], plural(v[i]));
+		break;
+	case HR_FREE:
+		sb_addf(out, "adds %.0f free%s", v[i], plural(v[i]));
+		break;
+	case HR_LOCK:
+	case HR_UNLOCK:
+		sb_addf(out, "adds %.0f lock%s and %.0f unlock%s", v[HR_LOCK],
+			plural(v[HR_LOCK]), v[HR_UNLOCK], plural(v[HR_UNLOCK]));
+		break;
+	case HR_GOTO:
+		sb_addf(out, "adds %.0f goto%s", v[i], plural(v[i]));
+		break;
+	case HR_ERRPATH:
+		sb_addf(out, "adds %.0f error path%s", v[i], plural(v[i]));
+		break;
+	case HR_PTRARITH:
+		sb_addf(out, "adds %.0f index or offset computation%s", v[i],
+			plural(v[i]));
+		break;
+	case HR_CAST:
+		sb_addf(out, "adds %.0f cast%s", v[i], plural(v[i]));
+		break;
+	case HR_SIZEMUL:
+		sb_addf(out, "multiplies sizes %.0f time%s", v[i],
+			plural(v[i]));
+		break;
+	case HR_NEWFUNC:
+		sb_addf(out, "adds %.0f new function%s", v[i], plural(v[i]));
+		break;
+	case HR_COND:
+		sb_addf(out, "adds %.0f condition%s", v[i], plural(v[i]));
+		break;
+	case HR_LOOP:
+		sb_addf(out, "adds %.0f loop%s", v[i], plural(v[i]));
+		break;
+	case HR_COPY:
+		sb_addf(out, "adds %.0f memory or string cop%s", v[i],
+			v[i] >= 0.5 && v[i] < 1.5 ? "y" : "ies");
+		break;
+	case HR_DEL_CHECK:
+		sb_addf(out, "removes %.0f check%s or error return%s", v[i],
+			plural(v[i]), plural(v[i]));
+		break;
+	case HR_TESTLINES:
+		sb_addf(out, "adds %.0f test line%s", v[i], plural(v[i]));
+		break;
+	}
+}
+
+void hist_risk_explain(const struct hist_model *m, const struct hist_rfeat *r,
+		       struct sb *why)
+{
+	double x[HF_N], contrib[HF_N];
+	int order[HF_N], i, j, said = 0;
+	struct sb p = SB_INIT;
+
+	if (!m->ok)
+		return;
+	hist_features(r, x);
+	for (i = 0; i < HF_N; i++) {
+		contrib[i] = m->w[i] * (x[i] - m->mean[i]) / m->sd[i];
+		order[i] = i;
+	}
+	for (i = 0; i < HF_N; i++)
+		for (j = i + 1; j < HF_N; j++)
+			if (contrib[order[j]] > contrib[order[i]]) {
+				int t = order[i];
+
+				order[i] = order[j];
+				order[j] = t;
+			}
+	for (i = 0; i < HF_N && said < 3; i++) {
+		int fi = order[i];
+
+		if (contrib[fi] < 0.1)
+			break;
+		/* A reason is a thing the patch has, not one it lacks. */
+		if (finfo[fi].count && r->v[fi] < 0.5 && fi != HR_EXP &&
+		    fi != HR_REXP && fi != HR_SEXP)
+			continue;
+		sb_reset(&p);
+		phrase(fi, r, &p);
+		/* Two size features give the same phrase: say it once. */
+		if (!p.len || strstr(sb_str(why), sb_str(&p)))
+			continue;
+		if (why->len)
+			sb_adds(why, "; ");
+		sb_add(why, p.buf, p.len);
+		said++;
+	}
+	sb_release(&p);
+}
+
+/* How often the functions the patch touches were fixed before. */
+static void add_function_fixes(struct rv_history *h, const struct rv_diff *d,
+			       struct sb *why)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i, j, said = 0;
+
+	if (sqlite3_prepare_v2(h->db,
+			       "SELECT COUNT(*) FROM funcfix WHERE file = ? "
+			       "AND func = ? AND fix_seq < ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	for (i = 0; i < d->nfiles && said < 3; i++) {
+		const struct rv_file *f = &d->files[i];
+
+		for (j = 0; f->new_path && j < f->nhunks && said < 3; j++) {
+			char *func = hist_function_name(f->hunks[j].section);
+
+			if (!func)
+				continue;
+			sqlite3_bind_text(st, 1, f->new_path, -1,
+					  SQLITE_STATIC);
+			sqlite3_bind_text(st, 2, func, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 3, h->horizon);
+			if (sqlite3_step(st) == SQLITE_ROW &&
+			    sqlite3_column_int(st, 0) > 0 &&
+			    !strstr(sb_str(why), func)) {
+				sb_addf(why,
+					"%s%s() was fixed %d time%s before",
+					why->len ? "; " : "", func,
+					sqlite3_column_int(st, 0),
+					sqlite3_column_int(st, 0) == 1 ? ""
+								       : "s");
+				said++;
+			}
+			sqlite3_reset(st);
+			free(func);
+		}
+	}
+	sqlite3_finalize(st);
+}
+
+int rv_history_risk(struct rv_history *h, const struct rv_diff *d,
+		    const char *message, const char *author_email,
+		    double *score, struct sb *why, struct errmsg *err)
+{
+	struct hist_rfeat f;
+	double x[HF_N];
+
+	*score = -1;
+	if (!h || !h->model.ok)
+		return errmsg_set(err, RV_ERR_INTERNAL, "%s",
+				  h && h->model.why[0]
+					  ? h->model.why
+					  : "the history index has no risk "
+					    "model (too few fixes in the "
+					    "history to learn from)");
+	hist_risk_patch(h, d, message, author_email, &f);
+	hist_features(&f, x);
+	*score = hist_model_score(&h->model, x);
+	if (why) {
+		hist_risk_explain(&h->model, &f, why);
+		add_function_fixes(h, d, why);
+	}
+	return 0;
+}
