@@ -11,6 +11,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,13 +438,43 @@ struct rent {
 	bool dirty;
 };
 
+/*
+ * One commit on its way through the index: its content is counted by a
+ * worker thread (reading blobs is most of the cost), its history
+ * features by the main thread, in commit order, once all before it are
+ * in the state.
+ */
+struct rjob {
+	int64_t seq, time;
+	char *author, *message;
+	bool fix;
+	struct hist_risk_change *ch;
+	git_oid *ids; /* 2 per change: old, new */
+	size_t nch;
+	struct hist_racc *acc;
+	int state; /* 0 queued, 1 taken, 2 counted */
+};
+
+/* Commits counted ahead of the one whose features are being written. */
+#define RISK_QUEUE 256
+#define RISK_THREADS 3
+
 struct hist_risk {
 	sqlite3 *db;
 	struct rent *e;
 	size_t n, cap;
 	sqlite3_stmt *ins;
-	struct hist_racc *acc;
 	int64_t newest;
+	git_repository *repo; /* the caller's, for jobs no worker took */
+	char *gitdir;
+	struct rjob *q[RISK_QUEUE];
+	size_t head, take,
+		tail; /* oldest unwritten, next to count, next free */
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	pthread_t tid[RISK_THREADS];
+	int nthreads;
+	bool stop;
 };
 
 static struct rent *rmap_slot(struct rent *e, size_t cap, const char *key,
@@ -652,7 +683,9 @@ int hist_risk_begin(sqlite3 *db, struct hist_risk **out, struct errmsg *err)
 	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO risk VALUES (?, ?)",
 			       -1, &r->ins, NULL) != SQLITE_OK)
 		goto fail;
-	r->acc = hist_racc_new();
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->work, NULL);
+	pthread_cond_init(&r->done, NULL);
 	*out = r;
 	return 0;
 fail:
@@ -662,31 +695,53 @@ fail:
 	return RV_ERR_INTERNAL;
 }
 
+static void rjob_free(struct rjob *j)
+{
+	size_t i;
+
+	if (!j)
+		return;
+	for (i = 0; i < j->nch; i++)
+		free((char *)j->ch[i].path);
+	free(j->ch);
+	free(j->ids);
+	free(j->author);
+	free(j->message);
+	hist_racc_free(j->acc);
+	free(j);
+}
+
+static void stop_workers(struct hist_risk *r)
+{
+	int i;
+
+	pthread_mutex_lock(&r->mu);
+	r->stop = true;
+	pthread_cond_broadcast(&r->work);
+	pthread_mutex_unlock(&r->mu);
+	for (i = 0; i < r->nthreads; i++)
+		pthread_join(r->tid[i], NULL);
+	r->nthreads = 0;
+}
+
 void hist_risk_free(struct hist_risk *r)
 {
 	size_t i;
 
 	if (!r)
 		return;
+	stop_workers(r);
+	for (i = r->head; i < r->tail; i++)
+		rjob_free(r->q[i % RISK_QUEUE]);
 	for (i = 0; i < r->cap; i++)
 		free(r->e[i].key);
 	free(r->e);
 	sqlite3_finalize(r->ins);
-	hist_racc_free(r->acc);
+	free(r->gitdir);
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->work);
+	pthread_cond_destroy(&r->done);
 	free(r);
-}
-
-static void racc_reset(struct hist_racc *a)
-{
-	size_t i;
-
-	for (i = 0; i < a->nfiles; i++)
-		free(a->files[i].path);
-	for (i = 0; i < a->nfuncs; i++)
-		free(a->funcs[i]);
-	a->nfiles = a->nfuncs = 0;
-	a->cur = NULL;
-	memset(a->v, 0, sizeof(a->v));
 }
 
 static int on_hunk(const git_diff_delta *d, const git_diff_hunk *h, void *p)
@@ -748,10 +803,10 @@ out:
 	git_blob_free(nb);
 }
 
-static void state_update(struct hist_risk *r, const char *author,
-			 const char *message, bool isfix, int64_t t)
+static void state_update(struct hist_risk *r, struct hist_racc *a,
+			 const char *author, const char *message, bool isfix,
+			 int64_t t)
 {
-	struct hist_racc *a = r->acc;
 	uint32_t ah = (uint32_t)hist_hash(author, strlen(author));
 	struct sb k = SB_INIT;
 	char subsys[64];
@@ -794,45 +849,142 @@ static void state_update(struct hist_risk *r, const char *author,
 	sb_release(&k);
 }
 
+/* Count what the job's files' lines do (any thread). */
+static void count_job(git_repository *repo, struct rjob *j)
+{
+	size_t i, diffed = 0;
+
+	for (i = 0; i < j->nch; i++) {
+		bool content = diffed < RISK_MAX_FILES;
+
+		diffed += content;
+		diff_file(repo, j->acc, &j->ch[i], content);
+	}
+	racc_finish(j->acc);
+}
+
+static void *risk_worker(void *arg)
+{
+	struct hist_risk *r = arg;
+	git_repository *repo = NULL;
+
+	if (git_repository_open(&repo, r->gitdir) < 0)
+		return NULL; /* the main thread counts what is left */
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		struct rjob *j;
+
+		while (!r->stop && r->take == r->tail)
+			pthread_cond_wait(&r->work, &r->mu);
+		if (r->stop)
+			break;
+		j = r->q[r->take++ % RISK_QUEUE];
+		j->state = 1;
+		pthread_mutex_unlock(&r->mu);
+		count_job(repo, j);
+		pthread_mutex_lock(&r->mu);
+		j->state = 2;
+		pthread_cond_broadcast(&r->done);
+	}
+	pthread_mutex_unlock(&r->mu);
+	git_repository_free(repo);
+	return NULL;
+}
+
+/* Write the oldest job's features and fold it into the state. */
+static int finish_oldest(struct hist_risk *r, struct errmsg *err)
+{
+	struct rsource src = {r, NULL};
+	struct hist_rfeat f;
+	struct rjob *j;
+	float x[HR_N];
+	size_t i;
+	int rc;
+
+	pthread_mutex_lock(&r->mu);
+	j = r->q[r->head % RISK_QUEUE];
+	if (j->state == 0) {
+		/* No worker got to it: count it here, in order. */
+		r->take++;
+		j->state = 1;
+		pthread_mutex_unlock(&r->mu);
+		count_job(r->repo, j);
+		pthread_mutex_lock(&r->mu);
+		j->state = 2;
+	}
+	while (j->state != 2)
+		pthread_cond_wait(&r->done, &r->mu);
+	r->head++;
+	pthread_mutex_unlock(&r->mu);
+
+	memcpy(f.v, j->acc->v, sizeof(f.v));
+	state_features(&src, j->acc, j->author, j->message, j->time, f.v);
+	purpose_features(j->message, j->fix, f.v);
+	for (i = 0; i < HR_N; i++)
+		x[i] = (float)f.v[i];
+	sqlite3_bind_int64(r->ins, 1, j->seq);
+	sqlite3_bind_blob(r->ins, 2, x, sizeof(x), SQLITE_TRANSIENT);
+	rc = sqlite3_step(r->ins);
+	sqlite3_reset(r->ins);
+	/* Only now does the commit become history for the next ones. */
+	if (rc == SQLITE_DONE)
+		state_update(r, j->acc, j->author, j->message, j->fix, j->time);
+	if (j->time > r->newest)
+		r->newest = j->time;
+	rjob_free(j);
+	if (rc != SQLITE_DONE)
+		return errmsg_set(err, RV_ERR_INTERNAL,
+				  "history index: cannot write: %s",
+				  sqlite3_errmsg(r->db));
+	return 0;
+}
+
 int hist_risk_commit(struct hist_risk *r, git_repository *repo, int64_t seq,
 		     int64_t time, const char *author, const char *message,
 		     bool isfix, bool has_fixes,
 		     const struct hist_risk_change *ch, size_t nch,
 		     struct errmsg *err)
 {
-	struct hist_rfeat f;
-	struct rsource src = {r, NULL};
-	size_t i, diffed = 0;
-	float x[HR_N];
-	int rc;
+	struct rjob *j;
+	size_t i;
+	int ret;
 
-	racc_reset(r->acc);
-	for (i = 0; i < nch; i++) {
-		bool content = diffed < RISK_MAX_FILES;
-
-		diffed += content;
-		diff_file(repo, r->acc, &ch[i], content);
+	if (!r->repo) {
+		r->repo = repo;
+		r->gitdir = xstrdup_or_null(git_repository_path(repo));
+		for (i = 0; r->gitdir && i < RISK_THREADS; i++)
+			if (pthread_create(&r->tid[r->nthreads], NULL,
+					   risk_worker, r) == 0)
+				r->nthreads++;
 	}
-	racc_finish(r->acc);
-	memcpy(f.v, r->acc->v, sizeof(f.v));
-	if (!author)
-		author = "";
-	state_features(&src, r->acc, author, message, time, f.v);
-	purpose_features(message, isfix || has_fixes, f.v);
-	for (i = 0; i < HR_N; i++)
-		x[i] = (float)f.v[i];
-	sqlite3_bind_int64(r->ins, 1, seq);
-	sqlite3_bind_blob(r->ins, 2, x, sizeof(x), SQLITE_TRANSIENT);
-	rc = sqlite3_step(r->ins);
-	sqlite3_reset(r->ins);
-	if (rc != SQLITE_DONE)
-		return errmsg_set(err, RV_ERR_INTERNAL,
-				  "history index: cannot write: %s",
-				  sqlite3_errmsg(r->db));
-	/* Only now does the commit become history for the next ones. */
-	state_update(r, author, message, isfix || has_fixes, time);
-	if (time > r->newest)
-		r->newest = time;
+	if (r->tail - r->head == RISK_QUEUE && (ret = finish_oldest(r, err)))
+		return ret;
+	j = xcalloc(1, sizeof(*j));
+	j->seq = seq;
+	j->time = time;
+	j->author = xstrdup_or_null(author ? author : "");
+	j->message = xstrndup(message ? message : "",
+			      strnlen(message ? message : "", HIST_MAX_MSG));
+	j->fix = isfix || has_fixes;
+	j->acc = hist_racc_new();
+	j->ch = xcalloc(nch + 1, sizeof(*j->ch));
+	j->ids = xcalloc(2 * nch + 1, sizeof(*j->ids));
+	for (i = 0; i < nch; i++) {
+		j->ch[i].path = xstrdup_or_null(ch[i].path);
+		if (ch[i].old_id) {
+			j->ids[2 * i] = *ch[i].old_id;
+			j->ch[i].old_id = &j->ids[2 * i];
+		}
+		if (ch[i].new_id) {
+			j->ids[2 * i + 1] = *ch[i].new_id;
+			j->ch[i].new_id = &j->ids[2 * i + 1];
+		}
+	}
+	j->nch = nch;
+	pthread_mutex_lock(&r->mu);
+	r->q[r->tail++ % RISK_QUEUE] = j;
+	pthread_cond_signal(&r->work);
+	pthread_mutex_unlock(&r->mu);
 	return 0;
 }
 
@@ -1362,6 +1514,10 @@ int hist_risk_finish(struct hist_risk *r, char *note, size_t note_len,
 	size_t n = 0;
 	int ret;
 
+	while (r->head < r->tail)
+		if ((ret = finish_oldest(r, err)))
+			return ret;
+	stop_workers(r);
 	if ((ret = save_state(r, err)))
 		return ret;
 	if (sqlite3_prepare_v2(r->db, "SELECT MAX(time) FROM commits", -1, &st,
