@@ -1605,8 +1605,9 @@ static void phrase(int i, const struct hist_rfeat *r, struct sb *out)
 	case HR_LA:
 	case HR_LA_CODE:
 	case HR_LD:
-		sb_addf(out, "adds %.0f line%s and removes %.0f", v[HR_LA],
-			plural(v[HR_LA]), v[HR_LD]);
+		sb_addf(out, "adds %.0f line%s", v[HR_LA], plural(v[HR_LA]));
+		if (v[HR_LD] >= 0.5)
+			sb_addf(out, " and removes %.0f", v[HR_LD]);
 		break;
 	case HR_NF:
 	case HR_ND:
@@ -1748,7 +1749,12 @@ void hist_risk_explain(const struct hist_model *m, const struct hist_rfeat *r,
 	for (i = 0; i < HF_N && said < 3; i++) {
 		int fi = order[i];
 
-		if (contrib[fi] < 0.1)
+		/*
+		 * The first reason has to matter; the ones after it may be
+		 * small (size carries most of a score, the rest nudge it)
+		 * but must still raise it.
+		 */
+		if (contrib[fi] < (said ? 0.02 : 0.1))
 			break;
 		/* A reason is a thing the patch has, not one it lacks. */
 		if (finfo[fi].count && r->v[fi] < 0.5 && fi != HR_EXP &&
