@@ -81,7 +81,22 @@ enum {
 	HR_TESTLINES, /* lines added under a test directory */
 	HR_N,
 };
-#define HF_N HR_N
+/*
+ * The model's inputs: the features (counts as log1p) and, after them,
+ * densities: what the lines do per line added, so a model anchored on
+ * size can ask what a patch of that size does.
+ */
+enum {
+	HD_COND = HR_N, /* conditions per added line of C */
+	HD_ERR,		/* error returns and gotos per added line of C */
+	HD_MEM,		/* allocations, frees and copies per added line of C */
+	HD_LOCK,	/* locks and unlocks per added line of C */
+	HD_CODE,	/* share of the added lines that are C */
+	HD_TEST,	/* share of the added lines under a test directory */
+	HD_DEL,		/* share of the changed lines that are removed */
+	HD_FIXES,	/* recent fixes per touched file */
+	HF_N,
+};
 
 struct hist_model {
 	bool ok;

@@ -98,6 +98,19 @@ void hist_features(const struct hist_rfeat *r, double x[HF_N])
 
 		x[i] = finfo[i].count ? log1p(v) : v;
 	}
+	{
+		const double *v = r->v;
+		double code = v[HR_LA_CODE] + 1, la = v[HR_LA] + 1;
+
+		x[HD_COND] = v[HR_COND] / code;
+		x[HD_ERR] = (v[HR_ERRPATH] + v[HR_GOTO]) / code;
+		x[HD_MEM] = (v[HR_ALLOC] + v[HR_FREE] + v[HR_COPY]) / code;
+		x[HD_LOCK] = (v[HR_LOCK] + v[HR_UNLOCK]) / code;
+		x[HD_CODE] = v[HR_LA_CODE] / la;
+		x[HD_TEST] = v[HR_TESTLINES] / la;
+		x[HD_DEL] = v[HR_LD] / (la + v[HR_LD]);
+		x[HD_FIXES] = v[HR_FIXES_YEAR] / (v[HR_NF] + 1);
+	}
 }
 
 static double decay(double v, int64_t from, int64_t to, double half)
@@ -1757,6 +1770,12 @@ void hist_risk_explain(const struct hist_model *m, const struct hist_rfeat *r,
 		if (contrib[fi] < (said ? 0.02 : 0.1))
 			break;
 		/* A reason is a thing the patch has, not one it lacks. */
+		static const int base[HF_N - HR_N] = {
+			HR_COND,    HR_ERRPATH,	  HR_ALLOC, HR_LOCK,
+			HR_LA_CODE, HR_TESTLINES, HR_LD,    HR_FIXES_YEAR};
+
+		if (fi >= HR_N)
+			fi = base[fi - HR_N];
 		if (finfo[fi].count && r->v[fi] < 0.5 && fi != HR_EXP &&
 		    fi != HR_REXP && fi != HR_SEXP)
 			continue;
