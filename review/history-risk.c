@@ -202,15 +202,53 @@ out:
 	free(func);
 }
 
-/* Occurrences of a call whose name contains word (before the "("). */
-static int calls_with(const char *s, size_t len, const char *word,
-		      const char *but)
+static int count_str(const char *s, size_t len, const char *w)
 {
-	size_t i = 0, wl = strlen(word);
+	size_t wl = strlen(w);
+	const char *p = s, *end = s + len, *f;
 	int n = 0;
 
+	while ((size_t)(end - p) >= wl &&
+	       (f = memmem(p, (size_t)(end - p), w, wl))) {
+		n++;
+		p = f + wl;
+	}
+	return n;
+}
+
+/* The names calls are counted by (a call counts when its name has one). */
+enum {
+	CW_ALLOC,
+	CW_STRDUP,
+	CW_ASPRINTF,
+	CW_FREE,
+	CW_RELEASE,
+	CW_DESTROY,
+	CW_LOCK, /* but not unlock */
+	CW_UNLOCK,
+	CW_MEMCPY,
+	CW_MEMMOVE,
+	CW_STRCPY,
+	CW_STRCAT,
+	CW_SPRINTF,
+	CW_N,
+};
+
+/* Count the calls of s by what their names contain, in one pass. */
+static void count_calls(const char *s, size_t len, int n[CW_N])
+{
+	static const char *const words[CW_N] = {
+		"alloc",   "strdup", "asprintf", "free",   "release",
+		"destroy", "lock",   "unlock",	 "memcpy", "memmove",
+		"strcpy",  "strcat", "sprintf",
+	};
+	size_t i = 0;
+
+	memset(n, 0, CW_N * sizeof(*n));
 	while (i < len) {
-		size_t b, e;
+		char name[256];
+		size_t b, e, k;
+		int w;
 
 		if (!(isalpha((unsigned char)s[i]) || s[i] == '_')) {
 			i++;
@@ -222,41 +260,19 @@ static int calls_with(const char *s, size_t len, const char *word,
 		e = i;
 		while (i < len && s[i] == ' ')
 			i++;
-		if (i < len && s[i] == '(' && e - b >= wl) {
-			size_t k;
-
-			for (k = b; k + wl <= e; k++)
-				if (!strncasecmp(s + k, word, wl))
-					break;
-			if (k + wl <= e) {
-				bool skip = false;
-
-				if (but) {
-					size_t bl = strlen(but), q;
-
-					for (q = b; q + bl <= e; q++)
-						if (!strncasecmp(s + q, but,
-								 bl))
-							skip = true;
-				}
-				n += !skip;
-			}
-		}
+		if (i >= len || s[i] != '(' || e - b < 4)
+			continue;
+		if (e - b >= sizeof(name))
+			e = b + sizeof(name) - 1;
+		for (k = b; k < e; k++)
+			name[k - b] = (char)tolower((unsigned char)s[k]);
+		name[e - b] = '\0';
+		for (w = 0; w < CW_N; w++)
+			if (strstr(name, words[w]))
+				n[w]++;
+		if (n[CW_LOCK] && strstr(name, "unlock"))
+			n[CW_LOCK]--;
 	}
-	return n;
-}
-
-static int count_str(const char *s, size_t len, const char *w)
-{
-	size_t wl = strlen(w), i;
-	int n = 0;
-
-	for (i = 0; i + wl <= len; i++)
-		if (!memcmp(s + i, w, wl)) {
-			n++;
-			i += wl - 1;
-		}
-	return n;
 }
 
 /* "(type *)x", "(unsigned long)x": a cast, not a call or a condition. */
@@ -319,6 +335,7 @@ void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
 {
 	struct rfile *f = a->cur;
 	const char *p;
+	int cw[CW_N];
 
 	if (!f || (origin != '+' && origin != '-'))
 		return;
@@ -345,14 +362,11 @@ void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
 					  (p[1] == '*' || p[1] == '/'))))
 		return;
 	len -= (size_t)(p - s);
-	a->v[HR_ALLOC] += calls_with(p, len, "alloc", NULL) +
-			  calls_with(p, len, "strdup", NULL) +
-			  calls_with(p, len, "asprintf", NULL);
-	a->v[HR_FREE] += calls_with(p, len, "free", NULL) +
-			 calls_with(p, len, "release", NULL) +
-			 calls_with(p, len, "destroy", NULL);
-	a->v[HR_LOCK] += calls_with(p, len, "lock", "unlock");
-	a->v[HR_UNLOCK] += calls_with(p, len, "unlock", NULL);
+	count_calls(p, len, cw);
+	a->v[HR_ALLOC] += cw[CW_ALLOC] + cw[CW_STRDUP] + cw[CW_ASPRINTF];
+	a->v[HR_FREE] += cw[CW_FREE] + cw[CW_RELEASE] + cw[CW_DESTROY];
+	a->v[HR_LOCK] += cw[CW_LOCK];
+	a->v[HR_UNLOCK] += cw[CW_UNLOCK];
 	a->v[HR_GOTO] += count_str(p, len, "goto ");
 	a->v[HR_ERRPATH] += error_return(p, len);
 	a->v[HR_PTRARITH] += count_str(p, len, "+=") + count_str(p, len, "-=") +
@@ -364,11 +378,8 @@ void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
 	a->v[HR_COND] += count_str(p, len, "if (");
 	a->v[HR_LOOP] +=
 		count_str(p, len, "for (") + count_str(p, len, "while (");
-	a->v[HR_COPY] += calls_with(p, len, "memcpy", NULL) +
-			 calls_with(p, len, "memmove", NULL) +
-			 calls_with(p, len, "strcpy", NULL) +
-			 calls_with(p, len, "strcat", NULL) +
-			 calls_with(p, len, "sprintf", NULL);
+	a->v[HR_COPY] += cw[CW_MEMCPY] + cw[CW_MEMMOVE] + cw[CW_STRCPY] +
+			 cw[CW_STRCAT] + cw[CW_SPRINTF];
 }
 
 /* Size, spread and entropy, once every line is in. */
