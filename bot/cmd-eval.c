@@ -30,8 +30,11 @@ const struct cmd cmd_eval_def = {
 	"in a Fixes: trailer (or reverts it). Reports how many commits were\n"
 	"replayed and how many were buggy, the AUC of the risk score and, "
 	"from\n"
-	"the same run, of the plain lines-changed baseline, and the precision\n"
-	"and recall of the offline findings at quorum (rules, history, risk).\n"
+	"the same run, of the plain lines-changed baseline, the precision\n"
+	"and recall of the offline findings (rules, history, risk) per voter,\n"
+	"their located precision (a later fix changed the lines they point\n"
+	"at, +-3, or the function), and the observed rate of fixes by decile\n"
+	"of predicted risk.\n"
 	"Run `quorum index` first.\n"
 	"\n"
 	"With --stable, --cve or --question NAME, replays the window for that\n"
@@ -47,8 +50,9 @@ const struct cmd cmd_eval_def = {
 	"  -C REPO         the repository (default: the current directory)\n"
 	"  --since DATE    first day (YYYY-MM-DD, or @SECONDS), inclusive\n"
 	"  --until DATE    last day (YYYY-MM-DD, or @SECONDS), inclusive\n"
-	"  --json          one JSON object: commits, positives, auc,\n"
-	"                  baseline_auc, precision, recall, seconds\n"
+	"  --json          one JSON object (contrib/eval-json.md): AUCs,\n"
+	"                  per-voter precision, recall and located\n"
+	"                  precision, the calibration by risk decile\n"
 	"  -v, --verbose   one line per replayed commit\n"
 	"  -h, --help      this text\n"
 	"\n"
@@ -131,27 +135,64 @@ static int eval_options(int argc, char **argv, struct cmd_opts *co,
 	return 0;
 }
 
+static void add_num_or_null(cJSON *o, const char *key, double v)
+{
+	if (v < 0)
+		cJSON_AddNullToObject(o, key);
+	else
+		cJSON_AddNumberToObject(o, key, v);
+}
+
+/* The keys are documented in contrib/eval-json.md. */
 static void print_json(const struct rv_eval_result *res)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = cJSON_CreateObject(), *vs, *cal;
 	char *s;
+	size_t i;
 
 	cJSON_AddNumberToObject(o, "commits", (double)res->commits);
 	cJSON_AddNumberToObject(o, "positives", (double)res->positives);
-	if (res->auc < 0)
-		cJSON_AddNullToObject(o, "auc");
-	else
-		cJSON_AddNumberToObject(o, "auc", res->auc);
-	if (res->baseline_auc < 0)
-		cJSON_AddNullToObject(o, "baseline_auc");
-	else
-		cJSON_AddNumberToObject(o, "baseline_auc", res->baseline_auc);
+	cJSON_AddNumberToObject(o, "scored", (double)res->scored);
+	add_num_or_null(o, "auc", res->auc);
+	add_num_or_null(o, "baseline_auc", res->baseline_auc);
+	add_num_or_null(o, "model_heldout_auc", res->model_heldout_auc);
 	cJSON_AddNumberToObject(o, "precision", res->precision);
 	cJSON_AddNumberToObject(o, "recall", res->recall);
+	cJSON_AddNumberToObject(o, "findings", (double)res->findings);
+	cJSON_AddNumberToObject(o, "located", (double)res->located);
+	add_num_or_null(o, "located_precision", res->located_precision);
 	cJSON_AddNumberToObject(o, "history_flagged",
 				(double)res->history_flagged);
 	cJSON_AddNumberToObject(o, "history_flagged_positive",
 				(double)res->history_flagged_positive);
+	vs = cJSON_AddObjectToObject(o, "voters");
+	for (i = 0; i < RV_EVAL_NVOTERS; i++) {
+		const struct rv_eval_voter *ev = &res->voters[i];
+		cJSON *v = cJSON_AddObjectToObject(vs, ev->name);
+
+		cJSON_AddNumberToObject(v, "flagged", (double)ev->flagged);
+		cJSON_AddNumberToObject(v, "flagged_positive",
+					(double)ev->flagged_positive);
+		cJSON_AddNumberToObject(v, "precision", ev->precision);
+		cJSON_AddNumberToObject(v, "recall", ev->recall);
+		cJSON_AddNumberToObject(v, "findings", (double)ev->findings);
+		cJSON_AddNumberToObject(v, "located", (double)ev->located);
+		add_num_or_null(v, "located_precision", ev->located_precision);
+	}
+	cal = cJSON_AddArrayToObject(o, "calibration");
+	for (i = 0; i < res->nbins; i++) {
+		const struct rv_eval_bin *b = &res->bins[i];
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(e, "decile", (double)(i + 1));
+		cJSON_AddNumberToObject(e, "commits", (double)b->n);
+		cJSON_AddNumberToObject(e, "positives", (double)b->positives);
+		cJSON_AddNumberToObject(e, "risk_min", b->lo);
+		cJSON_AddNumberToObject(e, "risk_max", b->hi);
+		cJSON_AddNumberToObject(e, "predicted", b->predicted);
+		cJSON_AddNumberToObject(e, "observed", b->observed);
+		cJSON_AddItemToArray(cal, e);
+	}
 	cJSON_AddNumberToObject(o, "seconds", res->seconds);
 	s = cJSON_PrintUnformatted(o);
 	puts(s ? s : "{}");
@@ -161,10 +202,16 @@ static void print_json(const struct rv_eval_result *res)
 
 static void print_text(const struct rv_eval_result *res)
 {
+	size_t i;
+
 	printf("%-13s %zu\n", "commits", res->commits);
 	printf("%-13s %zu\n", "positives", res->positives);
 	print_num("auc", res->auc);
 	print_num("baseline_auc", res->baseline_auc);
+	if (res->scored != res->commits)
+		printf("%-13s %zu commits had a risk score (a model could be "
+		       "fitted); both AUCs are on them\n",
+		       "scored", res->scored);
 	printf("%-13s %.3f (%zu of %zu flagged commits were buggy)\n",
 	       "precision", res->precision, res->flagged_positive,
 	       res->flagged);
@@ -179,7 +226,35 @@ static void print_text(const struct rv_eval_result *res)
 			       ((double)res->positives / (double)res->commits),
 		       (double)res->positives / (double)res->commits);
 	putchar('\n');
-	printf("%-13s %.2f\n", "seconds", res->seconds);
+	printf("%-13s %zu of %zu findings where a later fix changed the lines "
+	       "(+-3) or the function",
+	       "located", res->located, res->findings);
+	if (res->findings)
+		printf(" (%.3f)", res->located_precision);
+	putchar('\n');
+	printf("\n%-8s %7s %9s %7s %7s %9s\n", "voter", "flagged", "precision",
+	       "recall", "found", "located");
+	for (i = 0; i < RV_EVAL_NVOTERS; i++) {
+		const struct rv_eval_voter *ev = &res->voters[i];
+
+		printf("%-8s %7zu %9.3f %7.3f %7zu", ev->name, ev->flagged,
+		       ev->precision, ev->recall, ev->findings);
+		if (ev->located_precision < 0)
+			printf(" %9s\n", "n/a");
+		else
+			printf(" %9.3f\n", ev->located_precision);
+	}
+	if (res->nbins) {
+		printf("\n%-8s %7s %15s %9s %8s\n", "decile", "commits", "risk",
+		       "predicted", "observed");
+		for (i = 0; i < res->nbins; i++) {
+			const struct rv_eval_bin *b = &res->bins[i];
+
+			printf("%-8zu %7zu %7.3f-%.3f %9.3f %8.3f\n", i + 1,
+			       b->n, b->lo, b->hi, b->predicted, b->observed);
+		}
+	}
+	printf("\n%-13s %.2f\n", "seconds", res->seconds);
 }
 
 static int cmd_eval(int argc, char **argv)

@@ -102,6 +102,8 @@ static void print_stats(const struct rv_index_stats *st, bool embed)
 	if (embed)
 		printf("embedding vectors: %zu of %zu hunks\n", st->vectors,
 		       st->hunks);
+	if (st->model_note[0])
+		printf("%s\n", st->model_note);
 }
 
 static int cmd_index(int argc, char **argv)

@@ -25,7 +25,16 @@ struct ecommit {
 	int64_t seq, time;
 	char oid[RV_OID_HEXSZ + 1];
 	double x[HF_N];
+	bool has_x;	   /* the index stored its features */
 	int64_t first_fix; /* seq of the earliest fix naming it; 0 if none */
+};
+
+/* Where a voter pointed, to check against the later fixes. */
+struct eloc {
+	int voter;
+	char *file;
+	int line;
+	char *func;
 };
 
 static double now_seconds(void)
@@ -45,17 +54,18 @@ static int load_commits(sqlite3 *db, struct ecommit **out, size_t *n,
 	*out = NULL;
 	*n = 0;
 	if (sqlite3_prepare_v2(db,
-			       "SELECT c.seq, c.time, c.oid, " HIST_FACT_COLS
-			       ","
+			       "SELECT c.seq, c.time, c.oid, r.x,"
 			       " (SELECT MIN(p.fix_seq) FROM pairs p"
 			       "  WHERE p.bug_seq = c.seq)"
-			       " FROM commits c ORDER BY c.seq",
+			       " FROM commits c LEFT JOIN risk r"
+			       " ON r.seq = c.seq ORDER BY c.seq",
 			       -1, &st, NULL) != SQLITE_OK)
 		return errmsg_set(err, RV_ERR_INTERNAL, "history index: %s",
 				  sqlite3_errmsg(db));
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct ecommit *c;
-		struct hist_facts f;
+		struct hist_rfeat f;
+		int i;
 
 		ALLOC_GROW(*out, *n + 1, alloc);
 		c = &(*out)[(*n)++];
@@ -65,9 +75,17 @@ static int load_commits(sqlite3 *db, struct ecommit **out, size_t *n,
 			 sqlite3_column_text(st, 2)
 				 ? (const char *)sqlite3_column_text(st, 2)
 				 : "");
-		hist_facts_from_row(st, 3, &f);
+		c->has_x = sqlite3_column_bytes(st, 3) ==
+			   (int)(HR_N * sizeof(float));
+		memset(&f, 0, sizeof(f));
+		if (c->has_x) {
+			const float *x = sqlite3_column_blob(st, 3);
+
+			for (i = 0; i < HR_N; i++)
+				f.v[i] = x[i];
+		}
 		hist_features(&f, c->x);
-		c->first_fix = sqlite3_column_int64(st, 3 + HIST_NFACTS);
+		c->first_fix = sqlite3_column_int64(st, 4);
 	}
 	sqlite3_finalize(st);
 	return 0;
@@ -81,55 +99,21 @@ static void refit(struct hist_model *m, const struct ecommit *v, size_t k)
 {
 	double *X = xmalloc((k + 1) * HF_N * sizeof(*X));
 	int *y = xmalloc((k + 1) * sizeof(*y));
+	double *wt = xmalloc((k + 1) * sizeof(*wt));
 	size_t i, n = 0;
 
 	for (i = 0; i < k; i++) {
-		if (v[i].time > v[k].time - EVAL_LABEL_RIPE)
+		if (v[i].time > v[k].time - EVAL_LABEL_RIPE || !v[i].has_x)
 			continue;
 		memcpy(&X[n * HF_N], v[i].x, sizeof(v[i].x));
 		y[n] = v[i].first_fix && v[i].first_fix < v[k].seq;
+		wt[n] = hist_risk_weight(v[i].time, v[k].time);
 		n++;
 	}
-	hist_model_fit(m, X, y, n, HIST_RISK_TOP);
+	hist_model_fit_w(m, X, y, wt, n, HIST_RISK_TOP);
+	free(wt);
 	free(X);
 	free(y);
-}
-
-struct scored {
-	double s;
-	int y;
-};
-
-static int cmp_scored(const void *a, const void *b)
-{
-	const struct scored *x = a, *y = b;
-
-	return x->s < y->s ? -1 : x->s > y->s;
-}
-
-/* Area under the ROC curve (Mann-Whitney, ties share their rank). */
-static double auc(struct scored *v, size_t n)
-{
-	double ranksum = 0, pos = 0, neg;
-	size_t i, j, t;
-
-	qsort(v, n, sizeof(*v), cmp_scored);
-	for (i = 0; i < n; i = j) {
-		double rank;
-
-		for (j = i; j < n && v[j].s == v[i].s; j++)
-			;
-		rank = ((double)i + 1 + (double)j) / 2.0;
-		for (t = i; t < j; t++)
-			if (v[t].y) {
-				ranksum += rank;
-				pos++;
-			}
-	}
-	neg = (double)n - pos;
-	if (!pos || !neg)
-		return -1;
-	return (ranksum - pos * (pos + 1) / 2.0) / (pos * neg);
 }
 
 static long diff_lines(const struct rv_diff *d)
@@ -156,19 +140,103 @@ static bool in_diff(const struct rv_finding *f, const struct rv_diff *d)
 	return false;
 }
 
+/* The function a line of file in d sits in, by its hunk; or NULL. */
+static char *func_at(const struct rv_diff *d, const char *file, int line)
+{
+	size_t i, j;
+
+	for (i = 0; i < d->nfiles; i++) {
+		const struct rv_file *f = &d->files[i];
+
+		if (!f->new_path || strcmp(f->new_path, file))
+			continue;
+		for (j = 0; j < f->nhunks; j++) {
+			const struct rv_hunk *hk = &f->hunks[j];
+
+			if (line >= hk->new_start &&
+			    line <= hk->new_start + hk->new_lines)
+				return hist_function_name(hk->section);
+		}
+	}
+	return NULL;
+}
+
+/* The first added line of the hunk that adds the most (risk's anchor). */
+static bool risk_anchor(const struct rv_diff *d, const char **file, int *line)
+{
+	size_t i, j, k, best = 0;
+
+	for (i = 0; i < d->nfiles; i++) {
+		const struct rv_file *f = &d->files[i];
+
+		for (j = 0; f->new_path && j < f->nhunks; j++) {
+			const struct rv_hunk *h = &f->hunks[j];
+			size_t plus = 0;
+			int first = 0;
+
+			for (k = 0; k < h->nlines; k++)
+				if (h->lines[k].origin == '+') {
+					if (!plus)
+						first = h->lines[k].new_no;
+					plus++;
+				}
+			if (plus > best) {
+				best = plus;
+				*file = f->new_path;
+				*line = first;
+			}
+		}
+	}
+	return best > 0;
+}
+
+struct elocs {
+	struct eloc *v;
+	size_t n, alloc;
+};
+
+static void elocs_add(struct elocs *l, int voter, const struct rv_diff *d,
+		      const char *file, int line)
+{
+	struct eloc *e;
+
+	if (l->n >= 256)
+		return;
+	ALLOC_GROW(l->v, l->n + 1, l->alloc);
+	e = &l->v[l->n++];
+	e->voter = voter;
+	e->file = xstrdup_or_null(file);
+	e->line = line;
+	e->func = func_at(d, file, line);
+}
+
+static void elocs_reset(struct elocs *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].file);
+		free(l->v[i].func);
+	}
+	l->n = 0;
+}
+
+static bool risk_only(void)
+{
+	const char *e = getenv("QUORUM_EVAL_RISK_ONLY");
+
+	return e && *e == '1';
+}
+
 /* Which offline voters speak on this commit, as the review would ask. */
-static const char *offline_findings(struct rv_history *h, const char *msg,
-				    const char *author, struct rv_diff *d,
-				    const char *difftext, size_t difflen,
-				    double risk)
+static unsigned offline_findings(struct rv_history *h, const char *msg,
+				 struct rv_diff *d, const char *difftext,
+				 size_t difflen, double risk,
+				 struct elocs *locs)
 {
 	static const struct rv_voter *const voters[] = {
 		&rv_voter_rules,
 		&rv_voter_history,
-	};
-	static const char *const names[] = {
-		"rules",      "history",      "rules,history",	    "risk",
-		"rules,risk", "history,risk", "rules,history,risk",
 	};
 	struct mp_patch p = {0};
 	struct rv_context ctx = {0};
@@ -178,7 +246,6 @@ static const char *offline_findings(struct rv_history *h, const char *msg,
 	p.kind = MP_KIND_PATCH;
 	p.commit_message = (char *)msg;
 	p.subject_raw = (char *)"";
-	p.author_email = (char *)author;
 	p.diff = (char *)difftext;
 	p.diff_len = difflen;
 	ctx.patch = &p;
@@ -186,35 +253,201 @@ static const char *offline_findings(struct rv_history *h, const char *msg,
 	ctx.history = h;
 	ctx.pre_tree = "";
 	ctx.post_tree = "";
-	for (i = 0; i < ARRAY_SIZE(voters); i++) {
+	/* Measuring the model alone (QUORUM_EVAL_RISK_ONLY=1): no voters. */
+	for (i = 0; !risk_only() && i < ARRAY_SIZE(voters); i++) {
 		struct rv_findings fs = {0};
 		struct errmsg err;
 
 		if (voters[i]->review(voters[i], &ctx, &fs, &err) == 0)
 			for (j = 0; j < fs.n; j++)
-				if (in_diff(&fs.items[j], d))
+				if (in_diff(&fs.items[j], d)) {
 					who |= 1u << i;
+					elocs_add(locs, (int)i, d,
+						  fs.items[j].file,
+						  fs.items[j].line_start);
+				}
 		rv_findings_release(&fs);
 	}
-	if (h->model.ok && risk >= h->model.threshold)
+	if (h->model.ok && risk >= h->model.threshold) {
+		const char *file = NULL;
+		int line = 0;
+
 		who |= 4;
-	return who ? names[who - 1] : NULL;
+		if (risk_anchor(d, &file, &line))
+			elocs_add(locs, 2, d, file, line);
+	}
+	return who;
+}
+
+/* Did fix d change the code at loc (its lines +-3, or its function)? */
+static bool fix_hits(const struct rv_diff *fd, const struct eloc *loc)
+{
+	size_t i, j;
+
+	for (i = 0; i < fd->nfiles; i++) {
+		const struct rv_file *f = &fd->files[i];
+
+		if (!((f->old_path && !strcmp(f->old_path, loc->file)) ||
+		      (f->new_path && !strcmp(f->new_path, loc->file))))
+			continue;
+		for (j = 0; j < f->nhunks; j++) {
+			const struct rv_hunk *hk = &f->hunks[j];
+			char *fn;
+			bool same;
+
+			if (loc->line >= hk->old_start - 3 &&
+			    loc->line <= hk->old_start + hk->old_lines + 3)
+				return true;
+			if (!loc->func)
+				continue;
+			fn = hist_function_name(hk->section);
+			same = fn && !strcmp(fn, loc->func);
+			free(fn);
+			if (same)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Mark the locations a later fix of commit seq changed. */
+static void locate(struct rv_history *h, int64_t seq, struct elocs *locs,
+		   bool *hit)
+{
+	sqlite3_stmt *st = NULL;
+	struct sb diff = SB_INIT;
+	size_t i;
+
+	if (!locs->n || sqlite3_prepare_v2(h->db,
+					   "SELECT DISTINCT fix_oid FROM pairs "
+					   "WHERE bug_seq = ? LIMIT 8",
+					   -1, &st, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(st, 1, seq);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *fix = (const char *)sqlite3_column_text(st, 0);
+		char id[RV_OID_HEXSZ + 1];
+		struct rv_diff *fd = NULL;
+		struct errmsg err;
+
+		sb_reset(&diff);
+		if (!fix ||
+		    rv_history_commit_diff(h, fix, &diff, NULL, id, &err) ||
+		    rv_diff_parse(&fd, diff.buf ? diff.buf : "", diff.len,
+				  &err))
+			continue;
+		for (i = 0; i < locs->n; i++)
+			hit[i] = hit[i] || fix_hits(fd, &locs->v[i]);
+		rv_diff_free(fd);
+	}
+	sqlite3_finalize(st);
+	sb_release(&diff);
+}
+
+struct rscore {
+	double s;
+	int y;
+};
+
+static int cmp_rscore(const void *a, const void *b)
+{
+	const struct rscore *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* Deciles of predicted risk against the observed rate. */
+static void calibrate(const double *s, const int *y, size_t n,
+		      struct rv_eval_result *res)
+{
+	struct rscore *v;
+	size_t i, b, nb = n < RV_EVAL_NBINS ? n : RV_EVAL_NBINS;
+
+	if (!nb)
+		return;
+	v = xmalloc(n * sizeof(*v));
+	for (i = 0; i < n; i++) {
+		v[i].s = s[i];
+		v[i].y = y[i];
+	}
+	qsort(v, n, sizeof(*v), cmp_rscore);
+	for (b = 0; b < nb; b++) {
+		struct rv_eval_bin *bin = &res->bins[b];
+		size_t lo = n * b / nb, hi = n * (b + 1) / nb;
+		double sum = 0;
+
+		memset(bin, 0, sizeof(*bin));
+		bin->lo = v[lo].s;
+		bin->hi = v[hi - 1].s;
+		for (i = lo; i < hi; i++) {
+			sum += v[i].s;
+			bin->positives += v[i].y;
+		}
+		bin->n = hi - lo;
+		bin->predicted = sum / (double)bin->n;
+		bin->observed = (double)bin->positives / (double)bin->n;
+	}
+	res->nbins = nb;
+	free(v);
+}
+
+static double ratio(size_t a, size_t b)
+{
+	return b ? (double)a / (double)b : 0;
+}
+
+static int check_fresh(struct rv_history *h, struct errmsg *err)
+{
+	/* Replaying a stale index would miss commits: refuse. */
+	git_oid head;
+	char hex[GIT_OID_HEXSZ + 1];
+	sqlite3_stmt *st = NULL;
+	bool fresh = false;
+
+	if (git_reference_name_to_id(&head, h->repo, "HEAD") == 0 &&
+	    sqlite3_prepare_v2(h->db,
+			       "SELECT 1 FROM tips WHERE oid = ?1 UNION ALL"
+			       " SELECT 1 FROM commits WHERE oid = ?1",
+			       -1, &st, NULL) == SQLITE_OK) {
+		git_oid_tostr(hex, sizeof(hex), &head);
+		sqlite3_bind_text(st, 1, hex, -1, SQLITE_STATIC);
+		fresh = sqlite3_step(st) == SQLITE_ROW;
+	}
+	sqlite3_finalize(st);
+	if (!fresh)
+		return errmsg_set(err, RV_ERR_INTERNAL,
+				  "the history index is older than HEAD; run "
+				  "`quorum index` first");
+	return 0;
 }
 
 int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 		    struct rv_eval_result *res, struct errmsg *err)
 {
+	static const char *const vnames[RV_EVAL_NVOTERS] = {"rules", "history",
+							    "risk"};
+	static const char *const names[] = {
+		"rules",      "history",      "rules,history",	    "risk",
+		"rules,risk", "history,risk", "rules,history,risk",
+	};
 	struct rv_history *h = NULL;
 	struct ecommit *v = NULL;
-	struct scored *risk = NULL, *base = NULL;
-	size_t n = 0, i, nwin = 0, done = 0;
+	double *rs = NULL, *bs = NULL;
+	int *ry = NULL, *by = NULL;
+	size_t n = 0, i, nwin = 0, done = 0, nscored = 0;
 	int64_t fitted_at = INT64_MIN;
 	double t0 = now_seconds(), last_progress = t0;
 	struct sb diff = SB_INIT, msg = SB_INIT;
+	struct elocs locs = {0};
 	int ret;
 
 	memset(res, 0, sizeof(*res));
 	res->auc = res->baseline_auc = -1;
+	res->located_precision = res->model_heldout_auc = -1;
+	for (i = 0; i < RV_EVAL_NVOTERS; i++) {
+		res->voters[i].name = vnames[i];
+		res->voters[i].located_precision = -1;
+	}
 	ret = rv_history_open(&h, repo_path, err);
 	if (ret < 0)
 		return ret;
@@ -223,87 +456,93 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 				  "no history index in %s; run `quorum index` "
 				  "first",
 				  repo_path ? repo_path : ".");
-	{
-		/* Replaying a stale index would miss commits: refuse. */
-		git_oid head;
-		char hex[GIT_OID_HEXSZ + 1];
-		sqlite3_stmt *st = NULL;
-		bool fresh = false;
-
-		if (git_reference_name_to_id(&head, h->repo, "HEAD") == 0 &&
-		    sqlite3_prepare_v2(
-			    h->db,
-			    "SELECT 1 FROM tips WHERE oid = ?1 UNION ALL"
-			    " SELECT 1 FROM commits WHERE oid = ?1",
-			    -1, &st, NULL) == SQLITE_OK) {
-			git_oid_tostr(hex, sizeof(hex), &head);
-			sqlite3_bind_text(st, 1, hex, -1, SQLITE_STATIC);
-			fresh = sqlite3_step(st) == SQLITE_ROW;
-		}
-		sqlite3_finalize(st);
-		if (!fresh) {
-			ret = errmsg_set(err, RV_ERR_INTERNAL,
-					 "the history index is older than "
-					 "HEAD; run `quorum index` first");
-			goto out;
-		}
-	}
-	if ((ret = load_commits(h->db, &v, &n, err)))
+	if ((ret = check_fresh(h, err)) ||
+	    (ret = load_commits(h->db, &v, &n, err)))
 		goto out;
 	for (i = 0; i < n; i++)
 		nwin += v[i].time >= opts->since && v[i].time <= opts->until;
-	risk = xcalloc(nwin + 1, sizeof(*risk));
-	base = xcalloc(nwin + 1, sizeof(*base));
+	rs = xcalloc(nwin + 1, sizeof(*rs));
+	ry = xcalloc(nwin + 1, sizeof(*ry));
+	bs = xcalloc(nwin + 1, sizeof(*bs));
+	by = xcalloc(nwin + 1, sizeof(*by));
 	sb_init(&diff, (size_t)64 << 20);
 	for (i = 0; i < n; i++) {
 		struct rv_eval_commit ec;
 		struct rv_diff *d = NULL;
 		struct errmsg derr;
 		char id[RV_OID_HEXSZ + 1];
-		const char *who = NULL;
+		unsigned who = 0;
+		size_t k;
 		double now;
 
 		if (v[i].time < opts->since || v[i].time > opts->until)
 			continue;
 		memset(&ec, 0, sizeof(ec));
+		elocs_reset(&locs);
 		/* Until there is enough to learn from, try at every commit. */
 		if (!h->model.ok || fitted_at == INT64_MIN ||
 		    v[i].time - fitted_at > EVAL_REFIT_SECONDS) {
 			refit(&h->model, v, i);
 			fitted_at = v[i].time;
+			if (h->model.ok)
+				res->model_heldout_auc = h->model.heldout_auc;
 		}
 		/* The index as it was just before this commit. */
 		h->horizon = v[i].seq;
 		sb_reset(&diff);
 		sb_reset(&msg);
 		snprintf(ec.id, sizeof(ec.id), "%s", v[i].oid);
-		ec.risk = hist_model_score(&h->model, v[i].x);
+		ec.risk = v[i].has_x ? hist_model_score(&h->model, v[i].x) : -1;
 		ec.buggy = v[i].first_fix != 0;
 		if (rv_history_commit_diff(h, v[i].oid, &diff, &msg, id,
 					   &derr) == 0 &&
 		    rv_diff_parse(&d, diff.buf ? diff.buf : "", diff.len,
 				  &derr) == 0) {
 			ec.lines = diff_lines(d);
-			who = offline_findings(h, sb_str(&msg), NULL, d,
-					       sb_str(&diff), diff.len,
-					       ec.risk);
+			who = offline_findings(h, sb_str(&msg), d,
+					       sb_str(&diff), diff.len, ec.risk,
+					       &locs);
 		}
 		rv_diff_free(d);
-		ec.flagged = who != NULL;
-		ec.voters = who ? who : "";
-		risk[done].s = ec.risk;
-		risk[done].y = ec.buggy;
-		base[done].s = (double)ec.lines;
-		base[done].y = ec.buggy;
+		ec.flagged = who != 0;
+		ec.voters = who ? names[who - 1] : "";
+		/* The baseline on the same commits as the risk score. */
+		if (ec.risk >= 0) {
+			rs[nscored] = ec.risk;
+			ry[nscored] = ec.buggy;
+			bs[nscored] = (double)ec.lines;
+			by[nscored++] = ec.buggy;
+		} else if (!nscored) {
+			bs[done] = (double)ec.lines;
+			by[done] = ec.buggy;
+		}
 		done++;
 		res->commits++;
 		res->positives += ec.buggy;
 		res->flagged += ec.flagged;
-		if (who && strstr(who, "history")) {
+		res->flagged_positive += ec.flagged && ec.buggy;
+		for (k = 0; k < RV_EVAL_NVOTERS; k++)
+			if (who & (1u << k)) {
+				res->voters[k].flagged++;
+				res->voters[k].flagged_positive += ec.buggy;
+			}
+		if (who & 2) {
 			res->history_flagged++;
 			res->history_flagged_positive += ec.buggy;
 		}
-		res->flagged_positive += ec.flagged && ec.buggy;
+		if (locs.n) {
+			bool *hit = xcalloc(locs.n, sizeof(*hit));
+
+			if (ec.buggy)
+				locate(h, v[i].seq, &locs, hit);
+			for (k = 0; k < locs.n; k++) {
+				res->voters[locs.v[k].voter].findings++;
+				res->voters[locs.v[k].voter].located += hit[k];
+				res->findings++;
+				res->located += hit[k];
+			}
+			free(hit);
+		}
 		if (opts->each)
 			opts->each(opts->each_arg, &ec);
 		if (opts->progress &&
@@ -317,19 +556,37 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 			last_progress = now;
 		}
 	}
-	res->auc = auc(risk, done);
-	res->baseline_auc = auc(base, done);
-	res->precision = res->flagged ? (double)res->flagged_positive /
-						(double)res->flagged
-				      : 0;
-	res->recall = res->positives ? (double)res->flagged_positive /
-					       (double)res->positives
-				     : 0;
+	/*
+	 * Commits replayed before any model could be fitted have no score:
+	 * both AUCs are on the rest (the baseline on all when none has).
+	 */
+	res->scored = nscored;
+	res->auc = hist_auc(rs, ry, nscored);
+	res->baseline_auc = hist_auc(bs, by, nscored ? nscored : done);
+	calibrate(rs, ry, nscored, res);
+	res->precision = ratio(res->flagged_positive, res->flagged);
+	res->recall = ratio(res->flagged_positive, res->positives);
+	if (res->findings)
+		res->located_precision =
+			(double)res->located / (double)res->findings;
+	for (i = 0; i < RV_EVAL_NVOTERS; i++) {
+		struct rv_eval_voter *ev = &res->voters[i];
+
+		ev->precision = ratio(ev->flagged_positive, ev->flagged);
+		ev->recall = ratio(ev->flagged_positive, res->positives);
+		if (ev->findings)
+			ev->located_precision =
+				(double)ev->located / (double)ev->findings;
+	}
 out:
 	res->seconds = now_seconds() - t0;
+	elocs_reset(&locs);
+	free(locs.v);
 	free(v);
-	free(risk);
-	free(base);
+	free(rs);
+	free(ry);
+	free(bs);
+	free(by);
 	sb_release(&diff);
 	sb_release(&msg);
 	rv_history_free(h);

@@ -119,6 +119,7 @@ struct indexer {
 	sqlite3_stmt *ins_commit, *ins_pair, *ins_hunk, *ins_fts, *ins_unres,
 		*ins_funcfix;
 	struct hist_api api;	  /* calls kept in shapes */
+	struct hist_risk *risk;	  /* risk features (history-risk.c) */
 	struct posting *postings; /* shingle -> hunk, stored sorted */
 	size_t npostings, postings_alloc;
 	/* counts of this run, added to the stored ones at the end */
@@ -1278,6 +1279,20 @@ static int index_commit(struct indexer *ix, git_commit *c)
 	hist_facts_bind(ix->ins_commit, 6, &f);
 	if ((ret = step_done(ix, ix->ins_commit)))
 		goto out;
+	{
+		struct hist_risk_change *rc = xcalloc(tc.n + 1, sizeof(*rc));
+
+		for (i = 0; i < tc.n; i++) {
+			rc[i].path = tc.v[i].path;
+			rc[i].old_id = tc.v[i].added ? NULL : &tc.v[i].old_id;
+			rc[i].new_id = tc.v[i].deleted ? NULL : &tc.v[i].new_id;
+		}
+		ret = hist_risk_commit(ix->risk, ix->repo, seq, t, ae->key, msg,
+				       f.isfix, refs.n > 0, rc, tc.n, ix->err);
+		free(rc);
+		if (ret)
+			goto out;
+	}
 
 	/* The state after this commit, for the commits that follow. */
 	ae->a++;
@@ -1307,54 +1322,6 @@ out:
 	git_tree_free(ptree);
 	git_commit_free(parent);
 	return ret;
-}
-
-/* ---- fitting the risk model ----------------------------------------- */
-
-/* How long a bug may stay hidden before its fix; newer commits are unripe. */
-#define HIST_LABEL_RIPE (180 * 86400)
-
-static int fit_model(struct indexer *ix)
-{
-	sqlite3_stmt *st = NULL;
-	struct hist_model m;
-	double *X = NULL;
-	int *y = NULL;
-	size_t n = 0, alloc = 0, yalloc = 0;
-	int64_t newest;
-	int ret;
-
-	newest = 0;
-	if ((ret = prep(ix, &st, "SELECT MAX(time) FROM commits")))
-		return ret;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		newest = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if ((ret = prep(ix, &st,
-			"SELECT " HIST_FACT_COLS ","
-			" EXISTS(SELECT 1 FROM pairs p WHERE p.bug_seq = c.seq)"
-			" FROM commits c WHERE time <= ?")))
-		return ret;
-	sqlite3_bind_int64(st, 1, newest - HIST_LABEL_RIPE);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct hist_facts f;
-
-		hist_facts_from_row(st, 0, &f);
-		ALLOC_GROW(X, (n + 1) * HF_N, alloc);
-		ALLOC_GROW(y, n + 1, yalloc);
-		hist_features(&f, &X[n * HF_N]);
-		y[n] = sqlite3_column_int(st, HIST_NFACTS);
-		n++;
-	}
-	sqlite3_finalize(st);
-	hist_model_fit(&m, X, y, n, HIST_RISK_TOP);
-	free(X);
-	free(y);
-	if (hist_model_save(ix->db, &m) < 0)
-		return errmsg_set(ix->err, RV_ERR_INTERNAL,
-				  "history index: cannot store the model: %s",
-				  sqlite3_errmsg(ix->db));
-	return 0;
 }
 
 /*
@@ -1661,7 +1628,9 @@ static int finish_index(struct indexer *ix, const char *head_hex)
 	    (ret = save_state(ix)))
 		return ret;
 	embed_pending(ix);
-	if ((ret = fit_model(ix)) || (ret = read_totals(ix)) ||
+	if ((ret = hist_risk_finish(ix->risk, ix->st->model_note,
+				    sizeof(ix->st->model_note), ix->err)) ||
+	    (ret = read_totals(ix)) ||
 	    (ret = hist_exec(ix->db, "COMMIT", ix->err)))
 		return ret;
 	ix->in_tx = false;
@@ -1692,6 +1661,7 @@ static void indexer_release(struct indexer *ix, int ret)
 	if (ix->db && !ret)
 		hist_exec(ix->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL);
 	sqlite3_close(ix->db);
+	hist_risk_free(ix->risk);
 	smap_release(&ix->paths);
 	smap_release(&ix->authors);
 	smap_release(&ix->subjects);
@@ -1754,8 +1724,9 @@ int rv_history_index(const char *repo_path, const struct rv_index_opts *opts,
 		ret = finish_up_to_date(&ix);
 		goto out;
 	}
-	if ((ret = load_state(&ix)) || (ret = prepare_inserts(&ix)) ||
-	    (ret = walk_new_commits(&ix)))
+	if ((ret = load_state(&ix)) ||
+	    (ret = hist_risk_begin(ix.db, &ix.risk, err)) ||
+	    (ret = prepare_inserts(&ix)) || (ret = walk_new_commits(&ix)))
 		goto out;
 	ret = finish_index(&ix, head_hex);
 out:

@@ -13,7 +13,7 @@
 
 #include "review.h"
 
-#define HIST_SCHEMA_VERSION "5"
+#define HIST_SCHEMA_VERSION "6"
 
 /* Caps on what one hostile commit may make the index store. */
 #define HIST_MAX_MSG ((size_t)64 << 10) /* bytes of a message we parse */
@@ -29,22 +29,72 @@
 #define HIST_RISK_TOP 0.02
 
 /*
- * Risk features of the model, computed for a commit from what came
- * before it. Measured on iproute2 out of time (train before a window,
- * score the window): the size of the change split by kind of file, the
- * earlier fixes of the touched files, the author's experience and the
- * subject's wording carry the signal; files/directories spread and the
- * age of the touched code lowered the AUC, so they are kept as facts
- * (shown to people) but not fed to the model.
+ * Risk features of a commit (history-risk.c), all computed from what
+ * came before it: the size and spread of the change, the history of the
+ * touched files and functions, the author's experience, the commit's
+ * purpose, and what its added lines do. Counts are fed to the model as
+ * log1p(count).
  */
 enum {
-	HF_SRC,	    /* log1p(bytes changed in source files: .c, .py, ...) */
-	HF_HDR,	    /* log1p(bytes changed in headers) */
-	HF_OTHER,   /* log1p(bytes changed in other files: docs, data) */
-	HF_FIXHIST, /* log1p(earlier fixes touching the same files) */
-	HF_AUTHOR,  /* log1p(earlier commits by the author) */
-	HF_KW,	    /* the subject says it adds something (add, support, new) */
-	HF_ISFIX,   /* the commit is itself a fix or revert */
+	/* size and diffusion */
+	HR_LA,	     /* lines added */
+	HR_LD,	     /* lines deleted */
+	HR_LA_CODE,  /* lines added to C sources and headers */
+	HR_NF,	     /* files */
+	HR_ND,	     /* directories */
+	HR_NS,	     /* top-level directories */
+	HR_ENTROPY,  /* bits: how evenly the change spreads over its files */
+	HR_NEWFILES, /* files created */
+	HR_FUNCS,    /* distinct functions touched */
+	/* history of the touched code */
+	HR_NUC,	       /* earlier commits touching the files */
+	HR_FIXES,      /* earlier fixes touching the files */
+	HR_FIXES_YEAR, /* ... weighted by recency (half-life a year) */
+	HR_FUNC_FIXES, /* earlier fixes touching the same functions */
+	HR_NDEV,       /* distinct authors of the most shared file */
+	HR_AGE,	       /* days since the files were last changed (mean) */
+	HR_CHURN,      /* recent commits to the files (half-life 90 days) */
+	/* experience */
+	HR_EXP,	 /* the author's earlier commits */
+	HR_REXP, /* ... weighted by recency (half-life 180 days) */
+	HR_SEXP, /* ... in this subsystem */
+	/* purpose */
+	HR_ISFIX,    /* the commit is a fix (subject or Fixes: trailer) */
+	HR_REVERT,   /* it is a revert */
+	HR_FEATURE,  /* the subject says it adds something */
+	HR_MSGLINES, /* lines of the commit message */
+	/* what the added lines of C do */
+	HR_ALLOC,     /* allocation calls */
+	HR_FREE,      /* frees and releases */
+	HR_LOCK,      /* lock calls */
+	HR_UNLOCK,    /* unlock calls */
+	HR_GOTO,      /* gotos */
+	HR_ERRPATH,   /* error returns (return -E..., return NULL, ERR_PTR) */
+	HR_PTRARITH,  /* index and offset arithmetic */
+	HR_CAST,      /* casts */
+	HR_SIZEMUL,   /* sizes in multiplications */
+	HR_NEWFUNC,   /* new function definitions */
+	HR_COND,      /* conditions */
+	HR_LOOP,      /* loops */
+	HR_COPY,      /* memcpy/strcpy/sprintf family */
+	HR_DEL_CHECK, /* conditions and error returns removed */
+	HR_TESTLINES, /* lines added under a test directory */
+	HR_N,
+};
+/*
+ * The model's inputs: the features (counts as log1p) and, after them,
+ * densities: what the lines do per line added, so a model anchored on
+ * size can ask what a patch of that size does.
+ */
+enum {
+	HD_COND = HR_N, /* conditions per added line of C */
+	HD_ERR,		/* error returns and gotos per added line of C */
+	HD_MEM,		/* allocations, frees and copies per added line of C */
+	HD_LOCK,	/* locks and unlocks per added line of C */
+	HD_CODE,	/* share of the added lines that are C */
+	HD_TEST,	/* share of the added lines under a test directory */
+	HD_DEL,		/* share of the changed lines that are removed */
+	HD_FIXES,	/* recent fixes per touched file */
 	HF_N,
 };
 
@@ -53,6 +103,10 @@ struct hist_model {
 	double mean[HF_N], sd[HF_N];
 	double w[HF_N + 1]; /* w[HF_N] is the intercept */
 	double threshold;   /* score at which the risk voter speaks */
+	double lambda;	    /* L2 strength, chosen on held-out commits */
+	double heldout_auc; /* of that choice, on the newest fifth */
+	size_t rows, positives; /* what it was fitted on */
+	char why[200];		/* when !ok: why there is no model */
 };
 
 #define HIST_API_MAX 16	       /* API prefixes kept */
@@ -128,7 +182,6 @@ bool hist_subject_adds(const char *subject);
 /* Does a subject say the commit fixes something? */
 bool hist_subject_fixes(const char *subject);
 
-void hist_features(const struct hist_facts *f, double x[HF_N]);
 double hist_model_score(const struct hist_model *m, const double x[HF_N]);
 /* Fit on n rows of X (n x HF_N) with labels y; threshold from the top frac. */
 void hist_model_fit(struct hist_model *m, const double *X, const int *y,
@@ -249,5 +302,73 @@ int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 void hist_patch_facts(struct rv_history *h, const struct rv_diff *d,
 		      const char *message, const char *author_email,
 		      struct hist_facts *f);
+
+/* ---- the risk features and model (history-risk.c) ---- */
+
+/* Raw feature values of one commit, before the log transform. */
+struct hist_rfeat {
+	double v[HR_N];
+};
+
+/* The model's inputs from raw features. */
+void hist_features(const struct hist_rfeat *r, double x[HF_N]);
+/* Short name of feature i ("la", "func_fixes"): JSON, debugging. */
+const char *hist_feature_name(int i);
+
+/* Counts what added and removed lines of one change do. */
+struct hist_racc;
+struct hist_racc *hist_racc_new(void);
+void hist_racc_free(struct hist_racc *a);
+void hist_racc_file(struct hist_racc *a, const char *path, bool added);
+void hist_racc_hunk(struct hist_racc *a, const char *section);
+void hist_racc_line(struct hist_racc *a, char origin, const char *s,
+		    size_t len);
+/* The size, spread and content counts of what was fed in, into out. */
+void hist_racc_patch_done(struct hist_racc *a, struct hist_rfeat *out);
+
+/* Per-repository state the index keeps to compute features. */
+struct hist_risk;
+/* Load the state from db (tables risk, riskstate), for an index run. */
+int hist_risk_begin(sqlite3 *db, struct hist_risk **out, struct errmsg *err);
+struct hist_risk_change {
+	const char *path;
+	const git_oid *old_id, *new_id; /* NULL when absent */
+};
+/*
+ * Compute and store commit seq's features from the state, then update
+ * the state with the commit. Reads the changed blobs' content.
+ */
+int hist_risk_commit(struct hist_risk *r, git_repository *repo, int64_t seq,
+		     int64_t time, const char *author, const char *message,
+		     bool isfix, bool has_fixes,
+		     const struct hist_risk_change *ch, size_t nch,
+		     struct errmsg *err);
+/* Store the state and refit the model; *note says what was fitted. */
+int hist_risk_finish(struct hist_risk *r, char *note, size_t note_len,
+		     struct errmsg *err);
+void hist_risk_free(struct hist_risk *r);
+/* Features of a new patch against the state as the index left it. */
+void hist_risk_patch(struct rv_history *h, const struct rv_diff *d,
+		     const char *message, const char *author_email,
+		     struct hist_rfeat *out);
+/* Words for the top reasons of a score ("adds 3 error paths"). */
+void hist_risk_explain(const struct hist_model *m, const struct hist_rfeat *r,
+		       struct sb *why);
+/* The stored features of commit seq (0, or -1 when there are none). */
+int hist_risk_load(sqlite3 *db, int64_t seq, struct hist_rfeat *out);
+/*
+ * Rows to fit on, oldest first: commits at least the ripeness delay
+ * older than before_time, labelled by fixes with seq < before_seq.
+ * Caller frees *X (n x HF_N model inputs) and *y. 0 or -1.
+ */
+int hist_risk_rows(sqlite3 *db, int64_t before_time, int64_t before_seq,
+		   double **X, int **y, double **wt, size_t *n);
+/* The weight of a row of time t in a fit at time now (recency). */
+double hist_risk_weight(int64_t t, int64_t now);
+/* hist_model_fit() with a weight per row (NULL: all 1). */
+void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
+		      const double *wt, size_t n, double top_frac);
+/* Area under the ROC curve of scores s against labels y; -1 undefined. */
+double hist_auc(const double *s, const int *y, size_t n);
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * history.c - the history index as a reader sees it: the db, its schema,
- * the tokens and lines we match on, the risk model, and opening an index.
+ * the tokens and lines we match on, and opening an index.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -186,18 +186,7 @@ void hist_top_dir(const char *path, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
-/* ---- the risk model: logistic regression ---------------------------- */
-
-void hist_features(const struct hist_facts *f, double x[HF_N])
-{
-	x[HF_SRC] = log1p(f->src > 0 ? f->src : 0);
-	x[HF_HDR] = log1p(f->hdr > 0 ? f->hdr : 0);
-	x[HF_OTHER] = log1p(f->other > 0 ? f->other : 0);
-	x[HF_FIXHIST] = log1p(f->fixhist > 0 ? f->fixhist : 0);
-	x[HF_AUTHOR] = log1p(f->author > 0 ? f->author : 0);
-	x[HF_KW] = f->kw ? 1.0 : 0.0;
-	x[HF_ISFIX] = f->isfix ? 1.0 : 0.0;
-}
+/* ---- the facts the index stores per commit ------------------------- */
 
 void hist_facts_from_row(sqlite3_stmt *st, int col, struct hist_facts *f)
 {
@@ -306,151 +295,6 @@ bool hist_subject_fixes(const char *subject)
 	return subject && has_word(subject, words, ARRAY_SIZE(words));
 }
 
-double hist_model_score(const struct hist_model *m, const double x[HF_N])
-{
-	double z;
-	int i;
-
-	if (!m->ok)
-		return -1;
-	z = m->w[HF_N];
-	for (i = 0; i < HF_N; i++)
-		z += m->w[i] * (x[i] - m->mean[i]) / m->sd[i];
-	if (z > 30)
-		z = 30;
-	if (z < -30)
-		z = -30;
-	return 1.0 / (1.0 + exp(-z));
-}
-
-static int cmp_double_desc(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-void hist_model_fit(struct hist_model *m, const double *X, const int *y,
-		    size_t n, double top_frac)
-{
-	double grad[HF_N + 1], *scores;
-	size_t i, pos = 0;
-	int j, it;
-
-	memset(m, 0, sizeof(*m));
-	for (i = 0; i < n; i++)
-		pos += y[i] != 0;
-	/* Nothing to learn from one class. */
-	if (n < 20 || pos < 3 || pos == n)
-		return;
-	for (j = 0; j < HF_N; j++) {
-		double s = 0, ss = 0;
-
-		for (i = 0; i < n; i++)
-			s += X[i * HF_N + j];
-		m->mean[j] = s / (double)n;
-		for (i = 0; i < n; i++) {
-			double d = X[i * HF_N + j] - m->mean[j];
-
-			ss += d * d;
-		}
-		m->sd[j] = sqrt(ss / (double)n);
-		if (m->sd[j] < 1e-9)
-			m->sd[j] = 1;
-	}
-	m->w[HF_N] = log((double)pos / (double)(n - pos));
-	/* Plain gradient descent with a little L2: few features, few rows. */
-	for (it = 0; it < 300; it++) {
-		memset(grad, 0, sizeof(grad));
-		for (i = 0; i < n; i++) {
-			double z = m->w[HF_N], p;
-
-			for (j = 0; j < HF_N; j++)
-				z += m->w[j] * (X[i * HF_N + j] - m->mean[j]) /
-				     m->sd[j];
-			p = 1.0 / (1.0 + exp(-z));
-			p -= y[i] ? 1.0 : 0.0;
-			for (j = 0; j < HF_N; j++)
-				grad[j] += p * (X[i * HF_N + j] - m->mean[j]) /
-					   m->sd[j];
-			grad[HF_N] += p;
-		}
-		for (j = 0; j <= HF_N; j++) {
-			double g = grad[j] / (double)n;
-
-			if (j < HF_N)
-				g += 0.01 * m->w[j];
-			m->w[j] -= 0.5 * g;
-		}
-	}
-	m->ok = true;
-	scores = xmalloc(n * sizeof(*scores));
-	for (i = 0; i < n; i++)
-		scores[i] = hist_model_score(m, &X[i * HF_N]);
-	qsort(scores, n, sizeof(*scores), cmp_double_desc);
-	i = (size_t)((double)n * top_frac);
-	m->threshold = scores[i < n ? i : n - 1];
-	free(scores);
-}
-
-int hist_model_save(sqlite3 *db, const struct hist_model *m)
-{
-	struct sb s = SB_INIT;
-	sqlite3_stmt *st = NULL;
-	int i, rc;
-
-	sb_addf(&s, "%d %.17g", m->ok ? 1 : 0, m->threshold);
-	for (i = 0; i < HF_N; i++)
-		sb_addf(&s, " %.17g %.17g", m->mean[i], m->sd[i]);
-	for (i = 0; i <= HF_N; i++)
-		sb_addf(&s, " %.17g", m->w[i]);
-	rc = sqlite3_prepare_v2(db,
-				"INSERT OR REPLACE INTO meta(key, value) "
-				"VALUES ('model', ?)",
-				-1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, sb_str(&s), -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : RV_ERR_INTERNAL;
-	}
-	sqlite3_finalize(st);
-	sb_release(&s);
-	return rc ? RV_ERR_INTERNAL : 0;
-}
-
-void hist_model_load(sqlite3 *db, struct hist_model *m)
-{
-	sqlite3_stmt *st = NULL;
-	const char *v;
-	char *end;
-	int i, ok;
-
-	memset(m, 0, sizeof(*m));
-	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='model'",
-			       -1, &st, NULL) != SQLITE_OK)
-		goto out;
-	if (sqlite3_step(st) != SQLITE_ROW)
-		goto out;
-	v = (const char *)sqlite3_column_text(st, 0);
-	if (!v)
-		goto out;
-	ok = (int)strtol(v, &end, 10);
-	m->threshold = strtod(end, &end);
-	for (i = 0; i < HF_N; i++) {
-		m->mean[i] = strtod(end, &end);
-		m->sd[i] = strtod(end, &end);
-		if (!(m->sd[i] > 0))
-			goto bad;
-	}
-	for (i = 0; i <= HF_N; i++)
-		m->w[i] = strtod(end, &end);
-	m->ok = ok == 1;
-	goto out;
-bad:
-	memset(m, 0, sizeof(*m));
-out:
-	sqlite3_finalize(st);
-}
-
 /* ---- the db --------------------------------------------------------- */
 
 static const char schema_sql[] =
@@ -485,6 +329,9 @@ static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS funcfix(file TEXT, func TEXT,"
 	" fix_seq INTEGER);"
 	"CREATE INDEX IF NOT EXISTS funcfix_ff ON funcfix(file, func);"
+	/* Risk features by commit, and the state that computes them. */
+	"CREATE TABLE IF NOT EXISTS risk(seq INTEGER PRIMARY KEY, x BLOB);"
+	"CREATE TABLE IF NOT EXISTS riskstate(k TEXT PRIMARY KEY, v BLOB);"
 	"CREATE TABLE IF NOT EXISTS vectors(hunk_id INTEGER PRIMARY KEY,"
 	" v BLOB NOT NULL);"
 	"CREATE VIRTUAL TABLE IF NOT EXISTS hunks_fts USING fts5(tokens,"

@@ -686,6 +686,7 @@ struct rv_index_stats {
 	bool up_to_date;	 /* nothing new: the index was not written */
 	bool rebuilt; /* the db was missing, corrupt or old: made anew */
 	char rebuilt_reason[256]; /* why, when rebuilt */
+	char model_note[200];	  /* the risk model fitted, or why none was */
 	double seconds;
 };
 
@@ -846,6 +847,29 @@ struct rv_eval_opts {
 		.progress = NULL                                               \
 	}
 
+/* One offline voter's record over a replay. */
+struct rv_eval_voter {
+	const char *name;	  /* "rules", "history", "risk" (static) */
+	size_t flagged;		  /* commits it had a finding on */
+	size_t flagged_positive;  /* ... that were later fixed */
+	double precision, recall; /* commit-level; 0 when undefined */
+	size_t findings;	  /* findings it made */
+	size_t located;		  /* ... where a later fix changed the lines
+				   * (+-3) or the function they point at */
+	double located_precision; /* located / findings; -1 when none */
+};
+
+/* Commits whose predicted risk fell in one decile of the replay. */
+struct rv_eval_bin {
+	size_t n, positives;
+	double lo, hi;	  /* predicted risk range */
+	double predicted; /* mean predicted risk */
+	double observed;  /* positives / n */
+};
+
+#define RV_EVAL_NVOTERS 3
+#define RV_EVAL_NBINS 10
+
 struct rv_eval_result {
 	size_t commits;	  /* non-merge commits replayed */
 	size_t positives; /* ... later named by a Fixes: (or reverted) */
@@ -856,6 +880,13 @@ struct rv_eval_result {
 	double auc;		  /* of the risk score; -1 when undefined */
 	double baseline_auc;	  /* of lines changed; -1 when undefined */
 	double precision, recall; /* of findings at quorum; 0 when undefined */
+	size_t findings, located; /* all voters' findings, and located */
+	double located_precision; /* located / findings; -1 when none */
+	struct rv_eval_voter voters[RV_EVAL_NVOTERS];
+	struct rv_eval_bin bins[RV_EVAL_NBINS];
+	size_t nbins;		  /* bins filled (fewer when few commits) */
+	size_t scored;		  /* commits with a risk score (a model) */
+	double model_heldout_auc; /* the last refit's own held-out AUC */
 	double seconds;
 };
 

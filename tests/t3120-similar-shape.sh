@@ -260,7 +260,7 @@ like "$TMP/err" 'schema version 4.*quorum index' "... saying to run quorum index
 run "$QUORUM" index -C "$R"
 is "$rc" 0 "index upgrades it"
 cat "$TMP/out" "$TMP/err" >"$TMP/both"
-like "$TMP/both" 'schema version 4, not 5.*rebuilt' "... by a rebuild, and says so"
+like "$TMP/both" 'schema version 4, not [0-9]+.*rebuilt' "... by a rebuild, and says so"
 run "$QUORUM" similar -C "$R" "$NEW"
 like "$TMP/out" 'renaming .*out ↔ s' "the rebuilt index finds the renamed recurrence"
 

@@ -146,10 +146,28 @@ is "$rc" 0 "--json exits 0"
 python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-want = ["auc", "baseline_auc", "commits", "history_flagged",
-        "history_flagged_positive", "positives", "precision", "recall",
-        "seconds"]
+want = ["auc", "baseline_auc", "calibration", "commits", "findings",
+        "history_flagged", "history_flagged_positive", "located",
+        "located_precision", "model_heldout_auc", "positives",
+        "precision", "recall", "scored", "seconds", "voters"]
 assert sorted(d) == want, sorted(d)
+assert sorted(d["voters"]) == ["history", "risk", "rules"], d["voters"]
+for v in d["voters"].values():
+    assert sorted(v) == ["findings", "flagged", "flagged_positive",
+                         "located", "located_precision", "precision",
+                         "recall"], sorted(v)
+    assert 0 <= v["flagged_positive"] <= v["flagged"] <= 5
+    assert 0 <= v["located"] <= v["findings"]
+    assert v["located_precision"] is None or 0 <= v["located_precision"] <= 1
+assert d["voters"]["history"]["flagged"] == d["history_flagged"]
+assert 0 <= d["located"] <= d["findings"]
+assert len(d["calibration"]) <= 10
+assert sum(b["commits"] for b in d["calibration"]) == d["scored"]
+for b in d["calibration"]:
+    assert sorted(b) == ["commits", "decile", "observed", "positives",
+                         "predicted", "risk_max", "risk_min"], sorted(b)
+    assert 0 <= b["risk_min"] <= b["predicted"] <= b["risk_max"] <= 1
+    assert 0 <= b["observed"] <= 1
 assert 0 <= d["history_flagged_positive"] <= d["history_flagged"] <= 5
 assert d["commits"] == 5 and d["positives"] == 2
 for k in ("auc", "baseline_auc"):
@@ -157,7 +175,7 @@ for k in ("auc", "baseline_auc"):
 assert 0 <= d["precision"] <= 1 and 0 <= d["recall"] <= 1
 assert d["seconds"] >= 0
 ' "$TMP/out"
-ok $? "JSON has exactly commits, positives, auc, baseline_auc, history_flagged(_positive), precision, recall, seconds"
+ok $? "JSON has exactly the keys of contrib/eval-json.md, per voter and per decile"
 
 # An empty window is not an error.
 run "$QUORUM" eval -C "$R" --since 1990-01-01 --until 1990-12-31 --json

@@ -202,36 +202,126 @@ static void test_text_helpers(void **state)
 /* The model learns that big commits are the buggy ones here. */
 static void test_model(void **state)
 {
-	struct hist_model m;
-	double X[400 * HF_N], x[HF_N];
+	struct hist_model m, back;
+	static double X[400 * HF_N];
+	double x[HF_N];
 	int y[400];
 	size_t i;
 	double small, big;
+	sqlite3 *db = NULL;
 
 	memset(X, 0, sizeof(X));
 	for (i = 0; i < 400; i++) {
-		struct hist_facts f = {0};
+		struct hist_rfeat f = {{0}};
 
-		f.src = (double)((i * 37) % 5000);
-		f.author = 1 + (double)(i % 3);
-		y[i] = f.src > 4000 && i % 2;
+		f.v[HR_LA] = (double)((i * 37) % 5000);
+		f.v[HR_EXP] = 1 + (double)(i % 3);
+		y[i] = f.v[HR_LA] > 4000 && i % 2;
 		hist_features(&f, &X[i * HF_N]);
 	}
 	hist_model_fit(&m, X, y, 400, 0.05);
 	assert_true(m.ok);
 	memcpy(x, &X[0], sizeof(x));
-	x[HF_SRC] = log1p(10);
+	x[HR_LA] = log1p(10);
 	small = hist_model_score(&m, x);
-	x[HF_SRC] = log1p(4900);
+	x[HR_LA] = log1p(4900);
 	big = hist_model_score(&m, x);
 	assert_true(big > small);
 	assert_true(small >= 0 && big <= 1);
 
-	/* One class only: no model, and scoring says so. */
+	/* The model round-trips through the db, score for score. */
+	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+	assert_int_equal(hist_exec(db,
+				   "CREATE TABLE meta(key TEXT PRIMARY KEY,"
+				   " value)",
+				   NULL),
+			 0);
+	assert_int_equal(hist_model_save(db, &m), 0);
+	hist_model_load(db, &back);
+	assert_true(back.ok);
+	assert_true(fabs(back.threshold - m.threshold) < 1e-12);
+	assert_true(fabs(hist_model_score(&back, x) - big) < 1e-12);
+
+	/* One class only: no model, scoring says so, and so does why. */
 	memset(y, 0, sizeof(y));
 	hist_model_fit(&m, X, y, 400, 0.05);
 	assert_false(m.ok);
 	assert_true(hist_model_score(&m, x) < 0);
+	assert_non_null(strstr(m.why, "cannot be fitted"));
+	assert_int_equal(hist_model_save(db, &m), 0);
+	hist_model_load(db, &back);
+	assert_false(back.ok);
+	assert_non_null(strstr(back.why, "Fixes:"));
+	sqlite3_close(db);
+}
+
+/* Reasons name what the patch does, in words, not bytes. */
+static void test_explain(void **state)
+{
+	struct hist_model m;
+	struct hist_rfeat f = {{0}};
+	struct sb why = SB_INIT;
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	m.ok = true;
+	for (i = 0; i < HF_N; i++)
+		m.sd[i] = 1;
+	m.w[HR_ERRPATH] = 2;
+	m.w[HR_FIXES_YEAR] = 1;
+	m.w[HR_LA] = 0.01;
+	f.v[HR_ERRPATH] = 3;
+	f.v[HR_FIXES] = 6;
+	f.v[HR_FIXES_YEAR] = 4;
+	f.v[HR_LA] = 7;
+	hist_risk_explain(&m, &f, &why);
+	assert_non_null(strstr(sb_str(&why), "adds 3 error paths"));
+	assert_non_null(strstr(sb_str(&why), "fixed 6 times before"));
+	assert_null(strstr(sb_str(&why), "bytes"));
+	/* Error paths weigh most: they come first. */
+	assert_true(strstr(sb_str(&why), "error paths") <
+		    strstr(sb_str(&why), "fixed 6"));
+	sb_release(&why);
+}
+
+/* What the added lines do, counted line by line. */
+static void test_content_counts(void **state)
+{
+	struct hist_racc *a = hist_racc_new();
+	static const char *const lines[] = {
+		"static int foo_open(struct foo *f, size_t n)",
+		"\tbuf = malloc(n * sizeof(*buf));",
+		"\tif (!buf)",
+		"\t\treturn -ENOMEM;",
+		"\tpthread_mutex_lock(&f->lock);",
+		"\tpthread_mutex_unlock(&f->lock);",
+		"\tgoto out;",
+		"\tp = (char *)buf + off;",
+		"\t/* malloc(x) in a comment */",
+	};
+	struct hist_rfeat f;
+	size_t i;
+
+	hist_racc_file(a, "lib/foo.c", false);
+	hist_racc_hunk(a, " int foo_init(void)");
+	for (i = 0; i < ARRAY_SIZE(lines); i++)
+		hist_racc_line(a, '+', lines[i], strlen(lines[i]));
+	hist_racc_line(a, '-', "\tif (x)", 7);
+	hist_racc_patch_done(a, &f);
+	assert_int_equal((int)f.v[HR_LA], 9);
+	assert_int_equal((int)f.v[HR_LD], 1);
+	assert_int_equal((int)f.v[HR_NEWFUNC], 1);
+	assert_int_equal((int)f.v[HR_ALLOC], 1);
+	assert_int_equal((int)f.v[HR_SIZEMUL], 1);
+	assert_int_equal((int)f.v[HR_ERRPATH], 1);
+	assert_int_equal((int)f.v[HR_LOCK], 1);
+	assert_int_equal((int)f.v[HR_UNLOCK], 1);
+	assert_int_equal((int)f.v[HR_GOTO], 1);
+	assert_int_equal((int)f.v[HR_CAST], 1);
+	assert_int_equal((int)f.v[HR_DEL_CHECK], 1);
+	assert_int_equal((int)f.v[HR_FUNCS], 1);
+	assert_int_equal((int)f.v[HR_NF], 1);
+	hist_racc_free(a);
 }
 
 static void test_db_not_a_db(void **state)
@@ -293,6 +383,8 @@ int main(void)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_text_helpers),
 		cmocka_unit_test(test_model),
+		cmocka_unit_test(test_explain),
+		cmocka_unit_test(test_content_counts),
 		cmocka_unit_test(test_db_not_a_db),
 	};
 

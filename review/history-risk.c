@@ -1,0 +1,1871 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * history-risk.c - the risk model: what a commit is (its size and
+ * spread, the history of the code it touches, its author's experience,
+ * its purpose, what its added lines do), computed by `quorum index` from
+ * the commits before it only, and a regularised logistic regression
+ * fitted per repository on which commits were later named by a Fixes:.
+ *
+ * The same counting runs on a new patch (hist_risk_patch) from the diff
+ * and the state the index left, so a review scores what eval measured.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "history-int.h"
+
+#define DAY 86400.0
+#define HALF_FIXES (365 * DAY)
+#define HALF_CHURN (90 * DAY)
+#define HALF_EXP (180 * DAY)
+/* Blobs larger than this are not diffed (generated tables, data). */
+#define RISK_MAX_BLOB ((size_t)1 << 20)
+/* Files of one commit diffed with content; the rest count by size. */
+#define RISK_MAX_FILES 64
+/* Commits younger than this at fit time have labels not yet known. */
+#define RISK_LABEL_RIPE (180 * 86400)
+#define RISK_MAX_AUTHORS 16 /* distinct authors remembered per file */
+
+static const struct {
+	const char *name;
+	bool count; /* log1p in the model */
+	/*
+	 * Not offered to the model: counts that only grow as a tree ages
+	 * (commits and fixes of a file ever, its authors ever, the
+	 * author's commits ever) put next year's commits outside the range
+	 * the model was fitted on. On rdma-core the author's commit count,
+	 * picked on held-out rows, cost months of 2019 AUC 0.3-0.5. Their
+	 * recency-weighted forms are offered instead; all are stored.
+	 */
+	bool grows;
+} finfo[HR_N] = {
+	[HR_LA] = {"la", true},
+	[HR_LD] = {"ld", true},
+	[HR_LA_CODE] = {"la_code", true},
+	[HR_NF] = {"nf", true},
+	[HR_ND] = {"nd", true},
+	[HR_NS] = {"ns", true},
+	[HR_ENTROPY] = {"entropy", false},
+	[HR_NEWFILES] = {"new_files", true},
+	[HR_FUNCS] = {"funcs", true},
+	[HR_NUC] = {"nuc", true, true},
+	[HR_FIXES] = {"file_fixes", true, true},
+	[HR_FIXES_YEAR] = {"file_fixes_recent", true},
+	[HR_FUNC_FIXES] = {"func_fixes", true},
+	[HR_NDEV] = {"ndev", true, true},
+	[HR_AGE] = {"age_days", true},
+	[HR_CHURN] = {"churn", true},
+	[HR_EXP] = {"exp", true, true},
+	[HR_REXP] = {"rexp", true},
+	[HR_SEXP] = {"sexp", true, true},
+	[HR_ISFIX] = {"is_fix", false},
+	[HR_REVERT] = {"is_revert", false},
+	[HR_FEATURE] = {"is_feature", false},
+	[HR_MSGLINES] = {"msg_lines", true},
+	[HR_ALLOC] = {"allocs", true},
+	[HR_FREE] = {"frees", true},
+	[HR_LOCK] = {"locks", true},
+	[HR_UNLOCK] = {"unlocks", true},
+	[HR_GOTO] = {"gotos", true},
+	[HR_ERRPATH] = {"error_paths", true},
+	[HR_PTRARITH] = {"ptr_arith", true},
+	[HR_CAST] = {"casts", true},
+	[HR_SIZEMUL] = {"size_mults", true},
+	[HR_NEWFUNC] = {"new_funcs", true},
+	[HR_COND] = {"conditions", true},
+	[HR_LOOP] = {"loops", true},
+	[HR_COPY] = {"copies", true},
+	[HR_DEL_CHECK] = {"removed_checks", true},
+	[HR_TESTLINES] = {"test_lines", true},
+};
+
+const char *hist_feature_name(int i)
+{
+	return i >= 0 && i < HR_N ? finfo[i].name : "";
+}
+
+void hist_features(const struct hist_rfeat *r, double x[HF_N])
+{
+	int i;
+
+	for (i = 0; i < HR_N; i++) {
+		double v = r->v[i] > 0 ? r->v[i] : 0;
+
+		x[i] = finfo[i].count ? log1p(v) : v;
+	}
+	{
+		const double *v = r->v;
+		double code = v[HR_LA_CODE] + 1, la = v[HR_LA] + 1;
+
+		x[HD_COND] = v[HR_COND] / code;
+		x[HD_ERR] = (v[HR_ERRPATH] + v[HR_GOTO]) / code;
+		x[HD_MEM] = (v[HR_ALLOC] + v[HR_FREE] + v[HR_COPY]) / code;
+		x[HD_LOCK] = (v[HR_LOCK] + v[HR_UNLOCK]) / code;
+		x[HD_CODE] = v[HR_LA_CODE] / la;
+		x[HD_TEST] = v[HR_TESTLINES] / la;
+		x[HD_DEL] = v[HR_LD] / (la + v[HR_LD]);
+		x[HD_FIXES] = v[HR_FIXES_YEAR] / (v[HR_NF] + 1);
+	}
+}
+
+static double decay(double v, int64_t from, int64_t to, double half)
+{
+	if (to <= from)
+		return v;
+	return v * exp2(-(double)(to - from) / half);
+}
+
+/* ---- what the lines do ---------------------------------------------- */
+
+struct rfile {
+	char *path;
+	bool added, code, test;
+	double lines;
+};
+
+struct hist_racc {
+	double v[HR_N];
+	struct rfile *files;
+	size_t nfiles, files_alloc;
+	char **funcs; /* "path\tfunc" of the hunks, distinct */
+	size_t nfuncs, funcs_alloc;
+	struct rfile *cur;
+};
+
+struct hist_racc *hist_racc_new(void)
+{
+	return xcalloc(1, sizeof(struct hist_racc));
+}
+
+void hist_racc_free(struct hist_racc *a)
+{
+	size_t i;
+
+	if (!a)
+		return;
+	for (i = 0; i < a->nfiles; i++)
+		free(a->files[i].path);
+	for (i = 0; i < a->nfuncs; i++)
+		free(a->funcs[i]);
+	free(a->files);
+	free(a->funcs);
+	free(a);
+}
+
+static bool is_test_path(const char *p)
+{
+	return !strncmp(p, "test", 4) || strstr(p, "/test") ||
+	       strstr(p, "selftest");
+}
+
+void hist_racc_file(struct hist_racc *a, const char *path, bool added)
+{
+	struct rfile *f;
+	const char *dot = strrchr(path, '.');
+
+	ALLOC_GROW(a->files, a->nfiles + 1, a->files_alloc);
+	f = &a->files[a->nfiles++];
+	memset(f, 0, sizeof(*f));
+	f->path = xstrdup_or_null(path);
+	f->added = added;
+	f->code = dot && !strchr(dot, '/') &&
+		  (!strcmp(dot, ".c") || !strcmp(dot, ".h"));
+	f->test = is_test_path(path);
+	a->cur = f;
+}
+
+void hist_racc_hunk(struct hist_racc *a, const char *section)
+{
+	char *func = hist_function_name(section), *key;
+	size_t i, n;
+
+	if (!func || !a->cur)
+		goto out;
+	n = strlen(a->cur->path) + strlen(func) + 2;
+	key = xmalloc(n);
+	snprintf(key, n, "%s\t%s", a->cur->path, func);
+	for (i = 0; i < a->nfuncs; i++)
+		if (!strcmp(a->funcs[i], key))
+			break;
+	if (i < a->nfuncs || a->nfuncs >= 256) {
+		free(key);
+		goto out;
+	}
+	ALLOC_GROW(a->funcs, a->nfuncs + 1, a->funcs_alloc);
+	a->funcs[a->nfuncs++] = key;
+out:
+	free(func);
+}
+
+static int count_str(const char *s, size_t len, const char *w)
+{
+	size_t wl = strlen(w);
+	const char *p = s, *end = s + len, *f;
+	int n = 0;
+
+	while ((size_t)(end - p) >= wl &&
+	       (f = memmem(p, (size_t)(end - p), w, wl))) {
+		n++;
+		p = f + wl;
+	}
+	return n;
+}
+
+/* The names calls are counted by (a call counts when its name has one). */
+enum {
+	CW_ALLOC,
+	CW_STRDUP,
+	CW_ASPRINTF,
+	CW_FREE,
+	CW_RELEASE,
+	CW_DESTROY,
+	CW_LOCK, /* but not unlock */
+	CW_UNLOCK,
+	CW_MEMCPY,
+	CW_MEMMOVE,
+	CW_STRCPY,
+	CW_STRCAT,
+	CW_SPRINTF,
+	CW_N,
+};
+
+/* Count the calls of s by what their names contain, in one pass. */
+static void count_calls(const char *s, size_t len, int n[CW_N])
+{
+	static const char *const words[CW_N] = {
+		"alloc",   "strdup", "asprintf", "free",   "release",
+		"destroy", "lock",   "unlock",	 "memcpy", "memmove",
+		"strcpy",  "strcat", "sprintf",
+	};
+	size_t i = 0;
+
+	memset(n, 0, CW_N * sizeof(*n));
+	while (i < len) {
+		char name[256];
+		size_t b, e, k;
+		int w;
+
+		if (!(isalpha((unsigned char)s[i]) || s[i] == '_')) {
+			i++;
+			continue;
+		}
+		b = i;
+		while (i < len && (isalnum((unsigned char)s[i]) || s[i] == '_'))
+			i++;
+		e = i;
+		while (i < len && s[i] == ' ')
+			i++;
+		if (i >= len || s[i] != '(' || e - b < 4)
+			continue;
+		if (e - b >= sizeof(name))
+			e = b + sizeof(name) - 1;
+		for (k = b; k < e; k++)
+			name[k - b] = (char)tolower((unsigned char)s[k]);
+		name[e - b] = '\0';
+		for (w = 0; w < CW_N; w++)
+			if (strstr(name, words[w]))
+				n[w]++;
+		if (n[CW_LOCK] && strstr(name, "unlock"))
+			n[CW_LOCK]--;
+	}
+}
+
+/* "(type *)x", "(unsigned long)x": a cast, not a call or a condition. */
+static int casts(const char *s, size_t len)
+{
+	static const char *const types[] = {
+		"struct ", "unsigned", "signed", "int",	 "char", "void",
+		"long",	   "short",    "size_t", "u8",	 "u16",	 "u32",
+		"u64",	   "__u",      "__be",	 "__le", "uint", "int",
+	};
+	size_t i, k;
+	int n = 0;
+
+	for (i = 0; i < len; i++) {
+		size_t e;
+
+		if (s[i] != '(')
+			continue;
+		for (k = 0; k < ARRAY_SIZE(types); k++)
+			if (!strncmp(s + i + 1, types[k], strlen(types[k])))
+				break;
+		if (k == ARRAY_SIZE(types))
+			continue;
+		for (e = i + 1; e < len && e < i + 48; e++)
+			if (!(isalnum((unsigned char)s[e]) || s[e] == '_' ||
+			      s[e] == ' ' || s[e] == '*'))
+				break;
+		if (e < len && s[e] == ')' && e + 1 < len &&
+		    (isalnum((unsigned char)s[e + 1]) || s[e + 1] == '_' ||
+		     s[e + 1] == '(' || s[e + 1] == '&' || s[e + 1] == '*'))
+			n++;
+	}
+	return n;
+}
+
+static bool starts_function(const char *s, size_t len)
+{
+	size_t i;
+
+	if (!len || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	if (!memchr(s, '(', len))
+		return false;
+	for (i = len; i > 0 && isspace((unsigned char)s[i - 1]); i--)
+		;
+	if (i && (s[i - 1] == ';' || s[i - 1] == ',' || s[i - 1] == ':'))
+		return false;
+	return strncmp(s, "return", 6) && strncmp(s, "if", 2) &&
+	       strncmp(s, "typedef", 7);
+}
+
+static bool error_return(const char *s, size_t len)
+{
+	return count_str(s, len, "return -") ||
+	       count_str(s, len, "return NULL") ||
+	       count_str(s, len, "ERR_PTR(");
+}
+
+void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
+{
+	struct rfile *f = a->cur;
+	const char *p;
+	int cw[CW_N];
+
+	if (!f || (origin != '+' && origin != '-'))
+		return;
+	f->lines++;
+	if (origin == '-') {
+		a->v[HR_LD]++;
+		if (f->code &&
+		    (count_str(s, len, "if (") || error_return(s, len)))
+			a->v[HR_DEL_CHECK]++;
+		return;
+	}
+	a->v[HR_LA]++;
+	if (f->test)
+		a->v[HR_TESTLINES]++;
+	if (!f->code)
+		return;
+	a->v[HR_LA_CODE]++;
+	if (starts_function(s, len))
+		a->v[HR_NEWFUNC]++;
+	/* Past the indentation: comments say nothing about behaviour. */
+	for (p = s; p < s + len && isspace((unsigned char)*p); p++)
+		;
+	if (p < s + len && (*p == '*' || (*p == '/' && p + 1 < s + len &&
+					  (p[1] == '*' || p[1] == '/'))))
+		return;
+	len -= (size_t)(p - s);
+	count_calls(p, len, cw);
+	a->v[HR_ALLOC] += cw[CW_ALLOC] + cw[CW_STRDUP] + cw[CW_ASPRINTF];
+	a->v[HR_FREE] += cw[CW_FREE] + cw[CW_RELEASE] + cw[CW_DESTROY];
+	a->v[HR_LOCK] += cw[CW_LOCK];
+	a->v[HR_UNLOCK] += cw[CW_UNLOCK];
+	a->v[HR_GOTO] += count_str(p, len, "goto ");
+	a->v[HR_ERRPATH] += error_return(p, len);
+	a->v[HR_PTRARITH] += count_str(p, len, "+=") + count_str(p, len, "-=") +
+			     count_str(p, len, "[");
+	a->v[HR_CAST] += casts(p, len);
+	a->v[HR_SIZEMUL] +=
+		count_str(p, len, "* sizeof") +
+		count_str(p, len, ") *") * !!count_str(p, len, "sizeof");
+	a->v[HR_COND] += count_str(p, len, "if (");
+	a->v[HR_LOOP] +=
+		count_str(p, len, "for (") + count_str(p, len, "while (");
+	a->v[HR_COPY] += cw[CW_MEMCPY] + cw[CW_MEMMOVE] + cw[CW_STRCPY] +
+			 cw[CW_STRCAT] + cw[CW_SPRINTF];
+}
+
+/* Size, spread and entropy, once every line is in. */
+static void racc_finish(struct hist_racc *a)
+{
+	char dir[256], top[128];
+	char **dirs = NULL, **tops = NULL;
+	size_t nd = 0, nt = 0, i, j;
+	double total = 0, h = 0;
+
+	for (i = 0; i < a->nfiles; i++) {
+		const char *path = a->files[i].path;
+		const char *slash = strrchr(path, '/');
+		size_t n = slash ? (size_t)(slash - path) : 0;
+
+		total += a->files[i].lines;
+		a->v[HR_NEWFILES] += a->files[i].added;
+		if (n >= sizeof(dir))
+			n = sizeof(dir) - 1;
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+		hist_top_dir(path, top, sizeof(top));
+		for (j = 0; j < nd && strcmp(dirs[j], dir); j++)
+			;
+		if (j == nd && nd < 256) {
+			dirs = xrealloc(dirs, (nd + 1) * sizeof(*dirs));
+			dirs[nd++] = xstrdup_or_null(dir);
+		}
+		for (j = 0; j < nt && strcmp(tops[j], top); j++)
+			;
+		if (j == nt && nt < 256) {
+			tops = xrealloc(tops, (nt + 1) * sizeof(*tops));
+			tops[nt++] = xstrdup_or_null(top);
+		}
+	}
+	for (i = 0; total > 0 && i < a->nfiles; i++) {
+		double p = a->files[i].lines / total;
+
+		if (p > 0)
+			h -= p * log2(p);
+	}
+	a->v[HR_NF] = (double)a->nfiles;
+	a->v[HR_ND] = (double)nd;
+	a->v[HR_NS] = (double)nt;
+	a->v[HR_ENTROPY] = h;
+	a->v[HR_FUNCS] = (double)a->nfuncs;
+	for (i = 0; i < nd; i++)
+		free(dirs[i]);
+	for (i = 0; i < nt; i++)
+		free(tops[i]);
+	free(dirs);
+	free(tops);
+}
+
+void hist_racc_patch_done(struct hist_racc *a, struct hist_rfeat *out)
+{
+	racc_finish(a);
+	memcpy(out->v, a->v, sizeof(out->v));
+}
+
+/* ---- the state: what the history says about files and people ------- */
+
+/*
+ * One record of state. Files: a commits, b fixes, c fixes decayed, d
+ * commits decayed, t the last change, au the authors. Functions: a
+ * fixes. Authors: a commits, d commits decayed, t. Author in a
+ * subsystem: a commits.
+ */
+struct rstate {
+	double a, b, c, d;
+	int64_t t;
+	uint32_t nau;
+	uint32_t au[RISK_MAX_AUTHORS];
+};
+
+struct rent {
+	char *key;
+	uint64_t hash;
+	struct rstate s;
+	bool dirty;
+};
+
+/*
+ * One commit on its way through the index: its content is counted by a
+ * worker thread (reading blobs is most of the cost), its history
+ * features by the main thread, in commit order, once all before it are
+ * in the state.
+ */
+struct rjob {
+	int64_t seq, time;
+	char *author, *message;
+	bool fix;
+	struct hist_risk_change *ch;
+	git_oid *ids; /* 2 per change: old, new */
+	size_t nch;
+	struct hist_racc *acc;
+	int state; /* 0 queued, 1 taken, 2 counted */
+};
+
+/* Commits counted ahead of the one whose features are being written. */
+#define RISK_QUEUE 256
+#define RISK_THREADS 3
+
+struct hist_risk {
+	sqlite3 *db;
+	struct rent *e;
+	size_t n, cap;
+	sqlite3_stmt *ins;
+	int64_t newest;
+	git_repository *repo; /* the caller's, for jobs no worker took */
+	char *gitdir;
+	struct rjob *q[RISK_QUEUE];
+	size_t head, take,
+		tail; /* oldest unwritten, next to count, next free */
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	pthread_t tid[RISK_THREADS];
+	int nthreads;
+	bool stop;
+};
+
+static struct rent *rmap_slot(struct rent *e, size_t cap, const char *key,
+			      uint64_t h)
+{
+	size_t i = (size_t)h & (cap - 1);
+
+	while (e[i].key && (e[i].hash != h || strcmp(e[i].key, key)))
+		i = (i + 1) & (cap - 1);
+	return &e[i];
+}
+
+static struct rent *rmap_get(struct hist_risk *r, const char *key, bool create)
+{
+	uint64_t h = hist_hash(key, strlen(key));
+	struct rent *s;
+
+	if (!r->cap) {
+		if (!create)
+			return NULL;
+		r->cap = 1024;
+		r->e = xcalloc(r->cap, sizeof(*r->e));
+	}
+	s = rmap_slot(r->e, r->cap, key, h);
+	if (s->key || !create)
+		return s->key ? s : NULL;
+	if ((r->n + 1) * 2 > r->cap) {
+		struct rent *ne = xcalloc(r->cap * 2, sizeof(*ne));
+		size_t i;
+
+		for (i = 0; i < r->cap; i++)
+			if (r->e[i].key)
+				*rmap_slot(ne, r->cap * 2, r->e[i].key,
+					   r->e[i].hash) = r->e[i];
+		free(r->e);
+		r->e = ne;
+		r->cap *= 2;
+		s = rmap_slot(r->e, r->cap, key, h);
+	}
+	s->key = xstrdup_or_null(key);
+	s->hash = h;
+	r->n++;
+	return s;
+}
+
+/* Where the features read state from: the index's map, or the db. */
+struct rsource {
+	struct hist_risk *r; /* the map, or NULL */
+	sqlite3_stmt *get;   /* SELECT v FROM riskstate WHERE k = ? */
+};
+
+static bool rget(struct rsource *src, const char *key, struct rstate *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (src->r) {
+		struct rent *e = rmap_get(src->r, key, false);
+
+		if (e)
+			*out = e->s;
+		return e != NULL;
+	}
+	if (!src->get)
+		return false;
+	sqlite3_bind_text(src->get, 1, key, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(src->get) == SQLITE_ROW) {
+		const void *b = sqlite3_column_blob(src->get, 0);
+		int n = sqlite3_column_bytes(src->get, 0);
+
+		if (b && n == (int)sizeof(*out))
+			memcpy(out, b, sizeof(*out));
+		sqlite3_reset(src->get);
+		return true;
+	}
+	sqlite3_reset(src->get);
+	return false;
+}
+
+static void key2(struct sb *k, char kind, const char *a, const char *b)
+{
+	sb_reset(k);
+	sb_addch(k, kind);
+	sb_addch(k, '\t');
+	sb_adds(k, a ? a : "");
+	if (b) {
+		sb_addch(k, '\t');
+		sb_adds(k, b);
+	}
+}
+
+/* The subsystem of a commit: its subject's prefix, else its first dir. */
+static void subsystem_of(const char *message, const struct hist_racc *a,
+			 char *buf, size_t len)
+{
+	char subj[256];
+	const char *nl = message ? strchr(message, '\n') : NULL;
+	size_t n =
+		message ? (nl ? (size_t)(nl - message) : strlen(message)) : 0;
+
+	if (n >= sizeof(subj))
+		n = sizeof(subj) - 1;
+	memcpy(subj, message ? message : "", n);
+	subj[n] = '\0';
+	hist_subsystem(subj, buf, len);
+	if (!buf[0] && a->nfiles)
+		hist_top_dir(a->files[0].path, buf, len);
+}
+
+/* The history and experience features, from the state before the commit. */
+static void state_features(struct rsource *src, struct hist_racc *a,
+			   const char *author, const char *message, int64_t now,
+			   double *v)
+{
+	struct sb k = SB_INIT;
+	struct rstate s;
+	char subsys[64];
+	size_t i, aged = 0;
+	double agesum = 0;
+
+	for (i = 0; i < a->nfiles; i++) {
+		key2(&k, 'F', a->files[i].path, NULL);
+		if (!rget(src, sb_str(&k), &s))
+			continue;
+		v[HR_NUC] += s.a;
+		v[HR_FIXES] += s.b;
+		v[HR_FIXES_YEAR] += decay(s.c, s.t, now, HALF_FIXES);
+		v[HR_CHURN] += decay(s.d, s.t, now, HALF_CHURN);
+		if ((double)s.nau > v[HR_NDEV])
+			v[HR_NDEV] = (double)s.nau;
+		agesum += now > s.t ? (double)(now - s.t) / DAY : 0;
+		aged++;
+	}
+	v[HR_AGE] = aged ? agesum / (double)aged : 0;
+	for (i = 0; i < a->nfuncs; i++) {
+		key2(&k, 'U', a->funcs[i], NULL);
+		if (rget(src, sb_str(&k), &s))
+			v[HR_FUNC_FIXES] += s.a;
+	}
+	key2(&k, 'A', author, NULL);
+	if (rget(src, sb_str(&k), &s)) {
+		v[HR_EXP] = s.a;
+		v[HR_REXP] = decay(s.d, s.t, now, HALF_EXP);
+	}
+	subsystem_of(message, a, subsys, sizeof(subsys));
+	key2(&k, 'S', author, subsys);
+	if (rget(src, sb_str(&k), &s))
+		v[HR_SEXP] = s.a;
+	sb_release(&k);
+}
+
+static bool message_has_fixes(const char *msg)
+{
+	const char *p, *nl;
+
+	for (p = msg; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!strncasecmp(p, "Fixes:", 6))
+			return true;
+	}
+	return false;
+}
+
+static void purpose_features(const char *message, bool isfix, double *v)
+{
+	char subj[256];
+	const char *nl = message ? strchr(message, '\n') : NULL, *p;
+	size_t n =
+		message ? (nl ? (size_t)(nl - message) : strlen(message)) : 0;
+	double lines = 0;
+
+	if (n >= sizeof(subj))
+		n = sizeof(subj) - 1;
+	memcpy(subj, message ? message : "", n);
+	subj[n] = '\0';
+	v[HR_ISFIX] = isfix || hist_subject_fixes(subj);
+	v[HR_REVERT] = !strncmp(subj, "Revert \"", 8);
+	v[HR_FEATURE] = hist_subject_adds(subj);
+	for (p = message; p && *p; p = nl ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		lines++;
+	}
+	v[HR_MSGLINES] = lines;
+}
+
+/* ---- index side ----------------------------------------------------- */
+
+int hist_risk_begin(sqlite3 *db, struct hist_risk **out, struct errmsg *err)
+{
+	struct hist_risk *r = xcalloc(1, sizeof(*r));
+	sqlite3_stmt *st = NULL;
+
+	*out = NULL;
+	r->db = db;
+	if (sqlite3_prepare_v2(db, "SELECT k, v FROM riskstate", -1, &st,
+			       NULL) != SQLITE_OK)
+		goto fail;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		const void *b = sqlite3_column_blob(st, 1);
+
+		if (k && b && sqlite3_column_bytes(st, 1) == sizeof(r->e->s))
+			memcpy(&rmap_get(r, k, true)->s, b, sizeof(r->e->s));
+	}
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO risk VALUES (?, ?)",
+			       -1, &r->ins, NULL) != SQLITE_OK)
+		goto fail;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->work, NULL);
+	pthread_cond_init(&r->done, NULL);
+	*out = r;
+	return 0;
+fail:
+	errmsg_set(err, RV_ERR_INTERNAL, "history index: %s",
+		   sqlite3_errmsg(db));
+	hist_risk_free(r);
+	return RV_ERR_INTERNAL;
+}
+
+static void rjob_free(struct rjob *j)
+{
+	size_t i;
+
+	if (!j)
+		return;
+	for (i = 0; i < j->nch; i++)
+		free((char *)j->ch[i].path);
+	free(j->ch);
+	free(j->ids);
+	free(j->author);
+	free(j->message);
+	hist_racc_free(j->acc);
+	free(j);
+}
+
+static void stop_workers(struct hist_risk *r)
+{
+	int i;
+
+	pthread_mutex_lock(&r->mu);
+	r->stop = true;
+	pthread_cond_broadcast(&r->work);
+	pthread_mutex_unlock(&r->mu);
+	for (i = 0; i < r->nthreads; i++)
+		pthread_join(r->tid[i], NULL);
+	r->nthreads = 0;
+}
+
+void hist_risk_free(struct hist_risk *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	stop_workers(r);
+	for (i = r->head; i < r->tail; i++)
+		rjob_free(r->q[i % RISK_QUEUE]);
+	for (i = 0; i < r->cap; i++)
+		free(r->e[i].key);
+	free(r->e);
+	sqlite3_finalize(r->ins);
+	free(r->gitdir);
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->work);
+	pthread_cond_destroy(&r->done);
+	free(r);
+}
+
+static int on_hunk(const git_diff_delta *d, const git_diff_hunk *h, void *p)
+{
+	const char *sec = strstr(h->header + 2, "@@");
+
+	(void)d;
+	if (sec) {
+		char buf[256];
+		size_t n = strcspn(sec + 2, "\n");
+
+		if (n >= sizeof(buf))
+			n = sizeof(buf) - 1;
+		memcpy(buf, sec + 2, n);
+		buf[n] = '\0';
+		hist_racc_hunk(p, buf);
+	}
+	return 0;
+}
+
+static int on_line(const git_diff_delta *d, const git_diff_hunk *h,
+		   const git_diff_line *l, void *p)
+{
+	(void)d;
+	(void)h;
+	hist_racc_line(p, l->origin, l->content, l->content_len);
+	return 0;
+}
+
+/* Count the lines of one changed file; by size when not diffed. */
+static void diff_file(git_repository *repo, struct hist_racc *a,
+		      const struct hist_risk_change *c, bool content)
+{
+	git_blob *ob = NULL, *nb = NULL;
+	git_diff_options o;
+
+	hist_racc_file(a, c->path, !c->old_id);
+	if (!content)
+		goto by_size;
+	if ((c->old_id && git_blob_lookup(&ob, repo, c->old_id) < 0) ||
+	    (c->new_id && git_blob_lookup(&nb, repo, c->new_id) < 0))
+		goto out; /* a submodule */
+	if ((ob && (git_blob_rawsize(ob) > RISK_MAX_BLOB ||
+		    git_blob_is_binary(ob))) ||
+	    (nb &&
+	     (git_blob_rawsize(nb) > RISK_MAX_BLOB || git_blob_is_binary(nb))))
+		goto out;
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.context_lines = 0;
+	git_diff_blobs(ob, NULL, nb, NULL, &o, NULL, NULL, on_hunk,
+		       on_line, a);
+	goto out;
+by_size:
+	/* Not read: a file that was only listed counts as one line. */
+	a->cur->lines = 1;
+	a->v[HR_LA]++;
+out:
+	git_blob_free(ob);
+	git_blob_free(nb);
+}
+
+static void state_update(struct hist_risk *r, struct hist_racc *a,
+			 const char *author, const char *message, bool isfix,
+			 int64_t t)
+{
+	uint32_t ah = (uint32_t)hist_hash(author, strlen(author));
+	struct sb k = SB_INIT;
+	char subsys[64];
+	struct rent *e;
+	size_t i, j;
+
+	for (i = 0; i < a->nfiles; i++) {
+		key2(&k, 'F', a->files[i].path, NULL);
+		e = rmap_get(r, sb_str(&k), true);
+		e->s.c = decay(e->s.c, e->s.t, t, HALF_FIXES) + isfix;
+		e->s.d = decay(e->s.d, e->s.t, t, HALF_CHURN) + 1;
+		e->s.a++;
+		e->s.b += isfix;
+		if (t > e->s.t)
+			e->s.t = t;
+		for (j = 0; j < e->s.nau && e->s.au[j] != ah; j++)
+			;
+		if (j == e->s.nau && j < RISK_MAX_AUTHORS)
+			e->s.au[e->s.nau++] = ah;
+		e->dirty = true;
+	}
+	for (i = 0; isfix && i < a->nfuncs; i++) {
+		key2(&k, 'U', a->funcs[i], NULL);
+		e = rmap_get(r, sb_str(&k), true);
+		e->s.a++;
+		e->dirty = true;
+	}
+	key2(&k, 'A', author, NULL);
+	e = rmap_get(r, sb_str(&k), true);
+	e->s.d = decay(e->s.d, e->s.t, t, HALF_EXP) + 1;
+	e->s.a++;
+	if (t > e->s.t)
+		e->s.t = t;
+	e->dirty = true;
+	subsystem_of(message, a, subsys, sizeof(subsys));
+	key2(&k, 'S', author, subsys);
+	e = rmap_get(r, sb_str(&k), true);
+	e->s.a++;
+	e->dirty = true;
+	sb_release(&k);
+}
+
+/* Count what the job's files' lines do (any thread). */
+static void count_job(git_repository *repo, struct rjob *j)
+{
+	size_t i, diffed = 0;
+
+	for (i = 0; i < j->nch; i++) {
+		bool content = diffed < RISK_MAX_FILES;
+
+		diffed += content;
+		diff_file(repo, j->acc, &j->ch[i], content);
+	}
+	racc_finish(j->acc);
+}
+
+static void *risk_worker(void *arg)
+{
+	struct hist_risk *r = arg;
+	git_repository *repo = NULL;
+
+	if (git_repository_open(&repo, r->gitdir) < 0)
+		return NULL; /* the main thread counts what is left */
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		struct rjob *j;
+
+		while (!r->stop && r->take == r->tail)
+			pthread_cond_wait(&r->work, &r->mu);
+		if (r->stop)
+			break;
+		j = r->q[r->take++ % RISK_QUEUE];
+		j->state = 1;
+		pthread_mutex_unlock(&r->mu);
+		count_job(repo, j);
+		pthread_mutex_lock(&r->mu);
+		j->state = 2;
+		pthread_cond_broadcast(&r->done);
+	}
+	pthread_mutex_unlock(&r->mu);
+	git_repository_free(repo);
+	return NULL;
+}
+
+/* Write the oldest job's features and fold it into the state. */
+static int finish_oldest(struct hist_risk *r, struct errmsg *err)
+{
+	struct rsource src = {r, NULL};
+	struct hist_rfeat f;
+	struct rjob *j;
+	float x[HR_N];
+	size_t i;
+	int rc;
+
+	pthread_mutex_lock(&r->mu);
+	j = r->q[r->head % RISK_QUEUE];
+	if (j->state == 0) {
+		/* No worker got to it: count it here, in order. */
+		r->take++;
+		j->state = 1;
+		pthread_mutex_unlock(&r->mu);
+		count_job(r->repo, j);
+		pthread_mutex_lock(&r->mu);
+		j->state = 2;
+	}
+	while (j->state != 2)
+		pthread_cond_wait(&r->done, &r->mu);
+	r->head++;
+	pthread_mutex_unlock(&r->mu);
+
+	memcpy(f.v, j->acc->v, sizeof(f.v));
+	state_features(&src, j->acc, j->author, j->message, j->time, f.v);
+	purpose_features(j->message, j->fix, f.v);
+	for (i = 0; i < HR_N; i++)
+		x[i] = (float)f.v[i];
+	sqlite3_bind_int64(r->ins, 1, j->seq);
+	sqlite3_bind_blob(r->ins, 2, x, sizeof(x), SQLITE_TRANSIENT);
+	rc = sqlite3_step(r->ins);
+	sqlite3_reset(r->ins);
+	/* Only now does the commit become history for the next ones. */
+	if (rc == SQLITE_DONE)
+		state_update(r, j->acc, j->author, j->message, j->fix, j->time);
+	if (j->time > r->newest)
+		r->newest = j->time;
+	rjob_free(j);
+	if (rc != SQLITE_DONE)
+		return errmsg_set(err, RV_ERR_INTERNAL,
+				  "history index: cannot write: %s",
+				  sqlite3_errmsg(r->db));
+	return 0;
+}
+
+int hist_risk_commit(struct hist_risk *r, git_repository *repo, int64_t seq,
+		     int64_t time, const char *author, const char *message,
+		     bool isfix, bool has_fixes,
+		     const struct hist_risk_change *ch, size_t nch,
+		     struct errmsg *err)
+{
+	struct rjob *j;
+	size_t i;
+	int ret;
+
+	if (!r->repo) {
+		r->repo = repo;
+		r->gitdir = xstrdup_or_null(git_repository_path(repo));
+		for (i = 0; r->gitdir && i < RISK_THREADS; i++)
+			if (pthread_create(&r->tid[r->nthreads], NULL,
+					   risk_worker, r) == 0)
+				r->nthreads++;
+	}
+	if (r->tail - r->head == RISK_QUEUE && (ret = finish_oldest(r, err)))
+		return ret;
+	j = xcalloc(1, sizeof(*j));
+	j->seq = seq;
+	j->time = time;
+	j->author = xstrdup_or_null(author ? author : "");
+	j->message = xstrndup(message ? message : "",
+			      strnlen(message ? message : "", HIST_MAX_MSG));
+	j->fix = isfix || has_fixes;
+	j->acc = hist_racc_new();
+	j->ch = xcalloc(nch + 1, sizeof(*j->ch));
+	j->ids = xcalloc(2 * nch + 1, sizeof(*j->ids));
+	for (i = 0; i < nch; i++) {
+		j->ch[i].path = xstrdup_or_null(ch[i].path);
+		if (ch[i].old_id) {
+			j->ids[2 * i] = *ch[i].old_id;
+			j->ch[i].old_id = &j->ids[2 * i];
+		}
+		if (ch[i].new_id) {
+			j->ids[2 * i + 1] = *ch[i].new_id;
+			j->ch[i].new_id = &j->ids[2 * i + 1];
+		}
+	}
+	j->nch = nch;
+	pthread_mutex_lock(&r->mu);
+	r->q[r->tail++ % RISK_QUEUE] = j;
+	pthread_cond_signal(&r->work);
+	pthread_mutex_unlock(&r->mu);
+	return 0;
+}
+
+int hist_risk_load(sqlite3 *db, int64_t seq, struct hist_rfeat *out)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1, i;
+
+	memset(out, 0, sizeof(*out));
+	if (sqlite3_prepare_v2(db, "SELECT x FROM risk WHERE seq = ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, seq);
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_bytes(st, 0) == (int)(HR_N * sizeof(float))) {
+		const float *x = sqlite3_column_blob(st, 0);
+
+		for (i = 0; i < HR_N; i++)
+			out->v[i] = x[i];
+		ret = 0;
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* ---- the model ------------------------------------------------------ */
+
+/*
+ * A tree's habits drift: older commits teach less about the next one.
+ * Rows weigh by recency, halving every two years of age at fit time.
+ */
+#define RISK_WEIGHT_HALF (730 * DAY)
+
+double hist_risk_weight(int64_t t, int64_t now)
+{
+	return decay(1.0, t, now, RISK_WEIGHT_HALF);
+}
+
+/*
+ * A value far outside the rows the model was fitted on (a kind of file
+ * that was rare then) counts no more than this many deviations: one new
+ * test directory must not outweigh everything else the patch is.
+ */
+#define Z_CLIP 3.0
+
+static double zclip(double z)
+{
+	return z > Z_CLIP ? Z_CLIP : z < -Z_CLIP ? -Z_CLIP : z;
+}
+
+double hist_model_score(const struct hist_model *m, const double x[HF_N])
+{
+	double z;
+	int i;
+
+	if (!m->ok)
+		return -1;
+	z = m->w[HF_N];
+	for (i = 0; i < HF_N; i++)
+		z += m->w[i] * zclip((x[i] - m->mean[i]) / m->sd[i]);
+	if (z > 30)
+		z = 30;
+	if (z < -30)
+		z = -30;
+	return 1.0 / (1.0 + exp(-z));
+}
+
+static int cmp_double_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Means and deviations of the n rows of X into m; the standardized rows. */
+static double *standardize(struct hist_model *m, const double *X, size_t n,
+			   bool *flat)
+{
+	double *Z = xmalloc(n * HF_N * sizeof(*Z));
+	size_t i;
+	int j;
+
+	for (j = 0; j < HF_N; j++) {
+		double s = 0, ss = 0;
+
+		for (i = 0; i < n; i++)
+			s += X[i * HF_N + j];
+		m->mean[j] = s / (double)n;
+		for (i = 0; i < n; i++) {
+			double d = X[i * HF_N + j] - m->mean[j];
+
+			ss += d * d;
+		}
+		m->sd[j] = sqrt(ss / (double)n);
+		flat[j] = m->sd[j] < 1e-9;
+		if (flat[j])
+			m->sd[j] = 1;
+		for (i = 0; i < n; i++)
+			Z[i * HF_N + j] = zclip((X[i * HF_N + j] - m->mean[j]) /
+						m->sd[j]);
+	}
+	return Z;
+}
+
+/* Solve A x = b for a k x k system in place (Gauss, partial pivot). */
+static bool solve(double *A, double *b, int k)
+{
+	int i, j, r;
+
+	for (i = 0; i < k; i++) {
+		int p = i;
+
+		for (r = i + 1; r < k; r++)
+			if (fabs(A[r * k + i]) > fabs(A[p * k + i]))
+				p = r;
+		if (fabs(A[p * k + i]) < 1e-12)
+			return false;
+		if (p != i) {
+			for (j = 0; j < k; j++) {
+				double t = A[i * k + j];
+
+				A[i * k + j] = A[p * k + j];
+				A[p * k + j] = t;
+			}
+			double t = b[i];
+
+			b[i] = b[p];
+			b[p] = t;
+		}
+		for (r = i + 1; r < k; r++) {
+			double f = A[r * k + i] / A[i * k + i];
+
+			for (j = i; j < k; j++)
+				A[r * k + j] -= f * A[i * k + j];
+			b[r] -= f * b[i];
+		}
+	}
+	for (i = k - 1; i >= 0; i--) {
+		for (j = i + 1; j < k; j++)
+			b[i] -= A[i * k + j] * b[j];
+		b[i] /= A[i * k + i];
+	}
+	return true;
+}
+
+#define MAX_SEL HF_N
+
+/*
+ * Weighted L2 logistic regression on columns cols[0..k) of the
+ * standardized rows [0, n) of Z, by Newton's method. w[0..k) are the
+ * weights, w[k] the intercept; w holds the starting point on entry.
+ * Lines added (cols[0] == HR_LA) has penalty l_size, the rest l_rest.
+ */
+static void newton2(const double *Z, const int *y, const double *wt, size_t n,
+		    const int *cols, int k, double l_size, double l_rest,
+		    double *w)
+{
+	double H[(MAX_SEL + 1) * (MAX_SEL + 1)], g[MAX_SEL + 1], W = 0;
+	int it, a, b, d = k + 1;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		W += wt ? wt[i] : 1;
+	for (it = 0; it < 8; it++) {
+		double step = 0;
+
+		memset(H, 0, sizeof(H));
+		memset(g, 0, sizeof(g));
+		for (i = 0; i < n; i++) {
+			const double *z = &Z[i * HF_N];
+			double s = w[k], p, q, c = wt ? wt[i] : 1;
+			double zz[MAX_SEL + 1];
+
+			for (a = 0; a < k; a++) {
+				zz[a] = z[cols[a]];
+				s += w[a] * zz[a];
+			}
+			zz[k] = 1;
+			p = 1.0 / (1.0 + exp(-s));
+			q = c * p * (1 - p);
+			p = c * (p - (y[i] ? 1.0 : 0.0));
+			for (a = 0; a < d; a++) {
+				g[a] += p * zz[a];
+				for (b = 0; b <= a; b++)
+					H[a * d + b] += q * zz[a] * zz[b];
+			}
+		}
+		for (a = 0; a < d; a++)
+			for (b = a + 1; b < d; b++)
+				H[a * d + b] = H[b * d + a];
+		for (a = 0; a < k; a++) {
+			double l = cols[a] == HR_LA ? l_size : l_rest;
+
+			g[a] += l * W * w[a];
+			H[a * d + a] += l * W;
+		}
+		H[k * d + k] += 1e-9 * W;
+		if (!solve(H, g, d))
+			break;
+		for (a = 0; a < d; a++) {
+			w[a] -= g[a];
+			step += fabs(g[a]);
+		}
+		if (step < 1e-6)
+			break;
+	}
+}
+
+/* The scores of rows [from, to) of Z under weights w on cols. */
+static void zscores(const double *Z, size_t from, size_t to, const int *cols,
+		    int k, const double *w, double *out)
+{
+	size_t i;
+	int a;
+
+	for (i = from; i < to; i++) {
+		double s = w[k];
+
+		for (a = 0; a < k; a++)
+			s += w[a] * Z[i * HF_N + cols[a]];
+		out[i - from] = s;
+	}
+}
+
+struct sscore {
+	double s;
+	int y;
+};
+
+static int cmp_sscore(const void *a, const void *b)
+{
+	const struct sscore *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+double hist_auc(const double *s, const int *y, size_t n)
+{
+	struct sscore *v = xmalloc((n + 1) * sizeof(*v));
+	double ranksum = 0, pos = 0, neg;
+	size_t i, j, t;
+
+	for (i = 0; i < n; i++) {
+		v[i].s = s[i];
+		v[i].y = y[i] != 0;
+	}
+	qsort(v, n, sizeof(*v), cmp_sscore);
+	for (i = 0; i < n; i = j) {
+		double rank;
+
+		for (j = i; j < n && v[j].s == v[i].s; j++)
+			;
+		rank = ((double)i + 1 + (double)j) / 2.0;
+		for (t = i; t < j; t++)
+			if (v[t].y) {
+				ranksum += rank;
+				pos++;
+			}
+	}
+	free(v);
+	neg = (double)n - pos;
+	if (!pos || !neg)
+		return -1;
+	return (ranksum - pos * (pos + 1) / 2.0) / (pos * neg);
+}
+
+#define NFOLDS 3
+/* The L2 penalty of lines added: barely any, it is the spine. */
+#define RISK_L_SIZE 1e-3
+
+/*
+ * The mean AUC of a model on cols over three time folds: fit on the
+ * rows before 2/5, 3/5, 4/5 of the history, score the fifth after each.
+ */
+static double chained_auc(const double *Z, const int *y, const double *wt,
+			  size_t n, const int *cols, int k, double l_size,
+			  double l_rest, double b0, double *scores)
+{
+	double sum = 0;
+	int f, nf = 0;
+
+	for (f = 0; f < NFOLDS; f++) {
+		size_t tr = n * (size_t)(f + 2) / 5;
+		size_t te = n * (size_t)(f + 3) / 5;
+		double w[MAX_SEL + 1] = {0}, a;
+
+		w[k] = b0;
+		newton2(Z, y, wt, tr, cols, k, l_size, l_rest, w);
+		zscores(Z, tr, te, cols, k, w, scores);
+		a = hist_auc(scores, y + tr, te - tr);
+		if (a >= 0) {
+			sum += a;
+			nf++;
+		}
+	}
+	return nf ? sum / nf : -1;
+}
+
+void hist_model_fit(struct hist_model *m, const double *X, const int *y,
+		    size_t n, double top_frac)
+{
+	hist_model_fit_w(m, X, y, NULL, n, top_frac);
+}
+
+void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
+		      const double *wt, size_t n, double top_frac)
+{
+	int cols[MAX_SEL], k = 0, j, a;
+	static const double l_rest[] = {0.03, 0.1, 0.3, 1, 3};
+	double w[MAX_SEL + 1], best, *Z, *scores, pos = 0, wsum = 0;
+	size_t g, nall = 1;
+	bool flat[HF_N];
+	size_t i, npos = 0;
+
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i < n; i++) {
+		npos += y[i] != 0;
+		pos += y[i] ? (wt ? wt[i] : 1) : 0;
+		wsum += wt ? wt[i] : 1;
+	}
+	m->rows = n;
+	m->positives = npos;
+	/* Nothing to learn from one class. */
+	if (n < 20 || npos < 3 || npos == n) {
+		snprintf(m->why, sizeof(m->why),
+			 npos ? "the risk model cannot be fitted: %zu of %zu "
+				"old enough commits were later fixed; it needs "
+				"at least 3 and 20 commits"
+			      : "the risk model cannot be fitted: no commit "
+				"old enough (%zu of %zu) was later named by a "
+				"Fixes: trailer or reverted",
+			 npos, n);
+		return;
+	}
+	Z = standardize(m, X, n, flat);
+	scores = xmalloc(n * sizeof(*scores));
+	/*
+	 * Lines added carries most of what can be known (every study of
+	 * these histories finds it, and on iproute2 and rdma-core it is
+	 * the best single feature out of time); the rest are allowed to
+	 * move a score only as far as they keep helping later commits.
+	 * Their penalty is chosen on time folds (fit on the older rows,
+	 * score the next fifth, for the last three fifths in turn), and
+	 * "lines added alone" is a candidate too. Measured: fitting them
+	 * as freely as size, or adding them greedily by held-out AUC, won
+	 * the past and lost the next year on both trees.
+	 */
+	cols[k++] = HR_LA;
+	best = chained_auc(Z, y, wt, n, cols, k, RISK_L_SIZE, RISK_L_SIZE,
+			   log(pos / (wsum - pos)), scores);
+	m->lambda = -1; /* size alone */
+	for (j = 0; j < HF_N; j++)
+		if (j != HR_LA && !flat[j] && !(j < HR_N && finfo[j].grows))
+			cols[nall++] = j;
+	for (g = 0; g < ARRAY_SIZE(l_rest); g++) {
+		double auc =
+			chained_auc(Z, y, wt, n, cols, (int)nall, RISK_L_SIZE,
+				    l_rest[g], log(pos / (wsum - pos)), scores);
+
+		if (auc > best + 0.001) {
+			best = auc;
+			m->lambda = l_rest[g];
+		}
+	}
+	if (m->lambda > 0)
+		k = (int)nall;
+	memset(w, 0, sizeof(w));
+	w[k] = log(pos / (wsum - pos));
+	newton2(Z, y, wt, n, cols, k, RISK_L_SIZE,
+		m->lambda > 0 ? m->lambda : RISK_L_SIZE, w);
+	memset(m->w, 0, sizeof(m->w));
+	for (a = 0; a < k; a++)
+		m->w[cols[a]] = w[a];
+	m->w[HF_N] = w[k];
+	m->heldout_auc = best;
+	m->ok = true;
+	for (i = 0; i < n; i++)
+		scores[i] = hist_model_score(m, &X[i * HF_N]);
+	qsort(scores, n, sizeof(*scores), cmp_double_desc);
+	i = (size_t)((double)n * top_frac);
+	m->threshold = scores[i < n ? i : n - 1];
+	free(scores);
+	free(Z);
+}
+
+#define MODEL_FORMAT 2
+
+int hist_model_save(sqlite3 *db, const struct hist_model *m)
+{
+	struct sb s = SB_INIT;
+	int i, rc;
+
+	sb_addf(&s, "%d %d %d %.17g %.17g %.17g %zu %zu", MODEL_FORMAT, HF_N,
+		m->ok ? 1 : 0, m->threshold, m->lambda, m->heldout_auc, m->rows,
+		m->positives);
+	for (i = 0; i < HF_N; i++)
+		sb_addf(&s, " %.17g %.17g", m->mean[i], m->sd[i]);
+	for (i = 0; i <= HF_N; i++)
+		sb_addf(&s, " %.17g", m->w[i]);
+	rc = hist_meta_set_text(db, "model", sb_str(&s));
+	if (!rc)
+		rc = hist_meta_set_text(db, "model_why", m->why);
+	sb_release(&s);
+	return rc ? RV_ERR_INTERNAL : 0;
+}
+
+void hist_model_load(sqlite3 *db, struct hist_model *m)
+{
+	struct sb s = SB_INIT, why = SB_INIT;
+	char *end;
+	int i, ok;
+
+	memset(m, 0, sizeof(*m));
+	if (!hist_meta_text(db, "model", &s))
+		goto out;
+	if (strtol(sb_str(&s), &end, 10) != MODEL_FORMAT ||
+	    strtol(end, &end, 10) != HF_N)
+		goto out;
+	ok = (int)strtol(end, &end, 10);
+	m->threshold = strtod(end, &end);
+	m->lambda = strtod(end, &end);
+	m->heldout_auc = strtod(end, &end);
+	m->rows = (size_t)strtoull(end, &end, 10);
+	m->positives = (size_t)strtoull(end, &end, 10);
+	for (i = 0; i < HF_N; i++) {
+		m->mean[i] = strtod(end, &end);
+		m->sd[i] = strtod(end, &end);
+		if (!(m->sd[i] > 0))
+			goto bad;
+	}
+	for (i = 0; i <= HF_N; i++)
+		m->w[i] = strtod(end, &end);
+	m->ok = ok == 1;
+	goto out;
+bad:
+	memset(m, 0, sizeof(*m));
+out:
+	if (hist_meta_text(db, "model_why", &why))
+		snprintf(m->why, sizeof(m->why), "%s", sb_str(&why));
+	sb_release(&s);
+	sb_release(&why);
+}
+
+static int save_state(struct hist_risk *r, struct errmsg *err)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int rc = SQLITE_DONE;
+
+	if (sqlite3_prepare_v2(r->db,
+			       "INSERT OR REPLACE INTO riskstate VALUES (?, ?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	for (i = 0; i < r->cap && rc == SQLITE_DONE; i++) {
+		struct rent *e = &r->e[i];
+
+		if (!e->key || !e->dirty)
+			continue;
+		sqlite3_bind_text(st, 1, e->key, -1, SQLITE_STATIC);
+		sqlite3_bind_blob(st, 2, &e->s, sizeof(e->s), SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+fail:
+	return errmsg_set(err, RV_ERR_INTERNAL, "history index: %s",
+			  sqlite3_errmsg(r->db));
+}
+
+/*
+ * The rows a model is fitted on, oldest first: commits at least
+ * RISK_LABEL_RIPE older than before_time, labelled by the fixes that
+ * came before seq before_seq (INT64_MAX: all).
+ */
+int hist_risk_rows(sqlite3 *db, int64_t before_time, int64_t before_seq,
+		   double **X, int **y, double **wt, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t alloc = 0, yalloc = 0, walloc = 0;
+
+	*wt = NULL;
+	*X = NULL;
+	*y = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(
+		    db,
+		    "SELECT r.x, EXISTS(SELECT 1 FROM pairs p"
+		    "  WHERE p.bug_seq = c.seq AND p.fix_seq < ?2), c.time"
+		    " FROM commits c JOIN risk r ON r.seq = c.seq"
+		    " WHERE c.time <= ?1 ORDER BY c.seq",
+		    -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, before_time - RISK_LABEL_RIPE);
+	sqlite3_bind_int64(st, 2, before_seq);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct hist_rfeat f;
+		const float *x = sqlite3_column_blob(st, 0);
+		int i;
+
+		if (sqlite3_column_bytes(st, 0) != (int)(HR_N * sizeof(float)))
+			continue;
+		for (i = 0; i < HR_N; i++)
+			f.v[i] = x[i];
+		ALLOC_GROW(*X, (*n + 1) * HF_N, alloc);
+		ALLOC_GROW(*y, *n + 1, yalloc);
+		hist_features(&f, &(*X)[*n * HF_N]);
+		(*y)[*n] = sqlite3_column_int(st, 1);
+		ALLOC_GROW(*wt, *n + 1, walloc);
+		(*wt)[*n] = hist_risk_weight(sqlite3_column_int64(st, 2),
+					     before_time);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int hist_risk_finish(struct hist_risk *r, char *note, size_t note_len,
+		     struct errmsg *err)
+{
+	struct hist_model m;
+	sqlite3_stmt *st = NULL;
+	int64_t newest = 0;
+	double *X = NULL, *wt = NULL;
+	int *y = NULL;
+	size_t n = 0;
+	int ret;
+
+	while (r->head < r->tail)
+		if ((ret = finish_oldest(r, err)))
+			return ret;
+	stop_workers(r);
+	if ((ret = save_state(r, err)))
+		return ret;
+	if (sqlite3_prepare_v2(r->db, "SELECT MAX(time) FROM commits", -1, &st,
+			       NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		newest = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (hist_risk_rows(r->db, newest, INT64_MAX, &X, &y, &wt, &n) < 0)
+		return errmsg_set(err, RV_ERR_INTERNAL, "history index: %s",
+				  sqlite3_errmsg(r->db));
+	hist_model_fit_w(&m, X, y, wt, n, HIST_RISK_TOP);
+	free(wt);
+	free(X);
+	free(y);
+	if (note) {
+		if (m.ok)
+			snprintf(note, note_len,
+				 "risk model: fitted on %zu commits, %zu later "
+				 "fixed (held-out AUC %.3f)",
+				 m.rows, m.positives, m.heldout_auc);
+		else
+			snprintf(note, note_len, "%s", m.why);
+	}
+	if (hist_meta_set_int(r->db, "risk_now", newest) ||
+	    hist_model_save(r->db, &m) < 0)
+		return errmsg_set(err, RV_ERR_INTERNAL,
+				  "history index: cannot store the model: %s",
+				  sqlite3_errmsg(r->db));
+	return 0;
+}
+
+/* ---- a new patch ---------------------------------------------------- */
+
+void hist_risk_patch(struct rv_history *h, const struct rv_diff *d,
+		     const char *message, const char *author_email,
+		     struct hist_rfeat *out)
+{
+	struct hist_racc *a = hist_racc_new();
+	struct rsource src = {NULL, NULL};
+	size_t i, j, k;
+	int64_t now = hist_meta_int(h->db, "risk_now", 0);
+
+	for (i = 0; i < d->nfiles; i++) {
+		const struct rv_file *f = &d->files[i];
+		const char *path = f->new_path ? f->new_path : f->old_path;
+
+		if (!path)
+			continue;
+		hist_racc_file(a, path, f->status == RV_FILE_ADDED);
+		for (j = 0; j < f->nhunks; j++) {
+			hist_racc_hunk(a, f->hunks[j].section);
+			for (k = 0; k < f->hunks[j].nlines; k++) {
+				const struct rv_line *l = &f->hunks[j].lines[k];
+
+				if (l->text)
+					hist_racc_line(a, l->origin, l->text,
+						       strlen(l->text));
+			}
+		}
+	}
+	racc_finish(a);
+	memcpy(out->v, a->v, sizeof(out->v));
+	sqlite3_prepare_v2(h->db, "SELECT v FROM riskstate WHERE k = ?", -1,
+			   &src.get, NULL);
+	state_features(&src, a, author_email ? author_email : "", message, now,
+		       out->v);
+	sqlite3_finalize(src.get);
+	purpose_features(message, message_has_fixes(message), out->v);
+	hist_racc_free(a);
+}
+
+/* ---- explanations --------------------------------------------------- */
+
+static const char *plural(double n)
+{
+	return n >= 0.5 && n < 1.5 ? "" : "s";
+}
+
+/* One phrase for feature i of r, or nothing when it reads as noise. */
+static void phrase(int i, const struct hist_rfeat *r, struct sb *out)
+{
+	const double *v = r->v;
+
+	switch (i) {
+	case HR_LA:
+	case HR_LA_CODE:
+	case HR_LD:
+		sb_addf(out, "adds %.0f line%s", v[HR_LA], plural(v[HR_LA]));
+		if (v[HR_LD] >= 0.5)
+			sb_addf(out, " and removes %.0f", v[HR_LD]);
+		break;
+	case HR_NF:
+	case HR_ND:
+	case HR_NS:
+	case HR_ENTROPY:
+		sb_addf(out, "spreads over %.0f file%s in %.0f director%s",
+			v[HR_NF], plural(v[HR_NF]), v[HR_ND],
+			v[HR_ND] >= 0.5 && v[HR_ND] < 1.5 ? "y" : "ies");
+		break;
+	case HR_NEWFILES:
+		sb_addf(out, "creates %.0f file%s", v[HR_NEWFILES],
+			plural(v[HR_NEWFILES]));
+		break;
+	case HR_FUNCS:
+		sb_addf(out, "touches %.0f function%s", v[HR_FUNCS],
+			plural(v[HR_FUNCS]));
+		break;
+	case HR_NUC:
+	case HR_CHURN:
+		sb_addf(out, "touches files changed %.0f times before",
+			v[HR_NUC]);
+		break;
+	case HR_FIXES:
+	case HR_FIXES_YEAR:
+		sb_addf(out,
+			"touches files fixed %.0f time%s before (%.1f "
+			"weighted to the last year)",
+			v[HR_FIXES], plural(v[HR_FIXES]), v[HR_FIXES_YEAR]);
+		break;
+	case HR_FUNC_FIXES:
+		sb_addf(out, "its functions were fixed %.0f time%s before",
+			v[HR_FUNC_FIXES], plural(v[HR_FUNC_FIXES]));
+		break;
+	case HR_NDEV:
+		sb_addf(out, "touches a file %.0f people have changed",
+			v[HR_NDEV]);
+		break;
+	case HR_AGE:
+		sb_addf(out, "touches code last changed %.0f days ago",
+			v[HR_AGE]);
+		break;
+	case HR_EXP:
+	case HR_REXP:
+	case HR_SEXP:
+		if (v[HR_EXP] < 0.5)
+			sb_adds(out, "the author's first commit here");
+		else
+			sb_addf(out,
+				"the author has %.0f earlier commit%s here, "
+				"%.0f in this subsystem",
+				v[HR_EXP], plural(v[HR_EXP]), v[HR_SEXP]);
+		break;
+	case HR_ISFIX:
+		sb_adds(out, v[HR_ISFIX] ? "is a fix" : "is not a fix");
+		break;
+	case HR_REVERT:
+		sb_adds(out, "is a revert");
+		break;
+	case HR_FEATURE:
+		sb_adds(out, "adds a feature");
+		break;
+	case HR_MSGLINES:
+		sb_addf(out, "a long commit message (%.0f lines)",
+			v[HR_MSGLINES]);
+		break;
+	case HR_ALLOC:
+		sb_addf(out, "adds %.0f allocation%s", v[i], plural(v[i]));
+		break;
+	case HR_FREE:
+		sb_addf(out, "adds %.0f free%s", v[i], plural(v[i]));
+		break;
+	case HR_LOCK:
+	case HR_UNLOCK:
+		sb_addf(out, "adds %.0f lock%s and %.0f unlock%s", v[HR_LOCK],
+			plural(v[HR_LOCK]), v[HR_UNLOCK], plural(v[HR_UNLOCK]));
+		break;
+	case HR_GOTO:
+		sb_addf(out, "adds %.0f goto%s", v[i], plural(v[i]));
+		break;
+	case HR_ERRPATH:
+		sb_addf(out, "adds %.0f error path%s", v[i], plural(v[i]));
+		break;
+	case HR_PTRARITH:
+		sb_addf(out, "adds %.0f index or offset computation%s", v[i],
+			plural(v[i]));
+		break;
+	case HR_CAST:
+		sb_addf(out, "adds %.0f cast%s", v[i], plural(v[i]));
+		break;
+	case HR_SIZEMUL:
+		sb_addf(out, "multiplies sizes %.0f time%s", v[i],
+			plural(v[i]));
+		break;
+	case HR_NEWFUNC:
+		sb_addf(out, "adds %.0f new function%s", v[i], plural(v[i]));
+		break;
+	case HR_COND:
+		sb_addf(out, "adds %.0f condition%s", v[i], plural(v[i]));
+		break;
+	case HR_LOOP:
+		sb_addf(out, "adds %.0f loop%s", v[i], plural(v[i]));
+		break;
+	case HR_COPY:
+		sb_addf(out, "adds %.0f memory or string cop%s", v[i],
+			v[i] >= 0.5 && v[i] < 1.5 ? "y" : "ies");
+		break;
+	case HR_DEL_CHECK:
+		sb_addf(out, "removes %.0f check%s or error return%s", v[i],
+			plural(v[i]), plural(v[i]));
+		break;
+	case HR_TESTLINES:
+		sb_addf(out, "adds %.0f test line%s", v[i], plural(v[i]));
+		break;
+	}
+}
+
+void hist_risk_explain(const struct hist_model *m, const struct hist_rfeat *r,
+		       struct sb *why)
+{
+	double x[HF_N], contrib[HF_N];
+	int order[HF_N], i, j, said = 0;
+	struct sb p = SB_INIT;
+
+	if (!m->ok)
+		return;
+	hist_features(r, x);
+	for (i = 0; i < HF_N; i++) {
+		contrib[i] = m->w[i] * zclip((x[i] - m->mean[i]) / m->sd[i]);
+		order[i] = i;
+	}
+	for (i = 0; i < HF_N; i++)
+		for (j = i + 1; j < HF_N; j++)
+			if (contrib[order[j]] > contrib[order[i]]) {
+				int t = order[i];
+
+				order[i] = order[j];
+				order[j] = t;
+			}
+	for (i = 0; i < HF_N && said < 3; i++) {
+		int fi = order[i];
+
+		/*
+		 * The first reason has to matter; the ones after it may be
+		 * small (size carries most of a score, the rest nudge it)
+		 * but must still raise it.
+		 */
+		if (contrib[fi] < (said ? 0.02 : 0.1))
+			break;
+		/* A reason is a thing the patch has, not one it lacks. */
+		static const int base[HF_N - HR_N] = {
+			HR_COND,    HR_ERRPATH,	  HR_ALLOC, HR_LOCK,
+			HR_LA_CODE, HR_TESTLINES, HR_LD,    HR_FIXES_YEAR};
+
+		if (fi >= HR_N)
+			fi = base[fi - HR_N];
+		if (finfo[fi].count && r->v[fi] < 0.5 && fi != HR_EXP &&
+		    fi != HR_REXP && fi != HR_SEXP)
+			continue;
+		sb_reset(&p);
+		phrase(fi, r, &p);
+		/* Two size features give the same phrase: say it once. */
+		if (!p.len || strstr(sb_str(why), sb_str(&p)))
+			continue;
+		if (why->len)
+			sb_adds(why, "; ");
+		sb_add(why, p.buf, p.len);
+		said++;
+	}
+	sb_release(&p);
+}
+
+/* How often the functions the patch touches were fixed before. */
+static void add_function_fixes(struct rv_history *h, const struct rv_diff *d,
+			       struct sb *why)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i, j, said = 0;
+
+	if (sqlite3_prepare_v2(h->db,
+			       "SELECT COUNT(*) FROM funcfix WHERE file = ? "
+			       "AND func = ? AND fix_seq < ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	for (i = 0; i < d->nfiles && said < 3; i++) {
+		const struct rv_file *f = &d->files[i];
+
+		for (j = 0; f->new_path && j < f->nhunks && said < 3; j++) {
+			char *func = hist_function_name(f->hunks[j].section);
+
+			if (!func)
+				continue;
+			sqlite3_bind_text(st, 1, f->new_path, -1,
+					  SQLITE_STATIC);
+			sqlite3_bind_text(st, 2, func, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 3, h->horizon);
+			if (sqlite3_step(st) == SQLITE_ROW &&
+			    sqlite3_column_int(st, 0) > 0 &&
+			    !strstr(sb_str(why), func)) {
+				sb_addf(why,
+					"%s%s() was fixed %d time%s before",
+					why->len ? "; " : "", func,
+					sqlite3_column_int(st, 0),
+					sqlite3_column_int(st, 0) == 1 ? ""
+								       : "s");
+				said++;
+			}
+			sqlite3_reset(st);
+			free(func);
+		}
+	}
+	sqlite3_finalize(st);
+}
+
+int rv_history_risk(struct rv_history *h, const struct rv_diff *d,
+		    const char *message, const char *author_email,
+		    double *score, struct sb *why, struct errmsg *err)
+{
+	struct hist_rfeat f;
+	double x[HF_N];
+
+	*score = -1;
+	if (!h || !h->model.ok)
+		return errmsg_set(err, RV_ERR_INTERNAL, "%s",
+				  h && h->model.why[0]
+					  ? h->model.why
+					  : "the history index has no risk "
+					    "model (too few fixes in the "
+					    "history to learn from)");
+	hist_risk_patch(h, d, message, author_email, &f);
+	hist_features(&f, x);
+	*score = hist_model_score(&h->model, x);
+	if (why) {
+		hist_risk_explain(&h->model, &f, why);
+		add_function_fixes(h, d, why);
+	}
+	return 0;
+}
