@@ -3,13 +3,16 @@
 # model request. Three series posted oldest first, the last the
 # riskiest (with no risk model: the largest diff), and a daily budget
 # that fits about one series' models: the riskiest gets the models, the
-# two older ones are reviewed by the offline voters and their replies
-# say why; the server's billed usage stays under the daily cap; one
+# next riskiest what is left, the oldest the offline voters only, and
+# its reply says why; the server's billed usage stays under the daily cap; one
 # reply per series, in the usual order. With a budget that fits all,
-# every series gets the models, as before the plan.
+# every series gets the models, as before the plan. With a history
+# index, the plan ranks by its risk score.
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/lib/llm.sh"
 . "$TOP/tests/lib/watch.sh"
+CLOCK_START=1500000000 CLOCK_STEP=$((86400 * 20))
+. "$TOP/tests/lib/history.sh"
 
 command -v notmuch >/dev/null || skip_all "notmuch is not installed"
 command -v python3 >/dev/null || skip_all "python3 is not installed"
@@ -122,6 +125,41 @@ is "$(ls "$REC" | grep -c '\.json$')" 6 "two requests per series"
 unlike "$TMP/out" 'offline voters only' "no run line says offline"
 grep -l "riskier series first" "$OUTBOX"/new/* >/dev/null
 ok "$((! $?))" "no reply says offline"
+
+# With a history index, the plan ranks by the history risk of each
+# series' riskiest patch: a C feature like those that needed fixes here,
+# posted last, before a docs note like those that never did. (Its size
+# ranks it first too: this shows the index's score is the one used.)
+rm -f "$REC"/*
+rm -rf "$MAIL/new"/* "$MAIL/cur"/* "$OUTBOX"/new/* "$MAIL/.notmuch"
+export XDG_STATE_HOME=$TMP/state3
+mv "$TMP/repo" "$TMP/repo1"
+history_repo
+echo "notes" >notes.txt
+tick && git add notes.txt && git commit -q -m "initial"
+risk_history 12
+git tag base
+"$QUORUM" index -C "$R" >/dev/null 2>&1
+ok $? "the history index is built"
+tick
+echo "/* one more note */" >>notes.txt
+git commit -q -am "docs: one more note"
+git format-patch -q --to="$LIST" -o "$TMP/h1" -1
+tick && c_function feature_new feature_helper_new 60 >new.c
+git add new.c && git commit -q -m "feat: add the new feature"
+git format-patch -q --to="$LIST" -o "$TMP/h2" -1
+git reset -q --hard base
+cd "$TMP"
+conf 0.12
+post "$TMP/h1"
+post "$TMP/h2"
+watch
+is "$rc" 0 "with a history index, the pass exits 0"
+[ -n "${KEEP:-}" ] && cp "$TMP/out" "$KEEP.out3"
+like "$TMP/out" '^plan: .*riskiest first \(history risk, their riskiest patch\): "\[PATCH\] feat: add the new feature" \(\$0\.[0-9]+\) gets the models' \
+	"the plan ranks the series by their history risk"
+is "$(grep -l 'feature_new' "$REC"/*.json 2>/dev/null | wc -l | tr -d ' ')" 2 \
+	"the riskier feature gets both models' requests"
 fake_stop
 
 done_testing
