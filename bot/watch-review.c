@@ -467,6 +467,30 @@ bool watch_list_repo_ok(struct watch *w, struct wlist *l)
 }
 
 /*
+ * The pass's plan left the series to the offline voters: its reply says
+ * why, and what is left of the day, as a review that asked would.
+ */
+static void plan_offline_said(struct rv_review *r,
+			      const struct rv_review_opts *opts)
+{
+	struct rv_caps day = {0};
+
+	if (!r->stepdown)
+		r->stepdown = xstrdup_or_null(
+			"not reviewed by the models: the day's budget went "
+			"to riskier series first; only the offline voters "
+			"voted");
+	if (!opts->ledger || !opts->list || opts->budget_day <= 0 || r->list)
+		return;
+	day.list = opts->list;
+	day.per_day = opts->budget_day;
+	if (rv_ledger_left(opts->ledger, &day, &r->day_left, NULL, 0, NULL) < 0)
+		return;
+	r->day_budget = opts->budget_day;
+	r->list = xstrdup_or_null(opts->list);
+}
+
+/*
  * Review the series with the list's repository, the session's voters
  * and the list's caps. 0, or -1 when there is nothing to reply.
  */
@@ -475,6 +499,7 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 	struct watch *w = t->w;
 	struct wlist *l = t->l;
 	struct rv_review_opts opts = w->s.opts;
+	const struct pass_grant *g = NULL;
 	struct errmsg err = {""};
 	int rr;
 
@@ -499,12 +524,24 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 				     &err) < 0)
 			return error("list %s: %s", l->name, err.msg);
 		opts.series_key = sr->key.buf;
+		/*
+		 * The pass's plan: its estimate caps this series' run (a
+		 * ledger handle of its own), or the money went to riskier
+		 * series and the offline voters vote alone.
+		 */
+		g = watch_grant(l, sr->key.buf);
+		if (g && g->models)
+			opts.budget_run = g->usd;
+		else if (g)
+			opts.nllm = 0;
 	}
 	plan_prereqs(t, sr->s, l->rv, &opts.apply, &sr->pq);
 	opts.apply.prereqs = sr->pq.v;
 	opts.apply.nprereqs = sr->pq.n;
 	rr = rv_review_series(&sr->r, l->rv, sr->s, &opts, &err);
 	l->rv_uses++;
+	if (sr->r && g && !g->models)
+		plan_offline_said(sr->r, &opts);
 	if (rr < 0 && !sr->r) {
 		error("list %s: cannot review \"%s\": %s", l->name,
 		      subject_of(sr->s), err.msg);
@@ -624,6 +661,7 @@ static void series_report(struct thread_ctx *t, struct series_review *sr)
 {
 	struct watch *w = t->w;
 	struct wlist *l = t->l;
+	const struct pass_grant *g;
 
 	if (t->explain) {
 		printf("%s: explained finding %d of \"%s\", reply <%s> (%s)\n",
@@ -650,6 +688,10 @@ static void series_report(struct thread_ctx *t, struct series_review *sr)
 	if (sr->mf.repeated)
 		printf(" (%zu of them still open from earlier reviews)",
 		       sr->mf.repeated);
+	g = sr->unchanged ? NULL : watch_grant(l, sr->key.buf);
+	if (g && !g->models)
+		printf(" (offline voters only: the day's budget went to "
+		       "riskier series first)");
 	printf(", reply <%s> (%s)\n", sr->msgid.buf, list_method(w, l));
 	tag_series(t, sr->s, "quorum/reviewed");
 	w->reviewed++;

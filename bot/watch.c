@@ -25,6 +25,7 @@
 #include <git2.h>
 #include <notmuch.h>
 
+#include "review/cost.h"
 #include "watch.h"
 
 static int cmd_watch(int argc, char **argv);
@@ -433,6 +434,331 @@ static void hint_unmatched(struct watch *w, const struct wlist *l)
 	sb_release(&qs);
 }
 
+/*
+ * The pass's plan of a list's money (issue 18): before the first model
+ * request of the pass, the series it will review are ranked by their
+ * offline risk and granted their estimated model cost, riskiest first,
+ * while the day's (and month's) money lasts. Those that do not fit are
+ * reviewed by the offline voters only. The reviews still run oldest
+ * first (a v2's reply points at v1's); the ledger still holds every
+ * request to every cap: the plan only decides who gets the money first.
+ */
+enum plan_kind {
+	PLAN_FULL,    /* granted its estimate, as a run budget */
+	PLAN_REST,    /* the riskiest that did not fit: what is left */
+	PLAN_CAPS,    /* nothing granted to anyone: the caps, as before */
+	PLAN_OFFLINE, /* the money went to riskier series */
+};
+
+struct plan_item {
+	char *key;
+	char *subject;
+	double risk;  /* the highest history risk of its patches; < 0: none */
+	size_t bytes; /* of its diffs: the risk when the index has none */
+	double usd;   /* estimated model cost; PLAN_REST: what is left */
+	enum plan_kind kind;
+};
+
+/* Prompt text and context a request adds to a patch, in tokens. */
+#define PLAN_PROMPT_TOKENS 8192
+
+/*
+ * The models' cost of s, estimated: per voter, a request per patch
+ * (and one for the series tip) of its diff and message as tokens, plus
+ * the prompt and context, answered at max-tokens. An estimate: the
+ * review's own plan bounds each request before it is sent.
+ */
+static double plan_estimate(const struct watch *w, const struct mp_series *s,
+			    size_t *bytes)
+{
+	const struct rv_review_opts *o = &w->s.opts;
+	double usd = 0;
+	size_t k, v, all = 0, n = 0;
+
+	for (k = 0; k < s->npatches; k++) {
+		const struct mp_patch *p = s->patches[k];
+
+		if (!p || !p->diff)
+			continue;
+		all += p->diff_len +
+		       (p->commit_message ? strlen(p->commit_message) : 0);
+		n++;
+	}
+	*bytes = all;
+	for (v = 0; v < o->nllm; v++) {
+		const struct rv_llm_voter *lv = &o->llm[v];
+		int out = lv->max_tokens > 0 ? lv->max_tokens : 2048;
+
+		for (k = 0; k < s->npatches; k++) {
+			const struct mp_patch *p = s->patches[k];
+
+			if (!p || !p->diff)
+				continue;
+			usd += rv_cost_bound(
+				lv,
+				(long)(p->diff_len + PLAN_PROMPT_TOKENS +
+				       (p->commit_message
+						? strlen(p->commit_message)
+						: 0)),
+				out);
+		}
+		if (n > 1)
+			usd += rv_cost_bound(
+				lv, (long)(all + PLAN_PROMPT_TOKENS), out);
+	}
+	return usd;
+}
+
+/* The highest history risk of s's patches; < 0 when none is scored. */
+static double plan_risk(const struct wlist *l, const struct mp_series *s)
+{
+	double max = -1;
+	size_t k;
+
+	for (k = 0; l->history && k < s->npatches; k++) {
+		const struct mp_patch *p = s->patches[k];
+		struct rv_diff *d = NULL;
+		struct errmsg err = {""};
+		double r;
+
+		if (!p || !p->diff ||
+		    rv_diff_parse(&d, p->diff, p->diff_len, &err) < 0)
+			continue;
+		if (!rv_history_risk(l->history, d, p->commit_message,
+				     p->author_email, &r, NULL, &err) &&
+		    r > max)
+			max = r;
+		rv_diff_free(d);
+	}
+	return max;
+}
+
+/* Will the pass review s? As series_due decides, leaving no trace. */
+static bool plan_due(struct thread_ctx *t, const struct mp_series *s,
+		     const struct sb *key)
+{
+	struct series_row row;
+	int64_t last = 0;
+	struct tmsg *m;
+	size_t k;
+
+	if (!mp_series_first(s) || s->superseded || s->nmissing >= s->npatches)
+		return false;
+	/* Incomplete: due once it waited long enough for the rest. */
+	for (k = 0; !s->complete && k < s->npatches; k++)
+		if (s->patches[k] &&
+		    (m = tmsg_find(t, s->patches[k]->message_id)) &&
+		    m->first_seen > last)
+			last = m->first_seen;
+	if (!s->complete && t->w->now - last < t->l->wait)
+		return false;
+	if (state_series_get(t->w->st, key->buf, &row) < 0)
+		return false;
+	return row.status != SERIES_REVIEWED && row.status != SERIES_SKIPPED &&
+	       row.status != SERIES_FAILED &&
+	       watch_author_muted(t, mp_series_first(s)) <= 0;
+}
+
+static int plan_cmp(const void *a, const void *b)
+{
+	const struct plan_item *x = *(const struct plan_item *const *)a;
+	const struct plan_item *y = *(const struct plan_item *const *)b;
+
+	if (x->risk != y->risk)
+		return x->risk < y->risk ? 1 : -1;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return 0; /* qsort is not stable: the caller breaks ties by order */
+}
+
+static void plan_list_say(const struct wlist *l, double left, bool monthly,
+			  struct plan_item **by, size_t n, bool history)
+{
+	static const char *const what[] = {
+		[PLAN_FULL] = "the models",
+		[PLAN_REST] = "what is left",
+		[PLAN_CAPS] = "the models as the caps allow",
+		[PLAN_OFFLINE] = "offline",
+	};
+	struct sb line = SB_INIT;
+	size_t i, j, nk;
+	int k;
+
+	sb_addf(&line,
+		"plan: $%.4f left %s for list %s; %zu series, "
+		"riskiest first (%s): ",
+		left, monthly ? "this month (budget.monthly)" : "today",
+		l->name, n,
+		history ? "history risk, their riskiest patch"
+			: "no risk model: the larger diff");
+	for (k = PLAN_FULL; k <= PLAN_OFFLINE; k++) {
+		for (i = nk = 0; i < n; i++)
+			nk += by[i]->kind == (enum plan_kind)k;
+		if (!nk)
+			continue;
+		if (line.buf[line.len - 1] != ' ')
+			sb_adds(&line, ", ");
+		for (i = j = 0; i < n; i++) {
+			if (by[i]->kind != (enum plan_kind)k)
+				continue;
+			sb_addf(&line, "%s\"%s\"", j++ ? ", " : "",
+				by[i]->subject);
+			if (k == PLAN_FULL || k == PLAN_REST)
+				sb_addf(&line, " ($%.4f)", by[i]->usd);
+		}
+		if (k == PLAN_OFFLINE)
+			sb_adds(&line, " offline");
+		else
+			sb_addf(&line, " get%s %s", nk == 1 ? "s" : "",
+				what[k]);
+	}
+	printf("%s\n", line.buf);
+	sb_release(&line);
+}
+
+/*
+ * Riskiest first, each series gets its estimate while it fits; the
+ * riskiest that did not fit gets what is left after them, the others
+ * none. When no series got a thing (the money is spent), each is
+ * reviewed under the caps, which say so as before.
+ */
+static void plan_grant(struct plan_item **by, size_t n, double rest)
+{
+	size_t i, nfull = 0;
+	bool rest_given = false;
+
+	for (i = 0; i < n; i++)
+		if (by[i]->usd <= rest + 1e-12) {
+			by[i]->kind = PLAN_FULL;
+			rest -= by[i]->usd;
+			nfull++;
+		}
+	for (i = 0; i < n; i++) {
+		if (by[i]->kind == PLAN_FULL)
+			continue;
+		if (!rest_given && rest > 1e-9) {
+			/* Alone, it has all the money: the caps suffice. */
+			by[i]->kind = nfull ? PLAN_REST : PLAN_CAPS;
+			by[i]->usd = rest;
+			rest_given = true;
+		} else if (!nfull && !rest_given) {
+			by[i]->kind = PLAN_CAPS;
+		}
+	}
+}
+
+static void plan_free(struct wlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->ngrants; i++)
+		free(l->grants[i].key);
+	free(l->grants);
+	l->grants = NULL;
+	l->ngrants = 0;
+}
+
+const struct pass_grant *watch_grant(const struct wlist *l, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < l->ngrants; i++)
+		if (!strcmp(l->grants[i].key, key))
+			return &l->grants[i];
+	return NULL;
+}
+
+static void plan_pass(struct watch *w, struct wlist *l,
+		      const struct strset *threads)
+{
+	struct rv_review_opts o = w->s.opts;
+	struct rv_ledger *ledger = NULL;
+	struct rv_caps caps = {0};
+	struct errmsg err = {""};
+	struct plan_item *items = NULL, **by = NULL;
+	size_t n = 0, alloc = 0, i, j;
+	double left = 1e18;
+	char which[128] = "";
+	bool history = false;
+
+	if (!w->s.llm.n || !w->s.opts.nllm)
+		return;
+	if (cost_review_opts(w->s.cfg, l->name, 0, &o, &ledger, &err) < 0)
+		goto out; /* each review says it */
+	caps.list = l->name;
+	caps.per_day = o.budget_day;
+	caps.monthly = o.budget_month;
+	if ((caps.per_day <= 0 && caps.monthly <= 0) ||
+	    rv_ledger_left(ledger, &caps, &left, which, sizeof(which), &err) <
+		    0)
+		goto out;
+	for (i = 0; i < threads->n; i++) {
+		struct thread_ctx t = THREAD_CTX_INIT(w, l, threads->v[i]);
+		struct mp_set *set = thread_read(&t);
+
+		for (j = 0; set && j < set->nseries; j++) {
+			const struct mp_series *s = set->series[j];
+			struct sb key = SB_INIT;
+			struct plan_item *it;
+
+			watch_series_key(s, &key);
+			if (!plan_due(&t, s, &key)) {
+				sb_release(&key);
+				continue;
+			}
+			ALLOC_GROW(items, n + 1, alloc);
+			it = &items[n++];
+			it->key = sb_detach(&key, NULL);
+			it->subject = xstrdup_or_null(
+				mp_series_first(s)->subject_raw
+					? mp_series_first(s)->subject_raw
+					: "");
+			it->risk = plan_risk(l, s);
+			history |= it->risk >= 0;
+			it->usd = plan_estimate(w, s, &it->bytes);
+			/* A review spends no more than its own cap. */
+			if (o.budget_review > 0 && it->usd > o.budget_review)
+				it->usd = o.budget_review;
+			it->kind = PLAN_OFFLINE;
+		}
+		mp_set_free(set);
+		thread_release(&t);
+	}
+	if (!n)
+		goto out;
+	by = xcalloc(n, sizeof(*by));
+	for (i = 0; i < n; i++)
+		by[i] = &items[i];
+	/* Insertion sort: stable, so equal risks keep the posting order. */
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && plan_cmp(&by[j - 1], &by[j]) > 0; j--) {
+			struct plan_item *x = by[j];
+
+			by[j] = by[j - 1];
+			by[j - 1] = x;
+		}
+	plan_grant(by, n, left > 0 ? left : 0);
+	plan_list_say(l, left > 0 ? left : 0, strstr(which, "monthly") != NULL,
+		      by, n, history);
+	l->grants = xcalloc(n, sizeof(*l->grants));
+	for (i = 0; i < n; i++) {
+		if (items[i].kind == PLAN_CAPS)
+			continue; /* reviewed under the caps, as before */
+		l->grants[l->ngrants].key = items[i].key;
+		items[i].key = NULL;
+		l->grants[l->ngrants].usd = items[i].usd;
+		l->grants[l->ngrants++].models = items[i].kind != PLAN_OFFLINE;
+	}
+out:
+	for (i = 0; i < n; i++) {
+		free(items[i].key);
+		free(items[i].subject);
+	}
+	free(items);
+	free(by);
+	rv_ledger_free(ledger);
+}
+
 static int process_list(struct watch *w, struct wlist *l)
 {
 	struct strset threads = {NULL, 0, 0};
@@ -472,6 +798,7 @@ static int process_list(struct watch *w, struct wlist *l)
 	/* Series still waiting for patches: look again (the wait may be over).
 	 */
 	state_series_waiting(w->st, l->name, strset_add, &threads);
+	plan_pass(w, l, &threads);
 	for (i = 0; i < threads.n && !stop_requested; i++) {
 		process_thread(w, l, threads.v[i]);
 		/*
@@ -490,6 +817,7 @@ static int process_list(struct watch *w, struct wlist *l)
 		}
 	}
 out:
+	plan_free(l);
 	if (q)
 		notmuch_query_destroy(q);
 	for (i = 0; i < threads.n; i++)

@@ -38,6 +38,16 @@ struct _notmuch_database;
 enum list_mode { MODE_DRY_RUN, MODE_REPLY, MODE_DIGEST };
 
 /* A [list "NAME"] section, and the repository its series apply to. */
+/*
+ * A watch pass's plan for one series of a list: whether the models
+ * review it, and with how much (watch.c, plan_pass).
+ */
+struct pass_grant {
+	char *key;  /* the series' key (watch_series_key) */
+	double usd; /* its run budget when models */
+	bool models;
+};
+
 struct wlist {
 	const char *name;
 	const char *address;
@@ -62,6 +72,10 @@ struct wlist {
 	char *workdir;
 	struct rv_history *history;
 	bool repo_failed;
+
+	/* This pass's plan of the list's money; ngrants 0: no plan. */
+	struct pass_grant *grants;
+	size_t ngrants;
 };
 
 struct watch {
@@ -127,6 +141,8 @@ struct thread_ctx {
 		.w = (w_), .l = (l_), .thread = (thread_),                     \
 	}
 
+/* The pass's plan for the series of key on l, or NULL. */
+const struct pass_grant *watch_grant(const struct wlist *l, const char *key);
 struct tmsg *tmsg_find(struct thread_ctx *t, const char *msgid);
 /* The stable key of a series, whichever of its mails came first. */
 void watch_series_key(const struct mp_series *s, struct sb *key);

@@ -1,0 +1,165 @@
+#!/bin/sh
+# issue 18 for watch: a pass plans the list's money before its first
+# model request. Three series posted oldest first, the last the
+# riskiest (with no risk model: the largest diff), and a daily budget
+# that fits about one series' models: the riskiest gets the models, the
+# next riskiest what is left, the oldest the offline voters only, and
+# its reply says why; the server's billed usage stays under the daily cap; one
+# reply per series, in the usual order. With a budget that fits all,
+# every series gets the models, as before the plan. With a history
+# index, the plan ranks by its risk score.
+. "$(dirname "$0")/lib.sh"
+. "$TOP/tests/lib/llm.sh"
+. "$TOP/tests/lib/watch.sh"
+CLOCK_START=1500000000 CLOCK_STEP=$((86400 * 20))
+. "$TOP/tests/lib/history.sh"
+
+command -v notmuch >/dev/null || skip_all "notmuch is not installed"
+command -v python3 >/dev/null || skip_all "python3 is not installed"
+watch_setup
+
+# mail_sized ID MINUTE NAME LINES: a one-patch series adding f_NAME.c
+# of LINES statements, posted at 10:MINUTE.
+mail_sized() {
+	{
+		cat <<EOM
+From: A U Thor <author@example.org>
+To: $LIST
+Subject: [PATCH] lib: add f_$3()
+Message-ID: <$1@example.org>
+Date: Tue, 14 Nov 2023 10:$2:00 +0000
+
+lib: add f_$3()
+---
+diff --git a/f_$3.c b/f_$3.c
+new file mode 100644
+--- /dev/null
++++ b/f_$3.c
+@@ -0,0 +1,$(($4 + 3)) @@
++int f_$3(int x)
++{
+EOM
+		i=1
+		while [ $i -lt "$4" ]; do
+			echo "+	x = x * $i + $i;"
+			i=$((i + 1))
+		done
+		echo "+	return x;"
+		echo "+}"
+	} >"$MAIL/new/$1"
+}
+
+cat >"$TMP/script.json" <<'EOS'
+{"default": [{"answer": {"findings": []}, "usage": {"in": "auto", "out": 300}}]}
+EOS
+fake_start "$TMP/script.json"
+spent() {
+	cat "$REC"/*.usage 2>/dev/null |
+		awk '{ s += $1 * 3 / 1e6 + $2 * 15 / 1e6 } END { printf "%.6f", s }'
+}
+# The plan's estimate of a one-patch series, per voter: its diff and
+# message plus 8192 tokens of prompt, at $3/M in, 1000 out at $15/M:
+# about $0.04 each, $0.08 with two voters. $0.10 fits one series.
+conf() {
+	watch_config "$(voter a openai ma price-in=3 price-out=15 max-tokens=1000)" \
+		"$(voter b openai mb price-in=3 price-out=15 max-tokens=1000)" \
+		'[review]' '	retries = 0' '[list "devel"]' "	budget-per-day = $1"
+}
+
+conf 0.10
+mail_sized s1 01 small1 3
+mail_sized s2 02 small2 4
+mail_sized s3 03 big 60
+notmuch new --quiet
+export XDG_STATE_HOME=$TMP/state1
+watch
+is "$rc" 0 "the pass exits 0"
+[ -n "${KEEP:-}" ] && cp "$TMP/out" "$KEEP.out"
+is "$(outbox_count)" 3 "one reply per series"
+[ -n "${KEEP:-}" ] && cp -r "$OUTBOX/new" "$KEEP.outbox"
+like "$TMP/out" '^plan: \$0\.1000 left today for list devel; 3 series, riskiest first \(no risk model: the larger diff\): "\[PATCH\] lib: add f_big\(\)" \(\$0\.0[0-9]+\) gets the models, "\[PATCH\] lib: add f_small2\(\)" \(\$0\.0[0-9]+\) gets what is left, "\[PATCH\] lib: add f_small1\(\)" offline$' \
+	"the pass says its plan before the reviews: riskiest first, the next gets what is left"
+grep -n '^plan:\|^devel: reviewed' "$TMP/out" | cut -d: -f1 | tr '\n' ' ' >"$TMP/order"
+is "$(cat "$TMP/order")" "1 2 3 4 " "the plan comes first, then the three reviews"
+sed -n 2p "$TMP/out" | grep -q 'f_small1' && sed -n 4p "$TMP/out" | grep -q 'f_big'
+ok $? "the reviews still run oldest first"
+like "$TMP/out" 'f_small1.*offline voters only: the day.s budget went to riskier series first' \
+	"an offline series' run line says why"
+unlike "$TMP/out" 'f_big.*offline voters only' "the riskiest one's does not"
+n_big=$(grep -l 'f_big' "$REC"/*.json 2>/dev/null | wc -l | tr -d ' ')
+n_small=$(grep -l 'f_small' "$REC"/*.json 2>/dev/null | wc -l | tr -d ' ')
+is "$n_big" 2 "the riskiest series gets both models' requests"
+is "$n_small" 0 "the others get no model request"
+s=$(spent)
+awk -v s="$s" 'BEGIN { exit !(s > 0 && s <= 0.10 + 1e-9) }'
+ok $? "the server's billed usage stays under the daily cap (\$$s of \$0.10)"
+M=$(grep -l "In-Reply-To: <s1@example.org>" "$OUTBOX"/new/*)
+like "$M" "^budget: not reviewed by the models: the day's budget went to riskier" \
+	"the offline series' reply says the models were not asked"
+like "$M" '^budget: \$0\.1000 left today of \$0\.10 for list devel$' \
+	"and what is left of the day, as a review that asked would"
+like "$M" '^X-Quorum-Voters: rules$' "and names no model among its voters"
+M=$(grep -l "In-Reply-To: <s2@example.org>" "$OUTBOX"/new/*)
+like "$M" '^budget: budget short: \$0\.0[0-9]+ left under the budget of this run' \
+	"the next riskiest is held to what the plan left it"
+unlike "$TMP/out" 'f_small2.*offline voters only' "and its run line does not say offline"
+M=$(grep -l "In-Reply-To: <s3@example.org>" "$OUTBOX"/new/*)
+like "$M" '^X-Quorum-Voters: .*a, b' "the riskiest series' reply names the models"
+unlike "$M" "riskier series first" "and says nothing of the plan"
+
+# A budget that fits all: every series gets the models, as before.
+rm -f "$REC"/*
+rm -rf "$MAIL/new"/* "$MAIL/cur"/* "$OUTBOX"/new/* "$MAIL/.notmuch"
+conf 10
+mail_sized t1 11 one 3
+mail_sized t2 12 two 4
+mail_sized t3 13 three 60
+notmuch new --quiet
+export XDG_STATE_HOME=$TMP/state2
+watch
+is "$rc" 0 "with money for all, the pass exits 0"
+is "$(outbox_count)" 3 "one reply per series"
+like "$TMP/out" '^plan: \$10\.0000 left today for list devel; 3 series, .*"\[PATCH\] lib: add f_one\(\)" \(\$0\.[0-9]+\) get the models$' \
+	"the plan gives every series the models"
+is "$(ls "$REC" | grep -c '\.json$')" 6 "two requests per series"
+unlike "$TMP/out" 'offline voters only' "no run line says offline"
+grep -l "riskier series first" "$OUTBOX"/new/* >/dev/null
+ok "$((! $?))" "no reply says offline"
+
+# With a history index, the plan ranks by the history risk of each
+# series' riskiest patch: a C feature like those that needed fixes here,
+# posted last, before a docs note like those that never did. (Its size
+# ranks it first too: this shows the index's score is the one used.)
+rm -f "$REC"/*
+rm -rf "$MAIL/new"/* "$MAIL/cur"/* "$OUTBOX"/new/* "$MAIL/.notmuch"
+export XDG_STATE_HOME=$TMP/state3
+mv "$TMP/repo" "$TMP/repo1"
+history_repo
+echo "notes" >notes.txt
+tick && git add notes.txt && git commit -q -m "initial"
+risk_history 12
+git tag base
+"$QUORUM" index -C "$R" >/dev/null 2>&1
+ok $? "the history index is built"
+tick
+echo "/* one more note */" >>notes.txt
+git commit -q -am "docs: one more note"
+git format-patch -q --to="$LIST" -o "$TMP/h1" -1
+tick && c_function feature_new feature_helper_new 60 >new.c
+git add new.c && git commit -q -m "feat: add the new feature"
+git format-patch -q --to="$LIST" -o "$TMP/h2" -1
+git reset -q --hard base
+cd "$TMP"
+conf 0.12
+post "$TMP/h1"
+post "$TMP/h2"
+watch
+is "$rc" 0 "with a history index, the pass exits 0"
+[ -n "${KEEP:-}" ] && cp "$TMP/out" "$KEEP.out3"
+like "$TMP/out" '^plan: .*riskiest first \(history risk, their riskiest patch\): "\[PATCH\] feat: add the new feature" \(\$0\.[0-9]+\) gets the models' \
+	"the plan ranks the series by their history risk"
+is "$(grep -l 'feature_new' "$REC"/*.json 2>/dev/null | wc -l | tr -d ' ')" 2 \
+	"the riskier feature gets both models' requests"
+fake_stop
+
+done_testing
