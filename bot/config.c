@@ -361,9 +361,9 @@ static bool user_config_path(struct sb *path)
 bool qconfig_user_file_present(void)
 {
 	struct sb path = SB_INIT;
-	bool present = user_config_path(&path) &&
-		       (getenv_nonempty("QUORUM_CONFIG") ||
-			access(path.buf, F_OK) == 0);
+	bool present =
+		user_config_path(&path) && (getenv_nonempty("QUORUM_CONFIG") ||
+					    access(path.buf, F_OK) == 0);
 
 	sb_release(&path);
 	return present;

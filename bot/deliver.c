@@ -135,7 +135,7 @@ int deliver_outbox(const char *dir, const char *msgid, const char *raw,
 	char name[64];
 	struct sb tmp = SB_INIT, dst = SB_INIT, sub = SB_INIT, hdr = SB_INIT;
 	int fd = -1, ret = -1;
-	const char *sd[] = { "tmp", "new", "cur" };
+	const char *sd[] = {"tmp", "new", "cur"};
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(sd); i++) {
@@ -361,7 +361,7 @@ static struct curl_slist *envelope_rcpts(const char *raw, size_t len)
 int deliver_smtp(const struct smtp_opts *o, const char *raw, size_t len,
 		 struct errmsg *err)
 {
-	struct upload u = { raw, len, 0 };
+	struct upload u = {raw, len, 0};
 	struct curl_slist *rcpts = envelope_rcpts(raw, len);
 	char cerr[CURL_ERROR_SIZE] = "";
 	struct sb from = SB_INIT;
@@ -390,8 +390,8 @@ int deliver_smtp(const struct smtp_opts *o, const char *raw, size_t len,
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	/* STARTTLS is required unless the config says otherwise. */
 	curl_easy_setopt(c, CURLOPT_USE_SSL,
-			 o->starttls ? (long)CURLUSESSL_ALL :
-				       (long)CURLUSESSL_NONE);
+			 o->starttls ? (long)CURLUSESSL_ALL
+				     : (long)CURLUSESSL_NONE);
 	if (o->user)
 		curl_easy_setopt(c, CURLOPT_USERNAME, o->user);
 	if (o->password)

@@ -58,14 +58,14 @@ static struct mp_series *series_of(const struct mp_set *set, const char *id)
 
 struct lookup {
 	notmuch_database_t *db;
-	char *db_path; /* for messages */
+	char *db_path;	/* for messages */
 	char **threads; /* thread ids of the input, the named one first */
 	size_t nthreads, threads_alloc;
 	char **ids; /* prerequisite-message-ids queued, never twice */
 	int *depth;
 	size_t nids, ids_alloc;
-	bool borrowed; /* db is the caller's (watch's): not closed here */
-	bool quiet; /* no notes or warnings; missing ids collected */
+	bool borrowed;	/* db is the caller's (watch's): not closed here */
+	bool quiet;	/* no notes or warnings; missing ids collected */
 	char **missing; /* quiet: prerequisite-message-ids not in the db */
 	size_t nmissing, missing_alloc;
 };
@@ -304,9 +304,10 @@ static void follow_prereqs(struct lookup *lk)
 				"message%s) joins the input\n",
 				mp_shown(id, b, sizeof(b)),
 				mp_shown(mp_series_first(s)->subject.title
-					      ? mp_series_first(s)->subject.title
-					      : "",
-				      t, sizeof(t)),
+						 ? mp_series_first(s)
+							   ->subject.title
+						 : "",
+					 t, sizeof(t)),
 				s->version, n, n == 1 ? "" : "s");
 		else if (!lk->quiet)
 			warning("prerequisite <%s> is in the local database "
@@ -391,7 +392,8 @@ int local_mail_read(struct qconfig *cfg, const char *spec, struct mp_set **out,
 				 "the thread of <%s> (%zu message%s) holds "
 				 "mail but no patch (no diff found); nothing "
 				 "to review",
-				 mp_shown(id, b, sizeof(b)), n, n == 1 ? "" : "s");
+				 mp_shown(id, b, sizeof(b)), n,
+				 n == 1 ? "" : "s");
 		goto out;
 	}
 	s = series_of(set, id);

@@ -16,16 +16,9 @@
 #include "mailparse/sb.h"
 
 static const struct cmd *const commands[] = {
-	&cmd_review_def,
-	&cmd_parse_def,
-	&cmd_apply_def,
-	&cmd_index_def,
-	&cmd_similar_def,
-	&cmd_eval_def,
-	&cmd_watch_def,
-	&cmd_cost_def,
-	&cmd_ci_def,
-	&cmd_classify_def,
+	&cmd_review_def,  &cmd_parse_def,    &cmd_apply_def, &cmd_index_def,
+	&cmd_similar_def, &cmd_eval_def,     &cmd_watch_def, &cmd_cost_def,
+	&cmd_ci_def,	  &cmd_classify_def,
 };
 
 int error(const char *fmt, ...)
@@ -74,23 +67,25 @@ static void print_main_help(FILE *fp)
 {
 	size_t i;
 
-	fprintf(fp,
-		"usage: quorum [--version] [--help] COMMAND [ARGS]\n"
-		"\n"
-		"quorum reviews patches posted to mailing lists before they are merged.\n"
-		"\n"
-		"Commands:\n");
+	fprintf(fp, "usage: quorum [--version] [--help] COMMAND [ARGS]\n"
+		    "\n"
+		    "quorum reviews patches posted to mailing lists before "
+		    "they are merged.\n"
+		    "\n"
+		    "Commands:\n");
 	for (i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(fp, "  %-8s  %s\n", commands[i]->name,
 			commands[i]->summary);
-	fprintf(fp,
-		"\n"
-		"'quorum help COMMAND' (or 'quorum COMMAND --help') shows a command's\n"
-		"options. Exit codes: 0 reviewed and nothing at quorum, 1 findings at\n"
-		"quorum, 2 usage or input error, 3 environment error.\n"
-		"\n"
-		"Config: $QUORUM_CONFIG, else $XDG_CONFIG_HOME/quorum/config, then the\n"
-		"repository's .git/quorum.conf (git-config syntax).\n");
+	fprintf(fp, "\n"
+		    "'quorum help COMMAND' (or 'quorum COMMAND --help') shows "
+		    "a command's\n"
+		    "options. Exit codes: 0 reviewed and nothing at quorum, 1 "
+		    "findings at\n"
+		    "quorum, 2 usage or input error, 3 environment error.\n"
+		    "\n"
+		    "Config: $QUORUM_CONFIG, else "
+		    "$XDG_CONFIG_HOME/quorum/config, then the\n"
+		    "repository's .git/quorum.conf (git-config syntax).\n");
 }
 
 /*

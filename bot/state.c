@@ -50,7 +50,8 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS fingerprints ("
 	"  fp TEXT PRIMARY KEY, list TEXT, series_key TEXT, reply_msgid TEXT,"
 	"  version INTEGER, title TEXT, at INTEGER);"
-	"CREATE INDEX IF NOT EXISTS fingerprints_age ON fingerprints(list, at);";
+	"CREATE INDEX IF NOT EXISTS fingerprints_age ON fingerprints(list, "
+	"at);";
 
 /* mkdir -p of the directory part of path. */
 static int make_parents(const char *path)
@@ -91,8 +92,9 @@ int state_open(struct state **out, const char *path, struct errmsg *err)
 	*out = NULL;
 	if (make_parents(path) < 0) {
 		free(st);
-		return errmsg_set(err, -1, "cannot create the directory of %s: %s",
-				  path, strerror(errno));
+		return errmsg_set(err, -1,
+				  "cannot create the directory of %s: %s", path,
+				  strerror(errno));
 	}
 	if (sqlite3_open(path, &st->db) != SQLITE_OK) {
 		errmsg_set(err, -1, "cannot open state db %s: %s", path,
@@ -129,8 +131,8 @@ const char *state_error(struct state *st)
 
 static int exec(struct state *st, const char *sql)
 {
-	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 :
-									  -1;
+	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0
+									: -1;
 }
 
 int state_begin(struct state *st)
@@ -191,8 +193,7 @@ int state_message_seen(struct state *st, const char *msgid, const char *list,
 {
 	sqlite3_stmt *s;
 
-	if (run(prep(st,
-		     "INSERT OR IGNORE INTO messages VALUES (?1, ?2, ?3)",
+	if (run(prep(st, "INSERT OR IGNORE INTO messages VALUES (?1, ?2, ?3)",
 		     "ssi", msgid, list, now)) < 0)
 		return -1;
 	s = prep(st, "SELECT first_seen FROM messages WHERE msgid = ?1", "s",
@@ -241,15 +242,16 @@ int state_series_set(struct state *st, const char *key, const char *list,
 		     const char *patch_ids, const char *reply_msgid,
 		     int64_t now)
 {
-	return run(prep(st,
-			"INSERT INTO series (key, list, thread, status,"
-			" patch_ids, reply_msgid, first_seen, updated)"
-			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)"
-			" ON CONFLICT(key) DO UPDATE SET thread = ?3,"
-			" status = ?4, patch_ids = coalesce(?5, patch_ids),"
-			" reply_msgid = coalesce(?6, reply_msgid), updated = ?7",
-			"sssissi", key, list, thread, (int64_t)status,
-			patch_ids, reply_msgid, now));
+	return run(
+		prep(st,
+		     "INSERT INTO series (key, list, thread, status,"
+		     " patch_ids, reply_msgid, first_seen, updated)"
+		     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)"
+		     " ON CONFLICT(key) DO UPDATE SET thread = ?3,"
+		     " status = ?4, patch_ids = coalesce(?5, patch_ids),"
+		     " reply_msgid = coalesce(?6, reply_msgid), updated = ?7",
+		     "sssissi", key, list, thread, (int64_t)status, patch_ids,
+		     reply_msgid, now));
 }
 
 int state_series_same_patches(struct state *st, const char *key,
@@ -260,8 +262,7 @@ int state_series_same_patches(struct state *st, const char *key,
 			       " patch_ids = ?1 AND key != ?2 AND status = ?3"
 			       " AND reply_msgid IS NOT NULL"
 			       " ORDER BY first_seen LIMIT 1",
-			       "ssi", patch_ids, key,
-			       (int64_t)SERIES_REVIEWED);
+			       "ssi", patch_ids, key, (int64_t)SERIES_REVIEWED);
 	int rc;
 
 	if (!s)
@@ -370,8 +371,8 @@ int state_reply_add(struct state *st, const char *msgid, const char *key,
 	return run(s);
 }
 
-long state_replies_since(struct state *st, const char *list,
-			 const char *author, int64_t since)
+long state_replies_since(struct state *st, const char *list, const char *author,
+			 int64_t since)
 {
 	sqlite3_stmt *s = prep(st,
 			       "SELECT count(*) FROM replies WHERE list = ?1"
@@ -396,8 +397,8 @@ int state_reply_sent(struct state *st, const char *msgid, int64_t now)
 			"sii", msgid, (int64_t)REPLY_SENT, now));
 }
 
-int state_reply_failed(struct state *st, const char *msgid,
-		       const char *reason, int64_t next_try, bool held)
+int state_reply_failed(struct state *st, const char *msgid, const char *reason,
+		       int64_t next_try, bool held)
 {
 	return run(prep(st,
 			"UPDATE replies SET attempts = attempts + 1,"
@@ -423,9 +424,12 @@ int state_replies_pending(struct state *st, int64_t now,
 	while (!ret && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct reply_row r;
 
-		r.msgid = xstrdup_or_null((const char *)sqlite3_column_text(s, 0));
-		r.list = xstrdup_or_null((const char *)sqlite3_column_text(s, 1));
-		r.method = xstrdup_or_null((const char *)sqlite3_column_text(s, 2));
+		r.msgid = xstrdup_or_null(
+			(const char *)sqlite3_column_text(s, 0));
+		r.list = xstrdup_or_null(
+			(const char *)sqlite3_column_text(s, 1));
+		r.method = xstrdup_or_null(
+			(const char *)sqlite3_column_text(s, 2));
 		r.len = (size_t)sqlite3_column_bytes(s, 3);
 		r.raw = xmalloc(r.len + 1);
 		if (r.len)
@@ -444,11 +448,12 @@ int state_replies_pending(struct state *st, int64_t now,
 
 long state_count_replies(struct state *st, int state)
 {
-	sqlite3_stmt *s = state < 0 ? prep(st, "SELECT count(*) FROM replies", "") :
-				      prep(st,
-					   "SELECT count(*) FROM replies"
-					   " WHERE state = ?1",
-					   "i", (int64_t)state);
+	sqlite3_stmt *s = state < 0
+				  ? prep(st, "SELECT count(*) FROM replies", "")
+				  : prep(st,
+					 "SELECT count(*) FROM replies"
+					 " WHERE state = ?1",
+					 "i", (int64_t)state);
 	long n = -1;
 
 	if (!s)
@@ -469,20 +474,20 @@ int state_fingerprint_add(struct state *st, const char *fp, const char *list,
 	 * it, else the expired row would be pruned with the new mailing
 	 * unrecorded. A rerun of the same series keeps the first.
 	 */
-	return run(prep(st,
-			"INSERT INTO fingerprints (fp, list,"
-			" series_key, reply_msgid, version, title, at)"
-			" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-			" ON CONFLICT(fp) DO UPDATE SET list = excluded.list,"
-			" series_key = excluded.series_key,"
-			" reply_msgid = excluded.reply_msgid,"
-			" version = excluded.version, title = excluded.title,"
-			" at = excluded.at WHERE fingerprints.at < ?8 OR"
-			" fingerprints.reply_msgid IN (SELECT msgid FROM replies"
-			" WHERE state = ?9)",
-			"ssssisiii", fp, list, key, reply_msgid,
-			(int64_t)version, title, now, since,
-			(int64_t)REPLY_HELD));
+	return run(
+		prep(st,
+		     "INSERT INTO fingerprints (fp, list,"
+		     " series_key, reply_msgid, version, title, at)"
+		     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+		     " ON CONFLICT(fp) DO UPDATE SET list = excluded.list,"
+		     " series_key = excluded.series_key,"
+		     " reply_msgid = excluded.reply_msgid,"
+		     " version = excluded.version, title = excluded.title,"
+		     " at = excluded.at WHERE fingerprints.at < ?8 OR"
+		     " fingerprints.reply_msgid IN (SELECT msgid FROM replies"
+		     " WHERE state = ?9)",
+		     "ssssisiii", fp, list, key, reply_msgid, (int64_t)version,
+		     title, now, since, (int64_t)REPLY_HELD));
 }
 
 int state_fingerprint_get(struct state *st, const char *fp, const char *key,
@@ -513,11 +518,10 @@ int state_fingerprint_get(struct state *st, const char *fp, const char *key,
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int state_fingerprints_prune(struct state *st, const char *list,
-			     int64_t before, long max)
+int state_fingerprints_prune(struct state *st, const char *list, int64_t before,
+			     long max)
 {
-	if (run(prep(st,
-		     "DELETE FROM fingerprints WHERE list = ?1 AND at < ?2",
+	if (run(prep(st, "DELETE FROM fingerprints WHERE list = ?1 AND at < ?2",
 		     "si", list, before)) < 0)
 		return -1;
 	return run(prep(st,
@@ -537,8 +541,8 @@ int state_series_rerun(struct state *st, const char *key, int64_t now)
 
 int state_command_once(struct state *st, const char *msgid, int64_t now)
 {
-	if (run(prep(st, "INSERT OR IGNORE INTO commands VALUES (?1, ?2)",
-		     "si", msgid, now)) < 0)
+	if (run(prep(st, "INSERT OR IGNORE INTO commands VALUES (?1, ?2)", "si",
+		     msgid, now)) < 0)
 		return -1;
 	return sqlite3_changes(st->db) > 0;
 }
@@ -554,9 +558,10 @@ int state_mute_add(struct state *st, const char *list, const char *address,
 
 int state_mute_remove(struct state *st, const char *list, const char *address)
 {
-	if (run(prep(st,
-		     "DELETE FROM mutes WHERE list = ?1 AND address = lower(?2)",
-		     "ss", list, address)) < 0)
+	if (run(prep(
+		    st,
+		    "DELETE FROM mutes WHERE list = ?1 AND address = lower(?2)",
+		    "ss", list, address)) < 0)
 		return -1;
 	return sqlite3_changes(st->db) > 0 ? 1 : 0;
 }

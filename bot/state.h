@@ -34,11 +34,11 @@ int state_message_seen(struct state *st, const char *msgid, const char *list,
 		       int64_t now, int64_t *first_seen);
 
 enum series_status {
-	SERIES_NEW = 0, /* no row */
-	SERIES_WAITING, /* incomplete, waiting for the rest */
+	SERIES_NEW = 0,	 /* no row */
+	SERIES_WAITING,	 /* incomplete, waiting for the rest */
 	SERIES_REVIEWED, /* answered (a reply is recorded) */
-	SERIES_SKIPPED, /* not reviewed, on purpose (muted, superseded) */
-	SERIES_FAILED, /* could not be reviewed (apply failure is REVIEWED) */
+	SERIES_SKIPPED,	 /* not reviewed, on purpose (muted, superseded) */
+	SERIES_FAILED,	 /* could not be reviewed (apply failure is REVIEWED) */
 };
 
 struct series_row {
@@ -94,8 +94,8 @@ int state_series_waiting(struct state *st, const char *list,
 
 enum reply_state {
 	REPLY_INTENDED = 0, /* recorded, not confirmed delivered */
-	REPLY_SENT, /* delivered (or written to the outbox) */
-	REPLY_HELD, /* gave up after too many failures; in the outbox */
+	REPLY_SENT,	    /* delivered (or written to the outbox) */
+	REPLY_HELD,	    /* gave up after too many failures; in the outbox */
 };
 
 /* Record a reply before delivery (state intended). 0 or -1. */
@@ -103,16 +103,16 @@ int state_reply_add(struct state *st, const char *msgid, const char *key,
 		    const char *list, const char *author, const char *method,
 		    const char *raw, size_t len, int64_t now);
 /* Replies recorded for list (and author, when not NULL) since since. */
-long state_replies_since(struct state *st, const char *list,
-			 const char *author, int64_t since);
+long state_replies_since(struct state *st, const char *list, const char *author,
+			 int64_t since);
 /* Mark a reply sent at now. 0 or -1. */
 int state_reply_sent(struct state *st, const char *msgid, int64_t now);
 /*
  * A delivery failed: count it, keep the reason, retry after next_try;
  * held marks it given up. 0 or -1.
  */
-int state_reply_failed(struct state *st, const char *msgid,
-		       const char *reason, int64_t next_try, bool held);
+int state_reply_failed(struct state *st, const char *msgid, const char *reason,
+		       int64_t next_try, bool held);
 
 struct reply_row {
 	char *msgid;
@@ -138,7 +138,7 @@ int state_replies_pending(struct state *st, int64_t now,
  */
 struct fingerprint_row {
 	char reply_msgid[256];
-	int version; /* of the series that reply answered */
+	int version;	 /* of the series that reply answered */
 	char title[256]; /* ... and its title */
 };
 
@@ -163,8 +163,8 @@ int state_fingerprint_get(struct state *st, const char *fp, const char *key,
  * Forget list's fingerprints recorded before before, and all but the
  * newest max. 0 or -1.
  */
-int state_fingerprints_prune(struct state *st, const char *list,
-			     int64_t before, long max);
+int state_fingerprints_prune(struct state *st, const char *list, int64_t before,
+			     long max);
 
 /* Count rows: replies in state s (-1: all), or series in status. */
 long state_count_replies(struct state *st, int s);

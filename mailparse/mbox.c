@@ -27,8 +27,8 @@
 
 enum mbox_mode {
 	MODE_UNKNOWN, /* nothing read yet from the current file */
-	MODE_MBOX, /* the file starts with a From_ line */
-	MODE_SINGLE, /* no From_ line at the start: one message */
+	MODE_MBOX,    /* the file starts with a From_ line */
+	MODE_SINGLE,  /* no From_ line at the start: one message */
 };
 
 struct mp_mbox {
@@ -45,7 +45,8 @@ struct mp_mbox {
 	bool file_done; /* the current stream has no more messages */
 	char *buf;
 	size_t start, end; /* unread bytes are buf[start..end) */
-	struct sb pending; /* a From_ line read ahead: starts the next message */
+	struct sb
+		pending; /* a From_ line read ahead: starts the next message */
 	unsigned long nmsg; /* messages started in the current file */
 
 	/* Directory mode: the files still to read, in name order. */
@@ -205,8 +206,7 @@ static void reset_stream_state(struct mp_mbox *mb)
 	sb_reset(&mb->pending);
 }
 
-static struct mp_mbox *mbox_alloc(const char *name,
-				  const struct mp_limits *lim)
+static struct mp_mbox *mbox_alloc(const char *name, const struct mp_limits *lim)
 {
 	struct mp_mbox *mb = xcalloc(1, sizeof(*mb));
 	struct mp_limits def = MP_LIMITS_INIT;
@@ -251,8 +251,9 @@ static int list_dir(struct mp_mbox *mb, const char *dir, size_t *alloc,
 	struct dirent *de;
 
 	if (!d)
-		return errmsg_set(err, MP_ERR_IO, "cannot read directory %s: %s",
-				  dir, strerror(errno));
+		return errmsg_set(err, MP_ERR_IO,
+				  "cannot read directory %s: %s", dir,
+				  strerror(errno));
 	while ((de = readdir(d))) {
 		struct sb path = SB_INIT;
 		struct stat st;
@@ -284,7 +285,7 @@ static int open_dir(struct mp_mbox *mb, const char *path, struct errmsg *err)
 	struct stat st;
 	size_t alloc = 0;
 	bool maildir = false;
-	const char *parts[] = { "cur", "new" };
+	const char *parts[] = {"cur", "new"};
 	size_t i;
 	int ret = 0;
 
@@ -471,9 +472,9 @@ static int read_message(struct mp_mbox *mb, struct sb *msg)
 		if (line_start && mb->mode == MODE_UNKNOWN) {
 			if (is_blank(chunk, len))
 				continue; /* leading blank lines, as git does */
-			mb->mode = complete && is_from_line(chunk, len) ?
-					   MODE_MBOX :
-					   MODE_SINGLE;
+			mb->mode = complete && is_from_line(chunk, len)
+					   ? MODE_MBOX
+					   : MODE_SINGLE;
 		}
 		if (line_start && mb->mode == MODE_MBOX && complete &&
 		    is_from_line(chunk, len)) {
@@ -505,8 +506,9 @@ static int read_message(struct mp_mbox *mb, struct sb *msg)
 			continue;
 		if (sb_add(msg, chunk, len))
 			too_big = true;
-		else if (!content && !(mb->mode == MODE_MBOX && line_start &&
-				       msg->len == len) &&
+		else if (!content &&
+			 !(mb->mode == MODE_MBOX && line_start &&
+			   msg->len == len) &&
 			 !is_blank(chunk, len))
 			content = true;
 	}

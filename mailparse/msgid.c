@@ -116,8 +116,7 @@ static int url_msgid(const char *url, struct sb *id, struct errmsg *err)
 		sb_reset(id);
 		if (percent_decode(id, seg, len) < 0)
 			return errmsg_set(
-				err, -1,
-				"%s: a malformed %%-escape in the URL",
+				err, -1, "%s: a malformed %%-escape in the URL",
 				mp_shown(url, b, sizeof(b)));
 		if (strchr(sb_str(id), '@'))
 			return 0;
@@ -141,7 +140,8 @@ int mp_msgid_from_spec(const char *spec, char **out, struct errmsg *err)
 		return errmsg_set(err, -1,
 				  "%s is not a file, and at %zu bytes it is no "
 				  "message-id or URL either (at most %d)",
-				  mp_shown(spec, b, sizeof(b)), len, MP_MSGID_MAX);
+				  mp_shown(spec, b, sizeof(b)), len,
+				  MP_MSGID_MAX);
 	if (has_control(spec))
 		return errmsg_set(err, -1,
 				  "'%s' is not a file, and a message-id or URL "
@@ -186,4 +186,3 @@ out:
 	sb_release(&id);
 	return ret;
 }
-

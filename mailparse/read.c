@@ -27,7 +27,7 @@ int mp_collect_path(struct mp_collector *c, const char *path,
 	sb_init(&msg, lim->max_message);
 	for (;;) {
 		struct mp_patch *p = NULL;
-		struct errmsg perr = { "" };
+		struct errmsg perr = {""};
 		int r;
 
 		ret = mp_mbox_next(mb, &msg, &where);
@@ -66,8 +66,9 @@ int mp_collect_path(struct mp_collector *c, const char *path,
 		if (r == 0)
 			r = MP_ERR_NOT_MAIL;
 		mp_collector_error(c, where,
-				   perr.msg[0] ? perr.msg :
-						 "the message could not be read");
+				   perr.msg[0]
+					   ? perr.msg
+					   : "the message could not be read");
 	}
 	if (count == 0) {
 		ret = errmsg_set(err, MP_ERR_EMPTY,

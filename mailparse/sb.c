@@ -213,7 +213,8 @@ int sb_add_clean(struct sb *sb, const char *s, bool keep_newlines)
 	int ret = 0;
 
 	while (*p && ret == 0) {
-		if ((*p < 0x20 && *p != '\t' && !(keep_newlines && *p == '\n')) ||
+		if ((*p < 0x20 && *p != '\t' &&
+		     !(keep_newlines && *p == '\n')) ||
 		    *p == 0x7f) {
 			ret = sb_addch(sb, '?');
 			p++;

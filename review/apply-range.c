@@ -62,17 +62,20 @@ int rv_range_commits(struct rv_range *out, struct rv_repo *repo,
 		return errmsg_set(err, RV_ERR_INPUT,
 				  "range '%s' is not of the form A..B", range);
 	if (git_revwalk_new(&walk, repo->git) < 0)
-		return git_fail(err, RV_ERR_INTERNAL, "cannot walk the history");
+		return git_fail(err, RV_ERR_INTERNAL,
+				"cannot walk the history");
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
 	/* Each side on its own: git_revwalk_push_range() leaks on a bad one. */
 	if (side_oid(repo, range, (size_t)(dots - range), &from) < 0 ||
 	    side_oid(repo, dots + 2, strlen(dots + 2), &to) < 0) {
 		ret = errmsg_set(err, RV_ERR_REPO,
-				 "range '%s' does not name two commits of the repository",
+				 "range '%s' does not name two commits of the "
+				 "repository",
 				 range);
 		goto out;
 	}
-	if (git_revwalk_push(walk, &to) < 0 || git_revwalk_hide(walk, &from) < 0) {
+	if (git_revwalk_push(walk, &to) < 0 ||
+	    git_revwalk_hide(walk, &from) < 0) {
 		ret = git_fail(err, RV_ERR_REPO, "cannot walk the history");
 		goto out;
 	}
@@ -80,7 +83,8 @@ int rv_range_commits(struct rv_range *out, struct rv_repo *repo,
 		git_commit *c;
 
 		if (git_commit_lookup(&c, repo->git, &oid) < 0) {
-			ret = git_fail(err, RV_ERR_REPO, "cannot read a commit");
+			ret = git_fail(err, RV_ERR_REPO,
+				       "cannot read a commit");
 			goto out;
 		}
 		if (git_commit_parentcount(c) != 1) {
@@ -91,9 +95,10 @@ int rv_range_commits(struct rv_range *out, struct rv_repo *repo,
 		}
 		git_commit_free(c);
 		if (out->n == RV_RANGE_MAX_COMMITS) {
-			ret = errmsg_set(err, RV_ERR_INPUT,
-					 "range '%s' holds more than %d commits",
-					 range, RV_RANGE_MAX_COMMITS);
+			ret = errmsg_set(
+				err, RV_ERR_INPUT,
+				"range '%s' holds more than %d commits", range,
+				RV_RANGE_MAX_COMMITS);
 			goto out;
 		}
 		if (out->n == alloc) {
@@ -123,16 +128,18 @@ int rv_commit_email(struct rv_repo *repo, const char *id, struct sb *mail,
 {
 	git_email_create_options eo;
 	git_commit *c = NULL;
-	git_buf buf = { 0 };
+	git_buf buf = {0};
 	git_oid oid;
 	int ret = 0;
 
 	if (git_oid_fromstr(&oid, id) < 0 ||
 	    git_commit_lookup(&c, repo->git, &oid) < 0)
-		return errmsg_set(err, RV_ERR_REPO, "%.12s is not a commit", id);
+		return errmsg_set(err, RV_ERR_REPO, "%.12s is not a commit",
+				  id);
 	if (git_commit_parentcount(c) != 1) {
 		ret = errmsg_set(err, RV_ERR_INPUT,
-				 "commit %.12s has %u parents; only a commit with one is a patch",
+				 "commit %.12s has %u parents; only a commit "
+				 "with one is a patch",
 				 id, git_commit_parentcount(c));
 		goto out;
 	}

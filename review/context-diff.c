@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * context-diff.c - parse a unified diff (git-style or plain) into struct rv_diff.
+ * context-diff.c - parse a unified diff (git-style or plain) into struct
+ * rv_diff.
  *
  * The input comes from mail and is hostile: every size is capped, hunk
  * counts are checked against the lines actually present, nothing is

@@ -7,8 +7,8 @@
 
 #include "review.h"
 
-static const char *const severity_names[] = { "low", "medium", "high",
-					      "critical" };
+static const char *const severity_names[] = {"low", "medium", "high",
+					     "critical"};
 
 const char *rv_severity_name(enum rv_severity s)
 {

@@ -101,10 +101,10 @@ enum {
 struct hist_model {
 	bool ok;
 	double mean[HF_N], sd[HF_N];
-	double w[HF_N + 1]; /* w[HF_N] is the intercept */
-	double threshold;   /* score at which the risk voter speaks */
-	double lambda;	    /* L2 strength, chosen on held-out commits */
-	double heldout_auc; /* of that choice, on the newest fifth */
+	double w[HF_N + 1];	/* w[HF_N] is the intercept */
+	double threshold;	/* score at which the risk voter speaks */
+	double lambda;		/* L2 strength, chosen on held-out commits */
+	double heldout_auc;	/* of that choice, on the newest fifth */
 	size_t rows, positives; /* what it was fitted on */
 	char why[200];		/* when !ok: why there is no model */
 };

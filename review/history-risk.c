@@ -815,8 +815,7 @@ static void diff_file(git_repository *repo, struct hist_racc *a,
 		goto out;
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 	o.context_lines = 0;
-	git_diff_blobs(ob, NULL, nb, NULL, &o, NULL, NULL, on_hunk,
-		       on_line, a);
+	git_diff_blobs(ob, NULL, nb, NULL, &o, NULL, NULL, on_hunk, on_line, a);
 	goto out;
 by_size:
 	/* Not read: a file that was only listed counts as one line. */

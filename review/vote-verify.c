@@ -232,7 +232,8 @@ static bool follow_lines(struct rv_diff *const *diffs, size_t from,
 				if (l->origin == '-' && l->old_no >= *a &&
 				    l->old_no <= *b)
 					return true;
-				/* A line added right inside or after the range. */
+				/* A line added right inside or after the range.
+				 */
 				if (l->origin == '+' && prev_old >= *a - 1 &&
 				    prev_old <= *b)
 					return true;
@@ -260,7 +261,8 @@ bool rv_verify_fixed_later(const struct rv_finding *f,
 	if (!f->file || f->patch < 0)
 		return false;
 	path = xstrdup_or_null(f->file);
-	fixed = follow_lines(diffs, (size_t)f->patch + 1, ndiffs, &path, &a, &b);
+	fixed = follow_lines(diffs, (size_t)f->patch + 1, ndiffs, &path, &a,
+			     &b);
 	free(path);
 	return fixed;
 }

@@ -22,7 +22,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct mp_limits lim = { 16 << 10, 200, 8, 16, 8 << 10 };
+	struct mp_limits lim = {16 << 10, 200, 8, 16, 8 << 10};
 	struct mp_collector *c;
 	struct mp_mbox *mb = NULL;
 	struct sb msg = SB_INIT;

@@ -19,7 +19,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* small caps so the fuzzer reaches every limit quickly */
-	struct mp_limits lim = { 1 << 20, 200, 8, 16, 512 << 10 };
+	struct mp_limits lim = {1 << 20, 200, 8, 16, 512 << 10};
 	struct mp_patch *p = NULL;
 	struct errmsg err;
 

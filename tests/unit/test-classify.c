@@ -58,7 +58,8 @@ static void test_model_fit(void **state)
 	saved = cl_model_save(&m);
 	assert_int_equal(cl_model_load(&back, saved), 0);
 	assert_true(back.ok);
-	assert_true(fabs(cl_model_prob(&back, hi) - cl_model_prob(&m, hi)) < 1e-9);
+	assert_true(fabs(cl_model_prob(&back, hi) - cl_model_prob(&m, hi)) <
+		    1e-9);
 	free(saved);
 	assert_int_equal(cl_model_load(&back, "1 0.5 0.1 3 garbage"), -1);
 	/* Too few labelled rows: no model, it abstains. */

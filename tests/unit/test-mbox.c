@@ -96,7 +96,8 @@ static void test_from_in_body_does_not_split(void **state)
 			"From upstream commit 1234\n"
 			"From: someone else <x@y>\n"
 			"From the top of the file\n"
-			"From here on: 12:30 is late\n" FROM2 "Subject: two\n\nb\n",
+			"From here on: 12:30 is late\n" FROM2
+			"Subject: two\n\nb\n",
 		  &s);
 	assert_int_equal(s.n, 2);
 	assert_non_null(strstr(s.msg[0], "\nFrom upstream commit 1234\n"));
@@ -294,7 +295,7 @@ static void test_maildir_in_name_order(void **state)
 static void test_open_errors(void **state)
 {
 	struct mp_mbox *mb = NULL;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 
 	assert_int_equal(mp_mbox_open(&mb, "/nonexistent/x.mbox", NULL, &err),
 			 MP_ERR_IO);

@@ -1101,8 +1101,7 @@ static void test_b4_metadata(void **state)
 	/* b4's change-ids, with a version or not; anything else is dropped */
 	assert_int_equal(p->nprereq_change_ids, 2);
 	assert_string_equal(p->prereq_change_ids[0], "20231201-other-abcdef");
-	assert_string_equal(p->prereq_change_ids[1],
-			    "20231202-more-0a1b2c:v3");
+	assert_string_equal(p->prereq_change_ids[1], "20231202-more-0a1b2c:v3");
 	mp_patch_free(p);
 }
 

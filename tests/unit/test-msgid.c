@@ -29,7 +29,7 @@ static char *id_of(const char *spec, struct errmsg *err)
 
 static void expect(const char *spec, const char *want)
 {
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	char *id = id_of(spec, &err);
 
 	if (!id)
@@ -45,21 +45,38 @@ static void test_forms(void **state)
 	(void)state;
 	expect("<20240101.123-1-author@example.org>", id);
 	expect("20240101.123-1-author@example.org", id);
-	expect("https://lore.kernel.org/netdev/20240101.123-1-author@example.org/", id);
-	expect("https://lore.kernel.org/netdev/20240101.123-1-author@example.org", id);
-	expect("https://lore.kernel.org/all/20240101.123-1-author@example.org/T/#u", id);
-	expect("https://lore.kernel.org/netdev/20240101.123-1-author@example.org/raw", id);
-	expect("https://lore.kernel.org/netdev/20240101.123-1-author@example.org/t.mbox.gz", id);
-	expect("https://lore.kernel.org/r/20240101.123-1-author@example.org", id);
-	expect("https://patch.msgid.link/20240101.123-1-author@example.org", id);
-	expect("http://lkml.kernel.org/r/20240101.123-1-author@example.org?x=1", id);
-	expect("HTTPS://lore.kernel.org/netdev/20240101.123-1-author%40example.org/", id);
-	expect("https://lore.kernel.org/netdev/%3C20240101.123-1-author@example.org%3E/", id);
+	expect("https://lore.kernel.org/netdev/"
+	       "20240101.123-1-author@example.org/",
+	       id);
+	expect("https://lore.kernel.org/netdev/"
+	       "20240101.123-1-author@example.org",
+	       id);
+	expect("https://lore.kernel.org/all/20240101.123-1-author@example.org/"
+	       "T/#u",
+	       id);
+	expect("https://lore.kernel.org/netdev/"
+	       "20240101.123-1-author@example.org/raw",
+	       id);
+	expect("https://lore.kernel.org/netdev/"
+	       "20240101.123-1-author@example.org/t.mbox.gz",
+	       id);
+	expect("https://lore.kernel.org/r/20240101.123-1-author@example.org",
+	       id);
+	expect("https://patch.msgid.link/20240101.123-1-author@example.org",
+	       id);
+	expect("http://lkml.kernel.org/r/20240101.123-1-author@example.org?x=1",
+	       id);
+	expect("HTTPS://lore.kernel.org/netdev/"
+	       "20240101.123-1-author%40example.org/",
+	       id);
+	expect("https://lore.kernel.org/netdev/"
+	       "%3C20240101.123-1-author@example.org%3E/",
+	       id);
 }
 
 static void refused(const char *spec, const char *why)
 {
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	char *id = id_of(spec, &err);
 
 	if (id)
@@ -82,7 +99,8 @@ static void test_hostile(void **state)
 	refused("https://lore.kernel.org/netdev/", "no message-id in the URL");
 	refused("https://lore.kernel.org/netdev/x%40y%00z/", "malformed");
 	refused("https://lore.kernel.org/netdev/x%4/", "malformed");
-	refused("https://lore.kernel.org/netdev/x%0Ay@z/", "is not a message-id");
+	refused("https://lore.kernel.org/netdev/x%0Ay@z/",
+		"is not a message-id");
 	refused("<>", "is not a message-id");
 	refused("<a<b>@x>", "is not a message-id");
 	memset(big, 'a', 5000);
@@ -111,7 +129,8 @@ static void test_shown(void **state)
 
 	(void)state;
 	assert_string_equal(mp_shown("plain", b, sizeof(b)), "plain");
-	assert_string_equal(mp_shown("a\033[2Jb\xc2\x9b", b, sizeof(b)), "a?[2Jb?");
+	assert_string_equal(mp_shown("a\033[2Jb\xc2\x9b", b, sizeof(b)),
+			    "a?[2Jb?");
 	assert_string_equal(mp_shown("0123456789abcdefghij", b, sizeof(b)),
 			    "0123456789ab...");
 	assert_string_equal(mp_shown(NULL, b, sizeof(b)), "");

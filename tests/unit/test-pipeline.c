@@ -43,8 +43,8 @@ static int scripted_review(const struct rv_voter *v,
 			   struct rv_findings *out, struct errmsg *err)
 {
 	const struct script *s = v->priv;
-	const char *voters[1] = { v->name };
-	struct rv_finding f = { 0 };
+	const char *voters[1] = {v->name};
+	struct rv_finding f = {0};
 
 	if (!s)
 		return errmsg_set(err, RV_ERR_INTERNAL, "%s abstains", v->name);
@@ -63,15 +63,15 @@ static int scripted_review(const struct rv_voter *v,
 }
 
 static const struct script agree_a[] = {
-	{ "lib/list.c", 13, "null-deref", RV_SEV_HIGH },
-	{ "lib/list.c", 15, "style", RV_SEV_LOW }, /* only a says this */
-	{ NULL, 0, NULL, 0 },
+	{"lib/list.c", 13, "null-deref", RV_SEV_HIGH},
+	{"lib/list.c", 15, "style", RV_SEV_LOW}, /* only a says this */
+	{NULL, 0, NULL, 0},
 };
 static const struct script agree_b[] = {
-	{ "lib/list.c", 14, "null-deref", RV_SEV_MEDIUM },
-	{ "lib/nothere.c", 13, "null-deref", RV_SEV_HIGH }, /* invented */
-	{ "lib/list.c", 400, "null-deref", RV_SEV_HIGH }, /* no such hunk */
-	{ NULL, 0, NULL, 0 },
+	{"lib/list.c", 14, "null-deref", RV_SEV_MEDIUM},
+	{"lib/nothere.c", 13, "null-deref", RV_SEV_HIGH}, /* invented */
+	{"lib/list.c", 400, "null-deref", RV_SEV_HIGH},	  /* no such hunk */
+	{NULL, 0, NULL, 0},
 };
 
 static void run_review(struct rv_review **r, const struct rv_voter *const *v,
@@ -102,9 +102,9 @@ static void run_review(struct rv_review **r, const struct rv_voter *const *v,
 
 static void test_two_voters_agree(void **state)
 {
-	struct rv_voter a = { "a", 1.0, scripted_review, (void *)agree_a };
-	struct rv_voter b = { "b", 1.0, scripted_review, (void *)agree_b };
-	const struct rv_voter *v[] = { &a, &b };
+	struct rv_voter a = {"a", 1.0, scripted_review, (void *)agree_a};
+	struct rv_voter b = {"b", 1.0, scripted_review, (void *)agree_b};
+	const struct rv_voter *v[] = {&a, &b};
 	struct rv_review *r;
 
 	run_review(&r, v, 2, 0);
@@ -126,9 +126,9 @@ static void test_two_voters_agree(void **state)
 
 static void test_explicit_quorum_one(void **state)
 {
-	struct rv_voter a = { "a", 1.0, scripted_review, (void *)agree_a };
-	struct rv_voter b = { "b", 1.0, scripted_review, (void *)agree_b };
-	const struct rv_voter *v[] = { &a, &b };
+	struct rv_voter a = {"a", 1.0, scripted_review, (void *)agree_a};
+	struct rv_voter b = {"b", 1.0, scripted_review, (void *)agree_b};
+	const struct rv_voter *v[] = {&a, &b};
 	struct rv_review *r;
 
 	run_review(&r, v, 2, 1);
@@ -141,9 +141,9 @@ static void test_explicit_quorum_one(void **state)
 
 static void test_abstaining_voter(void **state)
 {
-	struct rv_voter a = { "a", 1.0, scripted_review, (void *)agree_a };
-	struct rv_voter quiet = { "quiet", 1.0, scripted_review, NULL };
-	const struct rv_voter *v[] = { &a, &quiet };
+	struct rv_voter a = {"a", 1.0, scripted_review, (void *)agree_a};
+	struct rv_voter quiet = {"quiet", 1.0, scripted_review, NULL};
+	const struct rv_voter *v[] = {&a, &quiet};
 	struct rv_review *r;
 
 	run_review(&r, v, 2, 2);
@@ -155,9 +155,9 @@ static void test_abstaining_voter(void **state)
 
 static void test_report_text(void **state)
 {
-	struct rv_voter a = { "a", 1.0, scripted_review, (void *)agree_a };
-	struct rv_voter b = { "b", 1.0, scripted_review, (void *)agree_b };
-	const struct rv_voter *v[] = { &a, &b };
+	struct rv_voter a = {"a", 1.0, scripted_review, (void *)agree_a};
+	struct rv_voter b = {"b", 1.0, scripted_review, (void *)agree_b};
+	const struct rv_voter *v[] = {&a, &b};
 	struct rv_review *r;
 	struct sb out = SB_INIT;
 

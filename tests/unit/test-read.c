@@ -12,28 +12,28 @@
 
 #include "mailparse/mailparse.h"
 
-#define PATCH(n, id)                                                          \
-	"From 1234567890123456789012345678901234567890 Mon Sep 17 00:00:00 "  \
-	"2001\n"                                                              \
-	"From: A U Thor <a@example.org>\n"                                    \
-	"Date: Tue, 14 Nov 2023 22:13:20 +0000\n"                             \
-	"Subject: [PATCH " #n "/2] f" #n ": add f" #n "\n"                    \
-	"Message-Id: <" id ">\n"                                              \
-	"In-Reply-To: <cover@example.org>\n"                                  \
-	"References: <cover@example.org>\n"                                   \
-	"\n"                                                                  \
-	"Add f" #n ".\n\n"                                                    \
-	"Signed-off-by: A U Thor <a@example.org>\n"                           \
-	"---\n"                                                               \
-	" f" #n ".c | 1 +\n"                                                  \
-	"\n"                                                                  \
-	"diff --git a/f" #n ".c b/f" #n ".c\n"                                \
-	"new file mode 100644\n"                                              \
-	"index 0000000..1111111\n"                                            \
-	"--- /dev/null\n"                                                     \
-	"+++ b/f" #n ".c\n"                                                   \
-	"@@ -0,0 +1 @@\n"                                                     \
-	"+int f" #n ";\n"                                                     \
+#define PATCH(n, id)                                                           \
+	"From 1234567890123456789012345678901234567890 Mon Sep 17 00:00:00 "   \
+	"2001\n"                                                               \
+	"From: A U Thor <a@example.org>\n"                                     \
+	"Date: Tue, 14 Nov 2023 22:13:20 +0000\n"                              \
+	"Subject: [PATCH " #n "/2] f" #n ": add f" #n "\n"                     \
+	"Message-Id: <" id ">\n"                                               \
+	"In-Reply-To: <cover@example.org>\n"                                   \
+	"References: <cover@example.org>\n"                                    \
+	"\n"                                                                   \
+	"Add f" #n ".\n\n"                                                     \
+	"Signed-off-by: A U Thor <a@example.org>\n"                            \
+	"---\n"                                                                \
+	" f" #n ".c | 1 +\n"                                                   \
+	"\n"                                                                   \
+	"diff --git a/f" #n ".c b/f" #n ".c\n"                                 \
+	"new file mode 100644\n"                                               \
+	"index 0000000..1111111\n"                                             \
+	"--- /dev/null\n"                                                      \
+	"+++ b/f" #n ".c\n"                                                    \
+	"@@ -0,0 +1 @@\n"                                                      \
+	"+int f" #n ";\n"                                                      \
 	"-- \n2.39.0\n\n"
 
 static char *write_tmp(const char *data, size_t len)
@@ -52,7 +52,7 @@ static void test_reads_a_series_and_lists_bad_messages(void **state)
 	struct sb in = SB_INIT;
 	struct mp_limits lim = MP_LIMITS_INIT;
 	struct mp_set *set = NULL;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	char *path;
 	int i;
 
@@ -118,7 +118,7 @@ static void test_collect_several_files_without_bodies(void **state)
 static void test_unreadable_and_empty_files(void **state)
 {
 	struct mp_set *set = (struct mp_set *)1;
-	struct errmsg err = { "" };
+	struct errmsg err = {""};
 	char *empty = write_tmp("", 0);
 	char *blank = write_tmp("\n\n \n", 4);
 

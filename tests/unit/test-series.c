@@ -21,7 +21,7 @@
 
 struct spec {
 	const char *id;
-	const char *irt; /* In-Reply-To */
+	const char *irt;  /* In-Reply-To */
 	const char *refs; /* References, space separated, oldest first */
 	const char *from;
 	int version, index, total;
@@ -45,25 +45,26 @@ static struct mp_patch *mk(const struct spec *s)
 
 		for (tok = strtok_r(copy, " ", &save); tok;
 		     tok = strtok_r(NULL, " ", &save)) {
-			p->references = xrealloc(p->references,
-						 (p->nreferences + 1) *
-							 sizeof(char *));
+			p->references =
+				xrealloc(p->references,
+					 (p->nreferences + 1) * sizeof(char *));
 			p->references[p->nreferences++] = xstrdup_or_null(tok);
 		}
 		free(copy);
 	}
-	p->from = xstrdup_or_null(s->from ? s->from : "A U Thor <a@example.org>");
+	p->from =
+		xstrdup_or_null(s->from ? s->from : "A U Thor <a@example.org>");
 	p->timestamp = s->ts ? s->ts : T0;
 	p->subject.version = s->version ? s->version : 1;
 	p->subject.index = s->index;
 	p->subject.total = s->total;
-	p->subject.has_patch_tag = s->kind == MP_KIND_PATCH ||
-				   s->kind == MP_KIND_COVER;
+	p->subject.has_patch_tag =
+		s->kind == MP_KIND_PATCH || s->kind == MP_KIND_COVER;
 	p->subject.reply = s->reply;
 	p->subject.title = xstrdup_or_null(s->title ? s->title : "a title");
 	snprintf(buf, sizeof(buf), "%s[PATCH v%d %d/%d] %s",
-		 s->reply ? "Re: " : "", p->subject.version, s->index,
-		 s->total, p->subject.title);
+		 s->reply ? "Re: " : "", p->subject.version, s->index, s->total,
+		 p->subject.title);
 	p->subject_raw = xstrdup_or_null(buf);
 	p->commit_message = xstrdup_or_null(s->body);
 	if (s->kind == MP_KIND_PATCH) {
@@ -110,13 +111,13 @@ static void assert_patch_ids(const struct mp_series *s, const char **ids)
 static void test_cover_and_shallow_thread_out_of_order(void **state)
 {
 	const struct spec specs[] = {
-		{ "c", NULL, NULL, NULL, 1, 0, 3, C, "cover" },
-		{ "p1", "c", "c", NULL, 1, 1, 3, P, "one" },
-		{ "p2", "c", "c", NULL, 1, 2, 3, P, "two" },
-		{ "p3", "c", "c", NULL, 1, 3, 3, P, "three" },
+		{"c", NULL, NULL, NULL, 1, 0, 3, C, "cover"},
+		{"p1", "c", "c", NULL, 1, 1, 3, P, "one"},
+		{"p2", "c", "c", NULL, 1, 2, 3, P, "two"},
+		{"p3", "c", "c", NULL, 1, 3, 3, P, "three"},
 	};
-	const size_t order[] = { 3, 1, 0, 2 };
-	const char *ids[] = { "p1", "p2", "p3" };
+	const size_t order[] = {3, 1, 0, 2};
+	const char *ids[] = {"p1", "p2", "p3"};
 	struct mp_set *set = collect(specs, 4, order);
 
 	assert_int_equal(set->nseries, 1);
@@ -136,11 +137,11 @@ static void test_deep_thread_with_missing_patch(void **state)
 {
 	/* each patch replies to the previous; patch 2 never arrived */
 	const struct spec specs[] = {
-		{ "p1", NULL, NULL, NULL, 1, 1, 4, P },
-		{ "p3", "p2", "p1 p2", NULL, 1, 3, 4, P },
-		{ "p4", "p3", "p1 p2 p3", NULL, 1, 4, 4, P },
+		{"p1", NULL, NULL, NULL, 1, 1, 4, P},
+		{"p3", "p2", "p1 p2", NULL, 1, 3, 4, P},
+		{"p4", "p3", "p1 p2 p3", NULL, 1, 4, 4, P},
 	};
-	const char *ids[] = { "p1", NULL, "p3", "p4" };
+	const char *ids[] = {"p1", NULL, "p3", "p4"};
 	struct mp_set *set = collect(specs, 3, NULL);
 
 	assert_int_equal(set->nseries, 1);
@@ -156,10 +157,10 @@ static void test_missing_cover_groups_by_thread_root(void **state)
 {
 	/* the cover is not in the mbox; the patches still form one series */
 	const struct spec specs[] = {
-		{ "p2", "gone", "gone", NULL, 1, 2, 2, P },
-		{ "p1", "gone", "gone", NULL, 1, 1, 2, P },
+		{"p2", "gone", "gone", NULL, 1, 2, 2, P},
+		{"p1", "gone", "gone", NULL, 1, 1, 2, P},
 		/* another series answering a different missing root */
-		{ "q1", "other", "other", NULL, 1, 1, 2, P },
+		{"q1", "other", "other", NULL, 1, 1, 2, P},
 	};
 	struct mp_set *set = collect(specs, 3, NULL);
 
@@ -173,19 +174,18 @@ static void test_missing_cover_groups_by_thread_root(void **state)
 static void test_duplicates(void **state)
 {
 	const struct spec specs[] = {
-		{ "c", NULL, NULL, NULL, 1, 0, 2, C },
-		{ "p1", "c", "c", NULL, 1, 1, 2, P, "first" },
-		{ "p1", "c", "c", NULL, 1, 1, 2, P, "first again" },
-		{ "p1b", "c", "c", NULL, 1, 1, 2, P, "same index" },
-		{ "p2", "c", "c", NULL, 1, 2, 2, P },
+		{"c", NULL, NULL, NULL, 1, 0, 2, C},
+		{"p1", "c", "c", NULL, 1, 1, 2, P, "first"},
+		{"p1", "c", "c", NULL, 1, 1, 2, P, "first again"},
+		{"p1b", "c", "c", NULL, 1, 1, 2, P, "same index"},
+		{"p2", "c", "c", NULL, 1, 2, 2, P},
 	};
 	struct mp_set *set = collect(specs, 5, NULL);
 
 	assert_int_equal(set->nseries, 1);
 	assert_true(set->series[0]->complete);
 	assert_string_equal(set->series[0]->patches[0]->message_id, "p1");
-	assert_string_equal(set->series[0]->patches[0]->subject.title,
-			    "first");
+	assert_string_equal(set->series[0]->patches[0]->subject.title, "first");
 	assert_int_equal(set->nerrors, 2);
 	assert_non_null(strstr(set->errors[0].message, "duplicate"));
 	assert_non_null(strstr(set->errors[1].message, "sent twice"));
@@ -198,13 +198,13 @@ static void test_duplicates(void **state)
 static void test_resend_in_its_thread(void **state)
 {
 	const struct spec specs[] = {
-		{ "c", NULL, NULL, NULL, 1, 0, 2, C },
-		{ "p1", "c", "c", NULL, 1, 1, 2, P, "one" },
-		{ "p2", "c", "c", NULL, 1, 2, 2, P, "two" },
+		{"c", NULL, NULL, NULL, 1, 0, 2, C},
+		{"p1", "c", "c", NULL, 1, 1, 2, P, "one"},
+		{"p2", "c", "c", NULL, 1, 2, 2, P, "two"},
 		/* the same series again, its cover answering the first */
-		{ "c'", "c", "c", NULL, 1, 0, 2, C, NULL, T0 + 60 },
-		{ "p1'", "c'", "c c'", NULL, 1, 1, 2, P, "one", T0 + 60 },
-		{ "p2'", "c'", "c c'", NULL, 1, 2, 2, P, "two", T0 + 60 },
+		{"c'", "c", "c", NULL, 1, 0, 2, C, NULL, T0 + 60},
+		{"p1'", "c'", "c c'", NULL, 1, 1, 2, P, "one", T0 + 60},
+		{"p2'", "c'", "c c'", NULL, 1, 2, 2, P, "two", T0 + 60},
 	};
 	struct mp_set *set = collect(specs, 6, NULL);
 
@@ -225,12 +225,11 @@ static void test_resend_in_its_thread(void **state)
 static void test_repost_with_changes(void **state)
 {
 	const struct spec specs[] = {
-		{ "p1", NULL, NULL, NULL, 1, 1, 2, P, "one" },
-		{ "p2", "p1", "p1", NULL, 1, 2, 2, P, "two" },
+		{"p1", NULL, NULL, NULL, 1, 1, 2, P, "one"},
+		{"p2", "p1", "p1", NULL, 1, 2, 2, P, "two"},
 		/* each patch answers its twin; patch 2 has a new title */
-		{ "p1'", "p1", "p1", NULL, 1, 1, 2, P, "one", T0 + 60 },
-		{ "p2'", "p2", "p1 p2", NULL, 1, 2, 2, P, "two, fixed",
-		  T0 + 60 },
+		{"p1'", "p1", "p1", NULL, 1, 1, 2, P, "one", T0 + 60},
+		{"p2'", "p2", "p1 p2", NULL, 1, 2, 2, P, "two, fixed", T0 + 60},
 	};
 	struct mp_set *set = collect(specs, 4, NULL);
 
@@ -248,16 +247,16 @@ static void test_versioned_cover_unversioned_patches(void **state)
 {
 	const struct spec specs[] = {
 		/* threaded: the patches answer the cover */
-		{ "c", NULL, NULL, NULL, 3, 0, 2, C },
-		{ "p1", "c", "c", NULL, 1, 1, 2, P },
-		{ "p2", "c", "c", NULL, 1, 2, 2, P },
+		{"c", NULL, NULL, NULL, 3, 0, 2, C},
+		{"p1", "c", "c", NULL, 1, 1, 2, P},
+		{"p2", "c", "c", NULL, 1, 2, 2, P},
 		/* no threading at all, another sender, a day later */
-		{ "d", NULL, NULL, "B <b@example.org>", 2, 0, 2, C, NULL,
-		  T0 + 86400 },
-		{ "q1", NULL, NULL, "B <b@example.org>", 1, 1, 2, P, NULL,
-		  T0 + 86400 },
-		{ "q2", NULL, NULL, "B <b@example.org>", 1, 2, 2, P, NULL,
-		  T0 + 86460 },
+		{"d", NULL, NULL, "B <b@example.org>", 2, 0, 2, C, NULL,
+		 T0 + 86400},
+		{"q1", NULL, NULL, "B <b@example.org>", 1, 1, 2, P, NULL,
+		 T0 + 86400},
+		{"q2", NULL, NULL, "B <b@example.org>", 1, 2, 2, P, NULL,
+		 T0 + 86460},
 	};
 	struct mp_set *set = collect(specs, 6, NULL);
 
@@ -275,12 +274,12 @@ static void test_versioned_cover_unversioned_patches(void **state)
 static void test_v2_in_reply_to_v1(void **state)
 {
 	const struct spec specs[] = {
-		{ "c1", NULL, NULL, NULL, 1, 0, 2, C, "feature" },
-		{ "a1", "c1", "c1", NULL, 1, 1, 2, P },
-		{ "a2", "c1", "c1", NULL, 1, 2, 2, P },
-		{ "c2", "c1", "c1", NULL, 2, 0, 2, C, "feature" },
-		{ "b1", "c2", "c1 c2", NULL, 2, 1, 2, P },
-		{ "b2", "c2", "c1 c2", NULL, 2, 2, 2, P },
+		{"c1", NULL, NULL, NULL, 1, 0, 2, C, "feature"},
+		{"a1", "c1", "c1", NULL, 1, 1, 2, P},
+		{"a2", "c1", "c1", NULL, 1, 2, 2, P},
+		{"c2", "c1", "c1", NULL, 2, 0, 2, C, "feature"},
+		{"b1", "c2", "c1 c2", NULL, 2, 1, 2, P},
+		{"b2", "c2", "c1 c2", NULL, 2, 2, 2, P},
 	};
 	struct mp_set *set = collect(specs, 6, NULL);
 
@@ -298,12 +297,12 @@ static void test_v2_in_reply_to_v1(void **state)
 static void test_coverless_v2_answering_v1_cover(void **state)
 {
 	const struct spec specs[] = {
-		{ "c1", NULL, NULL, NULL, 1, 0, 2, C },
-		{ "a1", "c1", "c1", NULL, 1, 1, 2, P },
-		{ "a2", "c1", "c1", NULL, 1, 2, 2, P },
+		{"c1", NULL, NULL, NULL, 1, 0, 2, C},
+		{"a1", "c1", "c1", NULL, 1, 1, 2, P},
+		{"a2", "c1", "c1", NULL, 1, 2, 2, P},
 		/* v2 has no cover: both patches answer v1's */
-		{ "b1", "c1", "c1", NULL, 2, 1, 2, P },
-		{ "b2", "c1", "c1", NULL, 2, 2, 2, P },
+		{"b1", "c1", "c1", NULL, 2, 1, 2, P},
+		{"b2", "c1", "c1", NULL, 2, 2, 2, P},
 	};
 	struct mp_set *set = collect(specs, 5, NULL);
 
@@ -318,13 +317,13 @@ static void test_coverless_v2_answering_v1_cover(void **state)
 static void test_v2_patches_answering_their_v1_twins(void **state)
 {
 	const struct spec specs[] = {
-		{ "c1", NULL, NULL, NULL, 1, 0, 2, C },
-		{ "a1", "c1", "c1", NULL, 1, 1, 2, P },
-		{ "a2", "c1", "c1", NULL, 1, 2, 2, P },
-		{ "b1", "a1", "c1 a1", NULL, 2, 1, 2, P },
-		{ "b2", "a2", "c1 a2", NULL, 2, 2, 2, P },
+		{"c1", NULL, NULL, NULL, 1, 0, 2, C},
+		{"a1", "c1", "c1", NULL, 1, 1, 2, P},
+		{"a2", "c1", "c1", NULL, 1, 2, 2, P},
+		{"b1", "a1", "c1 a1", NULL, 2, 1, 2, P},
+		{"b2", "a2", "c1 a2", NULL, 2, 2, 2, P},
 		/* a partial reroll: only patch 2 of v3 */
-		{ "d2", "b2", "c1 a2 b2", NULL, 3, 2, 2, P },
+		{"d2", "b2", "c1 a2 b2", NULL, 3, 2, 2, P},
 	};
 	struct mp_set *set = collect(specs, 6, NULL);
 
@@ -343,10 +342,10 @@ static void test_v2_patches_answering_their_v1_twins(void **state)
 static void test_cover_that_miscounts(void **state)
 {
 	const struct spec specs[] = {
-		{ "c", NULL, NULL, NULL, 1, 0, 4, C },
-		{ "p1", "c", "c", NULL, 1, 1, 3, P },
-		{ "p2", "c", "c", NULL, 1, 2, 3, P },
-		{ "p3", "c", "c", NULL, 1, 3, 3, P },
+		{"c", NULL, NULL, NULL, 1, 0, 4, C},
+		{"p1", "c", "c", NULL, 1, 1, 3, P},
+		{"p2", "c", "c", NULL, 1, 2, 3, P},
+		{"p3", "c", "c", NULL, 1, 3, 3, P},
 	};
 	struct mp_set *set = collect(specs, 4, NULL);
 
@@ -360,9 +359,9 @@ static void test_cover_that_miscounts(void **state)
 static void test_v2_unthreaded_same_title_supersedes(void **state)
 {
 	const struct spec specs[] = {
-		{ "x1", NULL, NULL, NULL, 1, 0, 0, P, "fix it", T0 },
-		{ "x2", NULL, NULL, NULL, 3, 0, 0, P, "fix it", T0 + 86400 },
-		{ "y", NULL, NULL, "B <b@example.org>", 2, 0, 0, P, "fix it" },
+		{"x1", NULL, NULL, NULL, 1, 0, 0, P, "fix it", T0},
+		{"x2", NULL, NULL, NULL, 3, 0, 0, P, "fix it", T0 + 86400},
+		{"y", NULL, NULL, "B <b@example.org>", 2, 0, 0, P, "fix it"},
 	};
 	struct mp_set *set = collect(specs, 3, NULL);
 
@@ -378,27 +377,26 @@ static void test_v2_unthreaded_same_title_supersedes(void **state)
 static void test_followup_trailers(void **state)
 {
 	const struct spec specs[] = {
-		{ "c", NULL, NULL, NULL, 1, 0, 2, C },
-		{ "p1", "c", "c", NULL, 1, 1, 2, P },
-		{ "p2", "c", "c", NULL, 1, 2, 2, P },
-		{ "r1", "p2", "c p2", "R <r@example.org>", 1, 2, 2,
-		  MP_KIND_REPLY, NULL, 0,
-		  "> Reviewed-by: Quoted <q@example.org>\n"
-		  "> Signed-off-by: A U Thor <a@example.org>\n\n"
-		  "Looks good.\n\n"
-		  "Reviewed-by: R <r@example.org>\n"
-		  "Signed-off-by: A U Thor <a@example.org>\n"
-		  "Tested-by: T\n",
-		  true },
+		{"c", NULL, NULL, NULL, 1, 0, 2, C},
+		{"p1", "c", "c", NULL, 1, 1, 2, P},
+		{"p2", "c", "c", NULL, 1, 2, 2, P},
+		{"r1", "p2", "c p2", "R <r@example.org>", 1, 2, 2,
+		 MP_KIND_REPLY, NULL, 0,
+		 "> Reviewed-by: Quoted <q@example.org>\n"
+		 "> Signed-off-by: A U Thor <a@example.org>\n\n"
+		 "Looks good.\n\n"
+		 "Reviewed-by: R <r@example.org>\n"
+		 "Signed-off-by: A U Thor <a@example.org>\n"
+		 "Tested-by: T\n",
+		 true},
 		/* a reply to the reply still counts for patch 2 */
-		{ "r2", "r1", "c p2 r1", "S <s@example.org>", 1, 2, 2,
-		  MP_KIND_REPLY, NULL, 0, "Acked-by: S <s@example.org>\n",
-		  true },
-		{ "r3", "c", "c", "S <s@example.org>", 1, 0, 2,
-		  MP_KIND_REPLY, NULL, 0,
-		  "For the series:\nAcked-by: S <s@example.org>\n"
-		  "-- \nSigned-off-by: sig <sig@example.org>\n",
-		  true },
+		{"r2", "r1", "c p2 r1", "S <s@example.org>", 1, 2, 2,
+		 MP_KIND_REPLY, NULL, 0, "Acked-by: S <s@example.org>\n", true},
+		{"r3", "c", "c", "S <s@example.org>", 1, 0, 2, MP_KIND_REPLY,
+		 NULL, 0,
+		 "For the series:\nAcked-by: S <s@example.org>\n"
+		 "-- \nSigned-off-by: sig <sig@example.org>\n",
+		 true},
 	};
 	struct mp_set *set = collect(specs, 6, NULL);
 	struct mp_patch *p2;
@@ -422,11 +420,11 @@ static void test_followup_trailers(void **state)
 static void test_unthreaded_grouping(void **state)
 {
 	const struct spec specs[] = {
-		{ "a2", NULL, NULL, NULL, 1, 2, 2, P, NULL, T0 + 5 },
-		{ "b1", NULL, NULL, "B <b@example.org>", 1, 1, 2, P },
-		{ "a1", NULL, NULL, NULL, 1, 1, 2, P, NULL, T0 },
+		{"a2", NULL, NULL, NULL, 1, 2, 2, P, NULL, T0 + 5},
+		{"b1", NULL, NULL, "B <b@example.org>", 1, 1, 2, P},
+		{"a1", NULL, NULL, NULL, 1, 1, 2, P, NULL, T0},
 		/* the same sender two days later: another series */
-		{ "l1", NULL, NULL, NULL, 1, 1, 2, P, NULL, T0 + 172800 },
+		{"l1", NULL, NULL, NULL, 1, 1, 2, P, NULL, T0 + 172800},
 	};
 	struct mp_set *set = collect(specs, 4, NULL);
 	size_t i, complete = 0;
@@ -447,9 +445,9 @@ static void test_unthreaded_grouping(void **state)
 static void test_single_patch_lone_cover_pull(void **state)
 {
 	const struct spec specs[] = {
-		{ "s", NULL, NULL, NULL, 1, 0, 0, P, "single" },
-		{ "lc", NULL, NULL, NULL, 1, 0, 3, C, "lonely cover" },
-		{ "pr", NULL, NULL, NULL, 1, 0, 0, MP_KIND_PULL, "pull" },
+		{"s", NULL, NULL, NULL, 1, 0, 0, P, "single"},
+		{"lc", NULL, NULL, NULL, 1, 0, 3, C, "lonely cover"},
+		{"pr", NULL, NULL, NULL, 1, 0, 0, MP_KIND_PULL, "pull"},
 	};
 	struct mp_set *set = collect(specs, 3, NULL);
 
@@ -469,12 +467,12 @@ static void test_naked_cover(void **state)
 {
 	const struct spec specs[] = {
 		/* same sender, unprefixed root: a cover letter */
-		{ "nc", NULL, NULL, NULL, 1, 0, 0, MP_KIND_OTHER, "thing" },
-		{ "np", "nc", "nc", NULL, 1, 0, 0, P, "do the thing" },
+		{"nc", NULL, NULL, NULL, 1, 0, 0, MP_KIND_OTHER, "thing"},
+		{"np", "nc", "nc", NULL, 1, 0, 0, P, "do the thing"},
 		/* a bug report by someone else is not a cover */
-		{ "bug", NULL, NULL, "R <r@example.org>", 1, 0, 0,
-		  MP_KIND_OTHER, "it breaks" },
-		{ "fix", "bug", "bug", NULL, 1, 0, 0, P, "fix it" },
+		{"bug", NULL, NULL, "R <r@example.org>", 1, 0, 0, MP_KIND_OTHER,
+		 "it breaks"},
+		{"fix", "bug", "bug", NULL, 1, 0, 0, P, "fix it"},
 	};
 	struct mp_set *set = collect(specs, 4, NULL);
 
@@ -490,12 +488,12 @@ static void test_naked_cover(void **state)
 static void test_reply_with_diff_and_bad_totals(void **state)
 {
 	const struct spec specs[] = {
-		{ "p", NULL, NULL, NULL, 1, 1, 1, P },
+		{"p", NULL, NULL, NULL, 1, 1, 1, P},
 		/* a reviewer's fixup diff in a reply is no series patch */
-		{ "fix", "p", "p", "R <r@example.org>", 1, 1, 1, P, NULL, 0,
-		  NULL, true },
-		{ "huge", NULL, NULL, NULL, 1, 1, 999999999, P },
-		{ "beyond", "p", "p", NULL, 1, 5, 1, P },
+		{"fix", "p", "p", "R <r@example.org>", 1, 1, 1, P, NULL, 0,
+		 NULL, true},
+		{"huge", NULL, NULL, NULL, 1, 1, 999999999, P},
+		{"beyond", "p", "p", NULL, 1, 5, 1, P},
 	};
 	struct mp_set *set = collect(specs, 4, NULL);
 
@@ -512,9 +510,9 @@ static void test_reply_with_diff_and_bad_totals(void **state)
 static void test_drop_bodies_keeps_metadata(void **state)
 {
 	const struct spec specs[] = {
-		{ "p", NULL, NULL, NULL, 1, 0, 0, P, "x", 0, "body\n" },
-		{ "r", "p", "p", "R <r@example.org>", 1, 0, 0, MP_KIND_REPLY,
-		  NULL, 0, "Reviewed-by: R <r@example.org>\n", true },
+		{"p", NULL, NULL, NULL, 1, 0, 0, P, "x", 0, "body\n"},
+		{"r", "p", "p", "R <r@example.org>", 1, 0, 0, MP_KIND_REPLY,
+		 NULL, 0, "Reviewed-by: R <r@example.org>\n", true},
 	};
 	struct mp_collector *c = mp_collector_new();
 	struct mp_set *set;
@@ -542,9 +540,9 @@ static void test_drop_bodies_keeps_metadata(void **state)
 static void test_cover_base_commit_reaches_patches(void **state)
 {
 	const struct spec specs[] = {
-		{ "c", NULL, NULL, NULL, 1, 0, 2, C },
-		{ "p1", "c", "c", NULL, 1, 1, 2, P },
-		{ "p2", "c", "c", NULL, 1, 2, 2, P },
+		{"c", NULL, NULL, NULL, 1, 0, 2, C},
+		{"p1", "c", "c", NULL, 1, 1, 2, P},
+		{"p2", "c", "c", NULL, 1, 2, 2, P},
 	};
 	struct mp_collector *c = mp_collector_new();
 	struct mp_patch *p;
@@ -576,8 +574,8 @@ static void test_many_errors_are_capped(void **state)
 		mp_collector_error(c, "x", "bad");
 	set = mp_collector_finish(c);
 	assert_true(set->nerrors <= 1000);
-	assert_non_null(strstr(set->errors[set->nerrors - 1].message,
-			       "more problems"));
+	assert_non_null(
+		strstr(set->errors[set->nerrors - 1].message, "more problems"));
 	mp_set_free(set);
 }
 
