@@ -1658,10 +1658,11 @@ static void indexer_release(struct indexer *ix, int ret)
 	if (ix->in_tx)
 		hist_exec(ix->db, "ROLLBACK", NULL);
 	finalize_stmts(ix);
+	/* Its statement first: sqlite3_close() refuses a db with one open. */
+	hist_risk_free(ix->risk);
 	if (ix->db && !ret)
 		hist_exec(ix->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL);
 	sqlite3_close(ix->db);
-	hist_risk_free(ix->risk);
 	smap_release(&ix->paths);
 	smap_release(&ix->authors);
 	smap_release(&ix->subjects);
