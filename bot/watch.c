@@ -435,7 +435,7 @@ static void hint_unmatched(struct watch *w, const struct wlist *l)
 }
 
 /*
- * The pass's plan of a list's money (issue 18): before the first model
+ * The pass's plan of a list's money: before the first model
  * request of the pass, the series it will review are ranked by their
  * offline risk and granted their estimated model cost, riskiest first,
  * while the day's (and month's) money lasts. Those that do not fit are
