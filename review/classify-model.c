@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "classify-int.h"
+#include "linsolve.h"
 
 #define L2 1.0
 #define NEWTON_ITERS 25
@@ -29,47 +30,6 @@ static double sigmoid(double z)
 	if (z < -35)
 		return 0;
 	return 1 / (1 + exp(-z));
-}
-
-/* Solve A x = b (n x n, A destroyed) by Gaussian elimination. */
-static int solve(double *A, double *b, size_t n)
-{
-	size_t i, j, k;
-
-	for (i = 0; i < n; i++) {
-		size_t piv = i;
-
-		for (j = i + 1; j < n; j++)
-			if (fabs(A[j * n + i]) > fabs(A[piv * n + i]))
-				piv = j;
-		if (fabs(A[piv * n + i]) < 1e-12)
-			return -1;
-		if (piv != i) {
-			for (k = 0; k < n; k++) {
-				double t = A[i * n + k];
-
-				A[i * n + k] = A[piv * n + k];
-				A[piv * n + k] = t;
-			}
-			double t = b[i];
-
-			b[i] = b[piv];
-			b[piv] = t;
-		}
-		for (j = i + 1; j < n; j++) {
-			double f = A[j * n + i] / A[i * n + i];
-
-			for (k = i; k < n; k++)
-				A[j * n + k] -= f * A[i * n + k];
-			b[j] -= f * b[i];
-		}
-	}
-	for (i = n; i-- > 0;) {
-		for (k = i + 1; k < n; k++)
-			b[i] -= A[i * n + k] * b[k];
-		b[i] /= A[i * n + i];
-	}
-	return 0;
 }
 
 double cl_model_prob(const struct cl_model *m, const double x[CF_N])
@@ -164,7 +124,7 @@ void cl_model_fit(struct cl_model *m, const double *X, const int *y, size_t n)
 			g[j] -= L2 * m->w[j];
 		}
 		H[CF_N * D + CF_N] += 1e-6;
-		if (solve(H, g, D) < 0)
+		if (rv_linsolve(H, g, D) < 0)
 			break;
 		for (j = 0; j < D; j++) {
 			m->w[j] += g[j];

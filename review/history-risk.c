@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "history-int.h"
+#include "linsolve.h"
 
 #define DAY 86400.0
 #define HALF_FIXES (365 * DAY)
@@ -1112,47 +1113,6 @@ static double *standardize(struct hist_model *m, const double *X, size_t n,
 	return Z;
 }
 
-/* Solve A x = b for a k x k system in place (Gauss, partial pivot). */
-static bool solve(double *A, double *b, int k)
-{
-	int i, j, r;
-
-	for (i = 0; i < k; i++) {
-		int p = i;
-
-		for (r = i + 1; r < k; r++)
-			if (fabs(A[r * k + i]) > fabs(A[p * k + i]))
-				p = r;
-		if (fabs(A[p * k + i]) < 1e-12)
-			return false;
-		if (p != i) {
-			for (j = 0; j < k; j++) {
-				double t = A[i * k + j];
-
-				A[i * k + j] = A[p * k + j];
-				A[p * k + j] = t;
-			}
-			double t = b[i];
-
-			b[i] = b[p];
-			b[p] = t;
-		}
-		for (r = i + 1; r < k; r++) {
-			double f = A[r * k + i] / A[i * k + i];
-
-			for (j = i; j < k; j++)
-				A[r * k + j] -= f * A[i * k + j];
-			b[r] -= f * b[i];
-		}
-	}
-	for (i = k - 1; i >= 0; i--) {
-		for (j = i + 1; j < k; j++)
-			b[i] -= A[i * k + j] * b[j];
-		b[i] /= A[i * k + i];
-	}
-	return true;
-}
-
 #define MAX_SEL HF_N
 
 /*
@@ -1205,7 +1165,7 @@ static void newton2(const double *Z, const int *y, const double *wt, size_t n,
 			H[a * d + a] += l * W;
 		}
 		H[k * d + k] += 1e-9 * W;
-		if (!solve(H, g, d))
+		if (rv_linsolve(H, g, (size_t)d) < 0)
 			break;
 		for (a = 0; a < d; a++) {
 			w[a] -= g[a];
