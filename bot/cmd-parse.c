@@ -91,24 +91,6 @@ static const char *kind_name(enum mp_kind k)
 
 /* ---- JSON ---- */
 
-/* Add s (NULL: null) as valid UTF-8. */
-static void json_str(cJSON *obj, const char *key, const char *s)
-{
-	char *valid;
-
-	if (!s) {
-		cJSON_AddNullToObject(obj, key);
-		return;
-	}
-	if (g_utf8_validate(s, -1, NULL)) {
-		cJSON_AddStringToObject(obj, key, s);
-		return;
-	}
-	valid = g_utf8_make_valid(s, -1);
-	cJSON_AddStringToObject(obj, key, valid);
-	g_free(valid);
-}
-
 /*
  * Add a long text (a commit message) as valid UTF-8: escaped here in one
  * pass over runs of plain bytes, as cJSON's own printer spent a fifth of
@@ -167,8 +149,8 @@ static cJSON *json_trailers(const struct mp_trailer *t, size_t n)
 	for (i = 0; i < n; i++) {
 		cJSON *o = cJSON_CreateObject();
 
-		json_str(o, "key", t[i].key ? t[i].key : "");
-		json_str(o, "value", t[i].value ? t[i].value : "");
+		rv_json_put_str(o, "key", t[i].key ? t[i].key : "");
+		rv_json_put_str(o, "value", t[i].value ? t[i].value : "");
 		cJSON_AddItemToArray(arr, o);
 	}
 	return arr;
@@ -213,12 +195,12 @@ static cJSON *json_patch(const struct mp_patch *p, int index)
 	size_t i;
 
 	cJSON_AddNumberToObject(o, "index", index);
-	json_str(o, "title", title_of(p));
-	json_str(o, "message_id", p->message_id);
-	json_str(o, "from", author);
-	json_str(o, "sender", p->from);
-	json_str(o, "subject", p->subject_raw);
-	json_str(o, "date", p->date);
+	rv_json_put_str(o, "title", title_of(p));
+	rv_json_put_str(o, "message_id", p->message_id);
+	rv_json_put_str(o, "from", author);
+	rv_json_put_str(o, "sender", p->from);
+	rv_json_put_str(o, "subject", p->subject_raw);
+	rv_json_put_str(o, "date", p->date);
 	for (i = 0; i < p->nfiles; i++) {
 		char *v = g_utf8_make_valid(p->files[i] ? p->files[i] : "", -1);
 
@@ -230,8 +212,8 @@ static cJSON *json_patch(const struct mp_patch *p, int index)
 			      json_trailers(p->trailers, p->ntrailers));
 	cJSON_AddItemToObject(o, "followups",
 			      json_trailers(p->followups, p->nfollowups));
-	json_str(o, "base_commit", p->base_commit);
-	json_str(o, "change_id", p->change_id);
+	rv_json_put_str(o, "base_commit", p->base_commit);
+	rv_json_put_str(o, "change_id", p->change_id);
 	cJSON_AddItemToObject(o, "prerequisites", json_prereqs(p));
 	json_text(o, "commit_message", p->commit_message);
 	g_free(author);
@@ -262,10 +244,10 @@ static cJSON *json_series(const struct mp_series *s)
 		cJSON *c = cJSON_CreateObject();
 		char *author = author_of(s->cover);
 
-		json_str(c, "message_id", s->cover->message_id);
-		json_str(c, "subject", s->cover->subject_raw);
-		json_str(c, "from", author);
-		json_str(c, "change_id", s->cover->change_id);
+		rv_json_put_str(c, "message_id", s->cover->message_id);
+		rv_json_put_str(c, "subject", s->cover->subject_raw);
+		rv_json_put_str(c, "from", author);
+		rv_json_put_str(c, "change_id", s->cover->change_id);
 		cJSON_AddItemToObject(c, "prerequisites",
 				      json_prereqs(s->cover));
 		g_free(author);
@@ -315,9 +297,9 @@ static int print_json(const struct mp_set *set)
 	for (i = 0; i < set->nothers; i++) {
 		cJSON *o = cJSON_CreateObject();
 
-		json_str(o, "message_id", set->others[i]->message_id);
-		json_str(o, "subject", set->others[i]->subject_raw);
-		json_str(o, "kind", kind_name(set->others[i]->kind));
+		rv_json_put_str(o, "message_id", set->others[i]->message_id);
+		rv_json_put_str(o, "subject", set->others[i]->subject_raw);
+		rv_json_put_str(o, "kind", kind_name(set->others[i]->kind));
 		if (i)
 			fputs(",\n", stdout);
 		if (put_json(o))
@@ -327,8 +309,8 @@ static int print_json(const struct mp_set *set)
 	for (i = 0; i < set->nerrors; i++) {
 		cJSON *o = cJSON_CreateObject();
 
-		json_str(o, "where", set->errors[i].where);
-		json_str(o, "message", set->errors[i].message);
+		rv_json_put_str(o, "where", set->errors[i].where);
+		rv_json_put_str(o, "message", set->errors[i].message);
 		if (i)
 			fputs(",\n", stdout);
 		if (put_json(o))

@@ -13,8 +13,6 @@
 /* The n of n/m of patch slot k of s: its subject's, else k + 1. */
 int rv_report_patch_number(const struct mp_series *s, size_t k);
 
-/* Add s (NULL: null) to obj as valid UTF-8: mail is not always. */
-void rv_json_put_str(cJSON *obj, const char *key, const char *s);
 /* A string item of s made valid UTF-8. */
 cJSON *rv_json_str(const char *s);
 

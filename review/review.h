@@ -504,6 +504,13 @@ int rv_commit_email(struct rv_repo *repo, const char *id, struct sb *mail,
 void rv_wrap(struct sb *out, const char *text, const char *indent, size_t width,
 	     bool keep_lines);
 
+/*
+ * Add s (NULL: null) to obj under key as valid UTF-8: mail is not
+ * always. Shared by every JSON quorum prints (reports, parse).
+ */
+struct cJSON;
+void rv_json_put_str(struct cJSON *obj, const char *key, const char *s);
+
 /* Human-readable report (terminal text). */
 int rv_report_text(const struct rv_review *r, struct sb *out);
 
