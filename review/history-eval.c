@@ -161,35 +161,6 @@ static char *func_at(const struct rv_diff *d, const char *file, int line)
 	return NULL;
 }
 
-/* The first added line of the hunk that adds the most (risk's anchor). */
-static bool risk_anchor(const struct rv_diff *d, const char **file, int *line)
-{
-	size_t i, j, k, best = 0;
-
-	for (i = 0; i < d->nfiles; i++) {
-		const struct rv_file *f = &d->files[i];
-
-		for (j = 0; f->new_path && j < f->nhunks; j++) {
-			const struct rv_hunk *h = &f->hunks[j];
-			size_t plus = 0;
-			int first = 0;
-
-			for (k = 0; k < h->nlines; k++)
-				if (h->lines[k].origin == '+') {
-					if (!plus)
-						first = h->lines[k].new_no;
-					plus++;
-				}
-			if (plus > best) {
-				best = plus;
-				*file = f->new_path;
-				*line = first;
-			}
-		}
-	}
-	return best > 0;
-}
-
 struct elocs {
 	struct eloc *v;
 	size_t n, alloc;
@@ -273,7 +244,7 @@ static unsigned offline_findings(struct rv_history *h, const char *msg,
 		int line = 0;
 
 		who |= 4;
-		if (risk_anchor(d, &file, &line))
+		if (hist_risk_anchor(d, &file, &line))
 			elocs_add(locs, 2, d, file, line);
 	}
 	return who;

@@ -371,4 +371,11 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 /* Area under the ROC curve of scores s against labels y; -1 undefined. */
 double hist_auc(const double *s, const int *y, size_t n);
 
+/*
+ * Where a risk finding sits: the first added line of the hunk that adds
+ * the most (voter-history.c; eval scores the same place). False when the
+ * diff adds nothing.
+ */
+bool hist_risk_anchor(const struct rv_diff *d, const char **file, int *line);
+
 #endif

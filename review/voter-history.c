@@ -310,8 +310,7 @@ static int history_review(const struct rv_voter *v,
 
 const struct rv_voter rv_voter_history = {"history", 1.0, history_review, NULL};
 
-/* The first added line of the hunk that adds the most: where risk sits. */
-static bool risk_anchor(const struct rv_diff *d, const char **file, int *line)
+bool hist_risk_anchor(const struct rv_diff *d, const char **file, int *line)
 {
 	size_t i, j, k, best = 0;
 
@@ -357,7 +356,7 @@ static int risk_review(const struct rv_voter *v, const struct rv_context *ctx,
 			    &score, &why, err) < 0)
 		return 0;
 	if (score < ctx->history->model.threshold ||
-	    !risk_anchor(ctx->diff, &file, &line))
+	    !hist_risk_anchor(ctx->diff, &file, &line))
 		goto out;
 	f.patch = ctx->patch_index;
 	f.file = (char *)file;
