@@ -385,6 +385,7 @@ struct rv_dry_request {
 	int max_tokens;
 	double worst;	 /* USD at the bound and max_tokens */
 	double estimate; /* USD at the voter's usual answer length */
+	double floor;	 /* USD at the fewest answer tokens it is sent with */
 	bool planned;	 /* fits the caps in the plan */
 };
 

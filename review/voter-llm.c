@@ -552,6 +552,22 @@ static double worst_sum(const struct cost_run *cr, struct job *jobs, size_t n)
 	return w;
 }
 
+/*
+ * The bound of every job still to be sent at its voter's answer floor:
+ * what the sends need when they go one after another (cost_admit).
+ */
+static double floor_sum(const struct cost_run *cr, const struct job *jobs,
+			size_t n)
+{
+	double f = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (jobs[i].sent)
+			f += job_bound(cr, &jobs[i], cr->floor[jobs[i].voter]);
+	return f;
+}
+
 static void job_drop(struct job *j, const char *why)
 {
 	rv_llm_req_release(&j->req);
@@ -608,7 +624,7 @@ static double shrink_factor(const struct cost_run *cr, const struct job *jobs,
 			continue;
 		cin = job_bound(cr, &jobs[i], 0);
 		in += cin;
-		out += jobs[i].worst - cin;
+		out += job_bound(cr, &jobs[i], cr->floor[jobs[i].voter]) - cin;
 	}
 	return in > 0 ? (left - out) / in * 0.9 : 0;
 }
@@ -638,7 +654,16 @@ static void shrink_job(struct rv_review *r, struct rv_repo *repo,
 	j->est_in = 0;
 	/* A short-context answer is not the full one: never cached. */
 	j->key[0] = '\0';
-	build_job(j, &v, &cin, opts->prompts, &lost);
+	if (build_job(j, &v, &cin, opts->prompts, &lost) < 0) {
+		/*
+		 * The patch itself does not fit in so little: keep the
+		 * request whole, and let the plan leave it out instead.
+		 */
+		free(j->reason);
+		j->reason = NULL;
+		sb_reset(&lost);
+		build_job(j, &opts->llm[j->voter], &cin, opts->prompts, &lost);
+	}
 	sb_release(&lost);
 }
 
@@ -650,7 +675,8 @@ static const char *step_sep(const struct sb *msg)
 
 /*
  * Step 1: drop the most expensive voters while enough remain for a
- * quorum. Returns the worst case of what is left.
+ * quorum, and the rest do not fit even one after another at their
+ * answer floors. Returns the worst case of what is left.
  */
 static double drop_costly_voters(struct cost_run *cr, struct job *jobs,
 				 size_t njobs, double left, double w)
@@ -675,7 +701,8 @@ static double drop_costly_voters(struct cost_run *cr, struct job *jobs,
 			if (top == opts->nllm || vcost[i] > vcost[top])
 				top = i;
 		}
-		if (w <= left || active <= need || top == opts->nllm)
+		if (floor_sum(cr, jobs, njobs) <= left || active <= need ||
+		    top == opts->nllm)
 			break;
 		for (i = 0; i < njobs; i++)
 			if (jobs[i].sent && jobs[i].voter == top)
@@ -824,8 +851,13 @@ static void plan_spend(struct cost_run *cr, struct rv_repo *repo,
 			"budget short: $%.4f left under %s, the review could "
 			"cost $%.4f; ",
 			left, which, w);
+		/*
+		 * Whole answers do not fit at once; answers cut to their
+		 * floor, sent as others settle, may: step down only when
+		 * even those do not.
+		 */
 		w = drop_costly_voters(cr, jobs, njobs, left, w);
-		if (w > left)
+		if (floor_sum(cr, jobs, njobs) > left)
 			w = shrink_contexts(cr, repo, pp, jobs, njobs, left, w,
 					    true);
 	}
@@ -1181,6 +1213,7 @@ static void dry_run(struct cost_run *cr, struct job *jobs, size_t njobs,
 		if (usual > j->max_out)
 			usual = j->max_out;
 		d->estimate = job_bound(cr, j, (int)usual);
+		d->floor = job_bound(cr, j, cr->floor[j->voter]);
 		d->planned = j->planned;
 	}
 	for (i = 0; i < njobs; i++) {
