@@ -188,14 +188,11 @@ static int run(sqlite3_stmt *s)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int state_message_seen(struct state *st, const char *msgid, const char *list,
-		       int64_t now, int64_t *first_seen)
+int state_message_first_seen(struct state *st, const char *msgid, int64_t now,
+			     int64_t *first_seen)
 {
 	sqlite3_stmt *s;
 
-	if (run(prep(st, "INSERT OR IGNORE INTO messages VALUES (?1, ?2, ?3)",
-		     "ssi", msgid, list, now)) < 0)
-		return -1;
 	s = prep(st, "SELECT first_seen FROM messages WHERE msgid = ?1", "s",
 		 msgid);
 	if (!s)
@@ -205,6 +202,15 @@ int state_message_seen(struct state *st, const char *msgid, const char *list,
 		*first_seen = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	return 0;
+}
+
+int state_message_seen(struct state *st, const char *msgid, const char *list,
+		       int64_t now, int64_t *first_seen)
+{
+	if (run(prep(st, "INSERT OR IGNORE INTO messages VALUES (?1, ?2, ?3)",
+		     "ssi", msgid, list, now)) < 0)
+		return -1;
+	return state_message_first_seen(st, msgid, now, first_seen);
 }
 
 static void copy_col(sqlite3_stmt *s, int col, char *out, size_t outsz)
@@ -545,6 +551,19 @@ int state_command_once(struct state *st, const char *msgid, int64_t now)
 		     msgid, now)) < 0)
 		return -1;
 	return sqlite3_changes(st->db) > 0;
+}
+
+int state_command_done(struct state *st, const char *msgid)
+{
+	sqlite3_stmt *s =
+		prep(st, "SELECT 1 FROM commands WHERE msgid = ?1", "s", msgid);
+	int rc;
+
+	if (!s)
+		return -1;
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
 int state_mute_add(struct state *st, const char *list, const char *address,

@@ -30,6 +30,9 @@ void state_rollback(struct state *st);
  * Record message msgid of list as seen at now (kept when already seen);
  * *first_seen gets the time it was first seen. 0 or -1.
  */
+/* As state_message_seen(), recording nothing: *first_seen is now if new. */
+int state_message_first_seen(struct state *st, const char *msgid, int64_t now,
+			     int64_t *first_seen);
 int state_message_seen(struct state *st, const char *msgid, const char *list,
 		       int64_t now, int64_t *first_seen);
 
@@ -75,6 +78,8 @@ int state_series_rerun(struct state *st, const char *key, int64_t now);
 
 /* Record email command msgid; 1 when new, 0 when done before, -1 error. */
 int state_command_once(struct state *st, const char *msgid, int64_t now);
+/* Was email command msgid carried out? 1, 0, or -1; nothing recorded. */
+int state_command_done(struct state *st, const char *msgid);
 /* Mute address on list (case-insensitive). 0 or -1. */
 int state_mute_add(struct state *st, const char *list, const char *address,
 		   int64_t now);

@@ -156,6 +156,20 @@ static void ack_mute(struct thread_ctx *t, const struct mp_series *s,
 	sb_release(&text);
 }
 
+const struct mp_series *watch_rerun_of(struct thread_ctx *t,
+				       const struct mp_set *set,
+				       const struct mp_patch *cmd)
+{
+	const struct mp_series *s = command_series(set, cmd);
+
+	if (!s || command_of(cmd, NULL) != CMD_RERUN ||
+	    !may_command(t->l, s, cmd->author_email) ||
+	    watch_author_muted(t, mp_series_first(s)) != 0 ||
+	    state_command_done(t->w->st, cmd->message_id) != 0)
+		return NULL;
+	return s;
+}
+
 void run_command(struct thread_ctx *t, const struct mp_set *set,
 		 const struct mp_patch *cmd)
 {

@@ -490,6 +490,82 @@ static void plan_offline_said(struct rv_review *r,
 	r->list = xstrdup_or_null(opts->list);
 }
 
+int watch_series_dry(struct thread_ctx *t, const struct mp_series *s,
+		     struct rv_review **out)
+{
+	/* Not the offline voters: the plan needs the model requests only. */
+	static const struct rv_voter *const no_voters[1];
+	struct watch *w = t->w;
+	struct wlist *l = t->l;
+	struct rv_review_opts opts = w->s.opts;
+	struct rv_ledger *ledger = NULL;
+	struct watch_prereqs pq;
+	struct errmsg err = {""};
+	int rr;
+
+	*out = NULL;
+	if (!list_repo(w, l))
+		return -1;
+	opts.apply.branch = l->branch;
+	opts.history = l->history;
+	opts.workdir = l->workdir;
+	opts.voters = no_voters;
+	opts.nvoters = 0;
+	if (w->s.llm.n &&
+	    cost_review_opts(w->s.cfg, l->name, 0, &opts, &ledger, &err) < 0)
+		return error("list %s: %s", l->name, err.msg);
+	/*
+	 * Every request as the review would build it, bounded as its own
+	 * plan bounds it (token counts where they are free), under no cap:
+	 * the pass's plan is what shares the caps out.
+	 */
+	opts.dry_run = true;
+	opts.budget_review = opts.budget_day = 0;
+	opts.budget_run = opts.budget_month = 0;
+	plan_prereqs(t, s, l->rv, &opts.apply, &pq);
+	opts.apply.prereqs = pq.v;
+	opts.apply.nprereqs = pq.n;
+	rr = rv_review_series(out, l->rv, s, &opts, &err);
+	l->rv_uses++;
+	watch_prereqs_release(&pq);
+	rv_ledger_free(ledger);
+	if (rr < 0 && *out) {
+		/* It does not apply: its review asks no model. */
+		rv_review_free(*out);
+		*out = NULL;
+	}
+	return rr < 0 ? -1 : 0;
+}
+
+/*
+ * The run budget of a series the plan gave the models: what is left
+ * under the list's caps now, less what the plan promised the series
+ * still to come. The money a series did not spend (its answers settle
+ * below their bound) goes on to the next, and none is taken from them.
+ */
+static double grant_cap(const struct wlist *l,
+			const struct rv_review_opts *opts,
+			const struct pass_grant *g)
+{
+	struct rv_caps caps = {0};
+	double left = 0, cap;
+	size_t i;
+
+	caps.list = l->name;
+	caps.per_day = opts->budget_day;
+	caps.monthly = opts->budget_month;
+	if (!opts->ledger ||
+	    rv_ledger_left(opts->ledger, &caps, &left, NULL, 0, NULL) < 0)
+		return g->usd;
+	cap = left;
+	for (i = 0; i < l->ngrants; i++)
+		if (&l->grants[i] != g && l->grants[i].models &&
+		    !l->grants[i].done)
+			cap -= l->grants[i].usd;
+	/* 0 is no cap at all: a cent's millionth is none to spend. */
+	return cap > 1e-9 ? cap : 1e-9;
+}
+
 /*
  * Review the series with the list's repository, the session's voters
  * and the list's caps. 0, or -1 when there is nothing to reply.
@@ -499,7 +575,7 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 	struct watch *w = t->w;
 	struct wlist *l = t->l;
 	struct rv_review_opts opts = w->s.opts;
-	const struct pass_grant *g = NULL;
+	struct pass_grant *g = NULL;
 	struct errmsg err = {""};
 	int rr;
 
@@ -529,9 +605,9 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 		 * ledger handle of its own), or the money went to riskier
 		 * series and the offline voters vote alone.
 		 */
-		g = watch_grant(l, sr->key.buf);
+		g = (struct pass_grant *)watch_grant(l, sr->key.buf);
 		if (g && g->models)
-			opts.budget_run = g->usd;
+			opts.budget_run = grant_cap(l, &opts, g);
 		else if (g)
 			opts.nllm = 0;
 	}
@@ -540,6 +616,8 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 	opts.apply.nprereqs = sr->pq.n;
 	rr = rv_review_series(&sr->r, l->rv, sr->s, &opts, &err);
 	l->rv_uses++;
+	if (g)
+		g->done = true;
 	if (sr->r && g && !g->models)
 		plan_offline_said(sr->r, &opts);
 	if (rr < 0 && !sr->r) {

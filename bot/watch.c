@@ -269,8 +269,11 @@ static void thread_add_message(struct thread_ctx *t, struct mp_collector *c,
 	tm = &t->msgs[t->n++];
 	tm->msgid = xstrdup_or_null(id);
 	tm->tag = NULL;
-	if (state_message_seen(w->st, id, t->l->name, w->now, &tm->first_seen) <
-	    0)
+	/* A dry run records nothing, not even that it saw the mail. */
+	if ((w->dry_run ? state_message_first_seen(w->st, id, w->now,
+						   &tm->first_seen)
+			: state_message_seen(w->st, id, t->l->name, w->now,
+					     &tm->first_seen)) < 0)
 		tm->first_seen = w->now;
 	sb_reset(raw);
 	if (!file || read_file_capped(file, WATCH_MAX_MESSAGE, raw, &err) < 0) {
@@ -435,16 +438,22 @@ static void hint_unmatched(struct watch *w, const struct wlist *l)
 }
 
 /*
- * The pass's plan of a list's money: before the first model
- * request of the pass, the series it will review are ranked by their
- * offline risk and granted their estimated model cost, riskiest first,
- * while the day's (and month's) money lasts. Those that do not fit are
+ * The pass's plan of a list's money. Before the first model request of
+ * the pass, each series it will review (one a '#quorum rerun' of the
+ * pass reopens too) is reviewed as a dry run, so its requests are
+ * bounded by the review's own planner (rv_ensemble_run: token counts
+ * where they are free, else bytes), each at its voter's answer floor:
+ * the fewest answer tokens the review sends it with. The series are
+ * ranked by their offline risk and granted that estimate, riskiest
+ * first, while the tightest cap (the list's day, the month) lasts; the
+ * riskiest that does not fit gets what is left, the others are
  * reviewed by the offline voters only. The reviews still run oldest
- * first (a v2's reply points at v1's); the ledger still holds every
- * request to every cap: the plan only decides who gets the money first.
+ * first (a v2's reply points at v1's), each capped at what is left
+ * less what the plan promised the series still to come
+ * (watch-review.c); the ledger still holds every request to every cap.
  */
 enum plan_kind {
-	PLAN_FULL,    /* granted its estimate, as a run budget */
+	PLAN_FULL,    /* granted its estimate */
 	PLAN_REST,    /* the riskiest that did not fit: what is left */
 	PLAN_CAPS,    /* nothing granted to anyone: the caps, as before */
 	PLAN_OFFLINE, /* the money went to riskier series */
@@ -456,57 +465,27 @@ struct plan_item {
 	double risk;  /* the highest history risk of its patches; < 0: none */
 	size_t bytes; /* of its diffs: the risk when the index has none */
 	double usd;   /* estimated model cost; PLAN_REST: what is left */
+	double est;   /* estimated model cost */
+	double worst; /* at every voter's max-tokens */
 	enum plan_kind kind;
+	/* Its dry review; only its requests are read once the thread is gone.
+	 */
+	struct rv_review *dry;
 };
 
-/* Prompt text and context a request adds to a patch, in tokens. */
-#define PLAN_PROMPT_TOKENS 8192
-
-/*
- * The models' cost of s, estimated: per voter, a request per patch
- * (and one for the series tip) of its diff and message as tokens, plus
- * the prompt and context, answered at max-tokens. An estimate: the
- * review's own plan bounds each request before it is sent.
- */
-static double plan_estimate(const struct watch *w, const struct mp_series *s,
-			    size_t *bytes)
+static size_t series_bytes(const struct mp_series *s)
 {
-	const struct rv_review_opts *o = &w->s.opts;
-	double usd = 0;
-	size_t k, v, all = 0, n = 0;
+	size_t k, all = 0;
 
 	for (k = 0; k < s->npatches; k++) {
 		const struct mp_patch *p = s->patches[k];
 
-		if (!p || !p->diff)
-			continue;
-		all += p->diff_len +
-		       (p->commit_message ? strlen(p->commit_message) : 0);
-		n++;
+		if (p && p->diff)
+			all += p->diff_len +
+			       (p->commit_message ? strlen(p->commit_message)
+						  : 0);
 	}
-	*bytes = all;
-	for (v = 0; v < o->nllm; v++) {
-		const struct rv_llm_voter *lv = &o->llm[v];
-		int out = lv->max_tokens > 0 ? lv->max_tokens : 2048;
-
-		for (k = 0; k < s->npatches; k++) {
-			const struct mp_patch *p = s->patches[k];
-
-			if (!p || !p->diff)
-				continue;
-			usd += rv_cost_bound(
-				lv,
-				(long)(p->diff_len + PLAN_PROMPT_TOKENS +
-				       (p->commit_message
-						? strlen(p->commit_message)
-						: 0)),
-				out);
-		}
-		if (n > 1)
-			usd += rv_cost_bound(
-				lv, (long)(all + PLAN_PROMPT_TOKENS), out);
-	}
-	return usd;
+	return all;
 }
 
 /* The highest history risk of s's patches; < 0 when none is scored. */
@@ -533,9 +512,12 @@ static double plan_risk(const struct wlist *l, const struct mp_series *s)
 	return max;
 }
 
-/* Will the pass review s? As series_due decides, leaving no trace. */
+/*
+ * Will the pass review s? As series_due decides, leaving no trace; a
+ * rerun of the pass reopens a series reviewed before.
+ */
 static bool plan_due(struct thread_ctx *t, const struct mp_series *s,
-		     const struct sb *key)
+		     const struct sb *key, bool rerun)
 {
 	struct series_row row;
 	int64_t last = 0;
@@ -554,9 +536,11 @@ static bool plan_due(struct thread_ctx *t, const struct mp_series *s,
 		return false;
 	if (state_series_get(t->w->st, key->buf, &row) < 0)
 		return false;
-	return row.status != SERIES_REVIEWED && row.status != SERIES_SKIPPED &&
-	       row.status != SERIES_FAILED &&
-	       watch_author_muted(t, mp_series_first(s)) <= 0;
+	if (!rerun &&
+	    (row.status == SERIES_REVIEWED || row.status == SERIES_SKIPPED ||
+	     row.status == SERIES_FAILED))
+		return false;
+	return watch_author_muted(t, mp_series_first(s)) <= 0;
 }
 
 static int plan_cmp(const void *a, const void *b)
@@ -668,6 +652,120 @@ const struct pass_grant *watch_grant(const struct wlist *l, const char *key)
 	return NULL;
 }
 
+/* --dry-run: what the pass would do with each series, and its requests. */
+static void plan_dry_say(struct watch *w, const struct wlist *l,
+			 struct plan_item **by, size_t n, bool capped)
+{
+	struct errmsg err = {""};
+	size_t i, k;
+
+	if (!n)
+		printf("dry run: list %s: no series to review\n", l->name);
+	for (i = 0; i < n; i++) {
+		const struct plan_item *it = by[i];
+		const struct rv_review *r = it->dry;
+		bool models = r && r->ndry && w->s.opts.nllm &&
+			      it->kind != PLAN_OFFLINE;
+		struct sb voters = SB_INIT;
+
+		for (k = 0; r && k < r->ndry; k++)
+			if (!strstr(voters.buf ? voters.buf : "",
+				    r->dry[k].voter))
+				sb_addf(&voters, "%s%s", voters.len ? ", " : "",
+					r->dry[k].voter);
+		printf("dry run: list %s, \"%s\": ", l->name, it->subject);
+		if (!r)
+			printf("does not apply: no model is asked\n");
+		else if (!models && !r->ndry)
+			printf("the offline voters only (no model request "
+			       "to send)\n");
+		else if (!models)
+			printf("the offline voters only: the money goes to "
+			       "riskier series first (%zu request%s, about "
+			       "$%.4f, not sent)\n",
+			       r->ndry, r->ndry == 1 ? "" : "s", it->est);
+		else
+			printf("the models %s: %zu request%s, about $%.4f, "
+			       "at most $%.4f%s\n",
+			       voters.buf, r->ndry, r->ndry == 1 ? "" : "s",
+			       it->est, it->worst,
+			       !capped		       ? ""
+			       : it->kind == PLAN_FULL ? " (in the plan)"
+			       : it->kind == PLAN_REST
+				       ? " (what is left: the review steps "
+					 "down)"
+				       : " (as the caps allow)");
+		sb_release(&voters);
+		if (models && dry_run_add(&w->dry, r, stdout, &err) < 0)
+			error("%s", err.msg);
+	}
+}
+
+/* The series of the thread a command of the pass reruns, or a grant. */
+static bool is_rerun(const struct mp_series *const *rerun, size_t n,
+		     const struct mp_series *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (rerun[i] == s)
+			return true;
+	return false;
+}
+
+/* The series of one thread the pass will review, as items. */
+static void plan_thread(struct watch *w, struct wlist *l, const char *thread,
+			struct plan_item **items, size_t *n, size_t *alloc,
+			bool models)
+{
+	struct thread_ctx t = THREAD_CTX_INIT(w, l, thread);
+	struct mp_set *set = thread_read(&t);
+	const struct mp_series **rerun = NULL;
+	size_t nrerun = 0, j;
+
+	if (!set)
+		goto out;
+	t.set = set;
+	rerun = xcalloc(t.ncmds + 1, sizeof(*rerun));
+	for (j = 0; j < t.ncmds; j++)
+		if ((rerun[nrerun] = watch_rerun_of(&t, set, t.cmds[j])))
+			nrerun++;
+	for (j = 0; j < set->nseries; j++) {
+		const struct mp_series *s = set->series[j];
+		struct sb key = SB_INIT;
+		struct plan_item *it;
+		size_t k;
+
+		watch_series_key(s, &key);
+		if (!plan_due(&t, s, &key, is_rerun(rerun, nrerun, s))) {
+			sb_release(&key);
+			continue;
+		}
+		ALLOC_GROW(*items, *n + 1, *alloc);
+		it = &(*items)[(*n)++];
+		memset(it, 0, sizeof(*it));
+		it->key = sb_detach(&key, NULL);
+		it->subject = xstrdup_or_null(
+			mp_series_first(s)->subject_raw
+				? mp_series_first(s)->subject_raw
+				: "");
+		it->risk = plan_risk(l, s);
+		it->bytes = series_bytes(s);
+		it->kind = PLAN_OFFLINE;
+		if (models || w->dry_run)
+			watch_series_dry(&t, s, &it->dry);
+		for (k = 0; it->dry && k < it->dry->ndry; k++) {
+			it->est += it->dry->dry[k].floor;
+			it->worst += it->dry->dry[k].worst;
+		}
+		it->usd = it->est;
+	}
+out:
+	free(rerun);
+	mp_set_free(set);
+	thread_release(&t);
+}
+
 static void plan_pass(struct watch *w, struct wlist *l,
 		      const struct strset *threads)
 {
@@ -679,56 +777,37 @@ static void plan_pass(struct watch *w, struct wlist *l,
 	size_t n = 0, alloc = 0, i, j;
 	double left = 1e18;
 	char which[128] = "";
-	bool history = false;
+	bool history = false, capped, models = w->s.llm.n && w->s.opts.nllm;
 
-	if (!w->s.llm.n || !w->s.opts.nllm)
+	if (!models && !w->dry_run)
 		return;
-	if (cost_review_opts(w->s.cfg, l->name, 0, &o, &ledger, &err) < 0)
+	if (models &&
+	    cost_review_opts(w->s.cfg, l->name, 0, &o, &ledger, &err) < 0) {
+		if (w->dry_run)
+			error("list %s: %s", l->name, err.msg);
 		goto out; /* each review says it */
+	}
 	caps.list = l->name;
 	caps.per_day = o.budget_day;
 	caps.monthly = o.budget_month;
-	if ((caps.per_day <= 0 && caps.monthly <= 0) ||
-	    rv_ledger_left(ledger, &caps, &left, which, sizeof(which), &err) <
-		    0)
+	capped = models && (caps.per_day > 0 || caps.monthly > 0);
+	if (capped && rv_ledger_left(ledger, &caps, &left, which, sizeof(which),
+				     &err) < 0)
 		goto out;
-	for (i = 0; i < threads->n; i++) {
-		struct thread_ctx t = THREAD_CTX_INIT(w, l, threads->v[i]);
-		struct mp_set *set = thread_read(&t);
-
-		for (j = 0; set && j < set->nseries; j++) {
-			const struct mp_series *s = set->series[j];
-			struct sb key = SB_INIT;
-			struct plan_item *it;
-
-			watch_series_key(s, &key);
-			if (!plan_due(&t, s, &key)) {
-				sb_release(&key);
-				continue;
-			}
-			ALLOC_GROW(items, n + 1, alloc);
-			it = &items[n++];
-			it->key = sb_detach(&key, NULL);
-			it->subject = xstrdup_or_null(
-				mp_series_first(s)->subject_raw
-					? mp_series_first(s)->subject_raw
-					: "");
-			it->risk = plan_risk(l, s);
-			history |= it->risk >= 0;
-			it->usd = plan_estimate(w, s, &it->bytes);
-			/* A review spends no more than its own cap. */
-			if (o.budget_review > 0 && it->usd > o.budget_review)
-				it->usd = o.budget_review;
-			it->kind = PLAN_OFFLINE;
-		}
-		mp_set_free(set);
-		thread_release(&t);
-	}
-	if (!n)
+	if (!capped && !w->dry_run)
 		goto out;
-	by = xcalloc(n, sizeof(*by));
-	for (i = 0; i < n; i++)
+	for (i = 0; i < threads->n; i++)
+		plan_thread(w, l, threads->v[i], &items, &n, &alloc, models);
+	by = xcalloc(n + 1, sizeof(*by));
+	for (i = 0; i < n; i++) {
 		by[i] = &items[i];
+		history |= items[i].risk >= 0;
+		/* A review spends no more than its own cap. */
+		if (o.budget_review > 0 && items[i].usd > o.budget_review)
+			items[i].usd = o.budget_review;
+		if (!capped && models)
+			items[i].kind = PLAN_FULL;
+	}
 	/* Insertion sort: stable, so equal risks keep the posting order. */
 	for (i = 1; i < n; i++)
 		for (j = i; j > 0 && plan_cmp(&by[j - 1], &by[j]) > 0; j--) {
@@ -737,9 +816,15 @@ static void plan_pass(struct watch *w, struct wlist *l,
 			by[j] = by[j - 1];
 			by[j - 1] = x;
 		}
-	plan_grant(by, n, left > 0 ? left : 0);
-	plan_list_say(l, left > 0 ? left : 0, strstr(which, "monthly") != NULL,
-		      by, n, history);
+	if (capped && n) {
+		plan_grant(by, n, left > 0 ? left : 0);
+		plan_list_say(l, left > 0 ? left : 0,
+			      strstr(which, "monthly") != NULL, by, n, history);
+	}
+	if (w->dry_run)
+		plan_dry_say(w, l, by, n, capped);
+	if (!capped || !n)
+		goto out;
 	l->grants = xcalloc(n, sizeof(*l->grants));
 	for (i = 0; i < n; i++) {
 		if (items[i].kind == PLAN_CAPS)
@@ -753,6 +838,7 @@ out:
 	for (i = 0; i < n; i++) {
 		free(items[i].key);
 		free(items[i].subject);
+		rv_review_free(items[i].dry);
 	}
 	free(items);
 	free(by);
@@ -799,7 +885,7 @@ static int process_list(struct watch *w, struct wlist *l)
 	 */
 	state_series_waiting(w->st, l->name, strset_add, &threads);
 	plan_pass(w, l, &threads);
-	for (i = 0; i < threads.n && !stop_requested; i++) {
+	for (i = 0; i < threads.n && !stop_requested && !w->dry_run; i++) {
 		process_thread(w, l, threads.v[i]);
 		/*
 		 * notmuch keeps tag changes in memory until it commits (every
@@ -871,7 +957,8 @@ static int run_once(struct watch *w, bool once)
 	w->delivered = w->held = 0;
 	w->misconfigured = false;
 	/* First finish what an earlier run recorded but did not deliver. */
-	if (state_replies_pending(w->st, w->now, deliver_pending_one, w) < 0)
+	if (!w->dry_run &&
+	    state_replies_pending(w->st, w->now, deliver_pending_one, w) < 0)
 		warning("state db: %s", state_error(w->st));
 	if (open_notmuch(w) < 0)
 		return EXIT_ENV;
@@ -881,11 +968,16 @@ static int run_once(struct watch *w, bool once)
 			w->misconfigured = true;
 	for (i = 0; i < w->nlists && !stop_requested; i++) {
 		process_list(w, &w->lists[i]);
-		if (w->lists[i].mode == MODE_DIGEST)
+		if (w->lists[i].mode == MODE_DIGEST && !w->dry_run)
 			send_digest(w, &w->lists[i]);
 	}
 	notmuch_database_destroy(w->db);
 	w->db = NULL;
+	if (w->dry_run) {
+		dry_run_finish(&w->dry, stdout);
+		fflush(stdout);
+		return w->misconfigured ? EXIT_USAGE : 0;
+	}
 	if (!once && !(w->reviewed + w->waiting + w->skipped + w->failed +
 		       w->delivered + w->held))
 		return w->misconfigured ? EXIT_USAGE : 0;
@@ -920,11 +1012,12 @@ static char *write_pid_file(const char *state_path)
 
 /* The options of watch; 0, or -1 to return *exit_code. */
 static int watch_options(int argc, char **argv, bool *once, long *interval,
-			 int *exit_code)
+			 struct watch *w, int *exit_code)
 {
 	static const struct option longopts[] = {
 		{"once", no_argument, NULL, 'o'},
 		{"interval", required_argument, NULL, 'i'},
+		{"dry-run", optional_argument, NULL, 'd'},
 		CMD_OPT_HELP,
 		CMD_OPT_END,
 	};
@@ -936,6 +1029,9 @@ static int watch_options(int argc, char **argv, bool *once, long *interval,
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		if (c == 'o') {
 			*once = true;
+		} else if (c == 'd') {
+			w->dry_run = true;
+			w->dry.dir = optarg && *optarg ? optarg : NULL;
 		} else if (c == 'i') {
 			*interval = strtol(optarg, &end, 10);
 			if (*end || *interval < 1 || *interval > 86400) {
@@ -954,6 +1050,12 @@ static int watch_options(int argc, char **argv, bool *once, long *interval,
 	if (optind < argc) {
 		*exit_code =
 			usage_error(&cmd_watch_def, "watch takes no arguments");
+		return -1;
+	}
+	if (w->dry_run && !*once) {
+		*exit_code = usage_error(&cmd_watch_def,
+					 "--dry-run plans one pass: give "
+					 "--once too");
 		return -1;
 	}
 	return 0;
@@ -1043,11 +1145,12 @@ static int cmd_watch(int argc, char **argv)
 	long interval = 300;
 	int ret;
 
-	if (watch_options(argc, argv, &once, &interval, &ret) < 0)
+	if (watch_options(argc, argv, &once, &interval, &w, &ret) < 0)
 		return ret;
 	ret = watch_open(&w, &state_path);
 	if (!ret)
 		ret = watch_loop(&w, once, interval, state_path);
+	dry_run_release(&w.dry);
 	state_close(w.st);
 	free(state_path);
 	watch_config_release(&w);

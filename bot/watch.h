@@ -16,6 +16,7 @@
 #include <signal.h>
 
 #include "deliver.h"
+#include "dry-run.h"
 #include "local-mail.h"
 #include "reply.h"
 #include "session.h"
@@ -44,8 +45,9 @@ enum list_mode { MODE_DRY_RUN, MODE_REPLY, MODE_DIGEST };
  */
 struct pass_grant {
 	char *key;  /* the series' key (watch_series_key) */
-	double usd; /* its run budget when models */
+	double usd; /* what the plan promised it when models */
 	bool models;
+	bool done; /* reviewed in this pass: its promise is spent */
 };
 
 struct wlist {
@@ -100,6 +102,9 @@ struct watch {
 	/* counters for the summary line */
 	size_t reviewed, waiting, skipped, failed, delivered, held;
 	bool misconfigured; /* a list's repo is missing: the pass exits 2 */
+	/* --dry-run: plan each list's pass and say it; nothing else. */
+	bool dry_run;
+	struct dry_run dry; /* its requests, and where they go (.dir) */
 	size_t tagged;	    /* messages tagged since the db was opened */
 };
 
@@ -158,6 +163,15 @@ int deliver_one(struct watch *w, const char *msgid, const char *method,
  */
 void review_one(struct thread_ctx *t, const struct mp_series *s);
 /*
+ * The review of series s of the thread as a dry run (no offline voter,
+ * no cap, nothing sent but the voters' free token counts): each model
+ * request it would send, bounded and priced, in (*out)->dry. *out is
+ * NULL when the series does not apply; caller frees with
+ * rv_review_free(). 0, or -1 (the list's repo, the state db: said).
+ */
+int watch_series_dry(struct thread_ctx *t, const struct mp_series *s,
+		     struct rv_review **out);
+/*
  * Is the author of parent muted on the thread's list (list.NAME.mute,
  * or #quorum mute)? 1, 0, or -1 on a state db error.
  */
@@ -183,6 +197,14 @@ enum command { CMD_NONE, CMD_RERUN, CMD_MUTE, CMD_EXPLAIN, CMD_UNMUTE };
  * never count), with the finding number of explain in *n (may be NULL).
  */
 enum command command_of(const struct mp_patch *p, int *n);
+/*
+ * The series of the thread's set that command cmd will review again
+ * when it is carried out (a '#quorum rerun' not done yet, from one who
+ * may, of an author not muted), or NULL. Nothing is recorded.
+ */
+const struct mp_series *watch_rerun_of(struct thread_ctx *t,
+				       const struct mp_set *set,
+				       const struct mp_patch *cmd);
 /* Carry out command cmd of the thread's set, when its sender may. */
 void run_command(struct thread_ctx *t, const struct mp_set *set,
 		 const struct mp_patch *cmd);

@@ -57,9 +57,11 @@ spent() {
 	cat "$REC"/*.usage 2>/dev/null |
 		awk '{ s += $1 * 3 / 1e6 + $2 * 15 / 1e6 } END { printf "%.6f", s }'
 }
-# The plan's estimate of a one-patch series, per voter: its diff and
-# message plus 8192 tokens of prompt, at $3/M in, 1000 out at $15/M:
-# about $0.04 each, $0.08 with two voters. $0.10 fits one series.
+# The plan's estimate of a one-patch series, per voter: its request as
+# the review builds it, bounded as the review bounds it (here by bytes:
+# this server has no token counter) at $3/M in, and the voter's answer
+# floor (512 tokens, no past answers) at $15/M out: about $0.03 each,
+# $0.06 with two voters. $0.10 fits one series and some of another.
 conf() {
 	watch_config "$(voter a openai ma price-in=3 price-out=15 max-tokens=1000)" \
 		"$(voter b openai mb price-in=3 price-out=15 max-tokens=1000)" \
@@ -89,7 +91,10 @@ unlike "$TMP/out" 'f_big.*offline voters only' "the riskiest one's does not"
 n_big=$(grep -l 'f_big' "$REC"/*.json 2>/dev/null | wc -l | tr -d ' ')
 n_small=$(grep -l 'f_small' "$REC"/*.json 2>/dev/null | wc -l | tr -d ' ')
 is "$n_big" 2 "the riskiest series gets both models' requests"
-is "$n_small" 0 "the others get no model request"
+n_small1=$(grep -l 'f_small1' "$REC"/*.json 2>/dev/null | wc -l | tr -d ' ')
+is "$n_small1" 0 "the offline one gets no model request"
+awk -v n="$n_small" 'BEGIN { exit !(n >= 1) }'
+ok $? "the next riskiest gets what is left: $n_small request(s)"
 s=$(spent)
 awk -v s="$s" 'BEGIN { exit !(s > 0 && s <= 0.10 + 1e-9) }'
 ok $? "the server's billed usage stays under the daily cap (\$$s of \$0.10)"
@@ -150,7 +155,7 @@ git add new.c && git commit -q -m "feat: add the new feature"
 git format-patch -q --to="$LIST" -o "$TMP/h2" -1
 git reset -q --hard base
 cd "$TMP"
-conf 0.12
+conf 0.08
 post "$TMP/h1"
 post "$TMP/h2"
 watch
