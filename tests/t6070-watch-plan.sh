@@ -6,8 +6,11 @@
 # next riskiest what is left, the oldest the offline voters only, and
 # its reply says why; the server's billed usage stays under the daily cap; one
 # reply per series, in the usual order. With a budget that fits all,
-# every series gets the models, as before the plan. With a history
-# index, the plan ranks by its risk score.
+# every series gets the models, as before the plan. A '#quorum rerun'
+# of the pass puts the series it reopens in the plan; budget.monthly,
+# when it is the tightest cap, is the one planned and never passed,
+# across passes. With a history index, the plan ranks by its risk
+# score. (The spend under 10%, 40% and 100% of a pass's cost: t6075.)
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/lib/llm.sh"
 . "$TOP/tests/lib/watch.sh"
@@ -52,7 +55,7 @@ EOM
 cat >"$TMP/script.json" <<'EOS'
 {"default": [{"answer": {"findings": []}, "usage": {"in": "auto", "out": 300}}]}
 EOS
-fake_start "$TMP/script.json"
+FAKE_TIMEOUT=300 fake_start "$TMP/script.json"
 spent() {
 	cat "$REC"/*.usage 2>/dev/null |
 		awk '{ s += $1 * 3 / 1e6 + $2 * 15 / 1e6 } END { printf "%.6f", s }'
@@ -130,6 +133,80 @@ is "$(ls "$REC" | grep -c '\.json$')" 6 "two requests per series"
 unlike "$TMP/out" 'offline voters only' "no run line says offline"
 grep -l "riskier series first" "$OUTBOX"/new/* >/dev/null
 ok "$((! $?))" "no reply says offline"
+
+# A '#quorum rerun' in the pass reopens a series reviewed before: the
+# plan holds it, ranked with the new series. The first pass reviews
+# f_rr() with no daily budget (no plan); the second has its rerun and a
+# new, smaller series, and a budget that fits one of them. (The first
+# pass has no model voter: no answer is cached for the rerun to reuse.)
+rm -f "$REC"/*
+rm -rf "$MAIL/new"/* "$MAIL/cur"/* "$OUTBOX"/new/* "$MAIL/.notmuch"
+export XDG_STATE_HOME=$TMP/state4
+watch_config
+mail_sized r1 21 rr 60
+notmuch new --quiet
+watch
+is "$(outbox_count)" 1 "rerun: the first pass reviews the series"
+conf 0.07
+cat >"$MAIL/new/r1-rerun" <<EOM
+From: A U Thor <author@example.org>
+To: $LIST
+Subject: Re: [PATCH] lib: add f_rr()
+Message-ID: <r1-rerun@example.org>
+In-Reply-To: <r1@example.org>
+References: <r1@example.org>
+Date: Tue, 14 Nov 2023 10:30:00 +0000
+
+#quorum rerun
+EOM
+mail_sized r2 31 new 3
+notmuch new --quiet
+watch
+[ -n "${KEEP:-}" ] && cp "$TMP/out" "$KEEP.out4"
+is "$rc" 0 "rerun: the second pass exits 0"
+like "$TMP/out" '^plan: \$0\.0700 left today for list devel; 2 series, riskiest first \(no risk model: the larger diff\): "\[PATCH\] lib: add f_rr\(\)" \(\$0\.0[0-9]+\) gets the models, "\[PATCH\] lib: add f_new\(\)" ' \
+	"the plan holds the series the rerun reopens, ranked with the new one"
+is "$(outbox_count)" 3 "the rerun and the new series get a reply each"
+is "$(grep -l 'f_rr' "$REC"/*.json 2>/dev/null | wc -l | tr -d ' ')" 2 \
+	"the rerun series gets both models' requests, as planned"
+s=$(spent)
+awk -v s="$s" 'BEGIN { exit !(s > 0 && s <= 0.07 + 1e-9) }'
+ok $? "rerun: the pass stays within what was left (\$$s of \$0.07)"
+watch
+is "$(outbox_count)" 3 "the rerun is done once"
+
+# budget.monthly, tighter than the list's day: the plan says the month,
+# and two passes together never pass it.
+rm -f "$REC"/*
+rm -rf "$MAIL/new"/* "$MAIL/cur"/* "$OUTBOX"/new/* "$MAIL/.notmuch"
+export XDG_STATE_HOME=$TMP/state5
+watch_config "$(voter a openai ma price-in=3 price-out=15 max-tokens=1000)" \
+	"$(voter b openai mb price-in=3 price-out=15 max-tokens=1000)" \
+	'[review]' '	retries = 0' '[list "devel"]' '	budget-per-day = 10' \
+	'[budget]' '	monthly = 0.10'
+mail_sized m1 41 mone 3
+mail_sized m2 42 mtwo 60
+notmuch new --quiet
+watch
+[ -n "${KEEP:-}" ] && cp "$TMP/out" "$KEEP.out5" && cp -r "$OUTBOX/new" "$KEEP.ob5"
+is "$rc" 0 "monthly: the pass exits 0"
+like "$TMP/out" '^plan: \$0\.1000 left this month \(budget\.monthly\) for list devel; 2 series, riskiest first \(no risk model: the larger diff\): "\[PATCH\] lib: add f_mtwo\(\)" \(\$0\.0[0-9]+\) gets the models' \
+	"the plan holds to the monthly budget, the tightest cap"
+s1=$(spent)
+awk -v s="$s1" 'BEGIN { exit !(s > 0 && s <= 0.10 + 1e-9) }'
+ok $? "monthly: the pass spends the month's money, never more (\$$s1 of \$0.10)"
+mail_sized m3 43 mthree 60
+mail_sized m4 44 mfour 30
+notmuch new --quiet
+watch
+[ -n "${KEEP:-}" ] && cp "$TMP/out" "$KEEP.out5b"
+left=$(awk -v s="$s1" 'BEGIN { printf "%.4f", 0.10 - s }')
+like "$TMP/out" "^plan: \\\$$left left this month \(budget\.monthly\) for list devel; 2 series" \
+	"the next pass plans what the month has left (\$$left)"
+s=$(spent)
+awk -v s="$s" 'BEGIN { exit !(s <= 0.10 + 1e-9) }'
+ok $? "monthly: both passes together stay under it (\$$s of \$0.10)"
+is "$(outbox_count)" 4 "every series is replied to, with or without the models"
 
 # With a history index, the plan ranks by the history risk of each
 # series' riskiest patch: a C feature like those that needed fixes here,
