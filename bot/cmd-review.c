@@ -291,7 +291,7 @@ static int review_set(struct session *s, const struct cmd_opts *co,
 	const struct mp_series *only = NULL;
 	struct report *rp = report_new(co->format);
 	struct errmsg err = {""};
-	struct dry_run dry = {co->dry_run_dir, 0, NULL, 0, 0};
+	struct dry_run dry = {.dir = co->dry_run_dir};
 	bool text_dry = co->dry_run && co->format != FMT_JSON;
 	bool findings = false;
 	size_t i, reviewed = 0;

@@ -73,6 +73,17 @@ static int write_body(const char *dir, size_t n, const char *voter,
 	return 0;
 }
 
+void dry_run_say(struct dry_run *d, FILE *out)
+{
+	if (d->said)
+		return;
+	fputs("dry run: no request is sent to the models; only their "
+	      "free token counters (Anthropic's count_tokens, "
+	      "/tokenize) may be asked\n",
+	      out);
+	d->said = true;
+}
+
 int dry_run_add(struct dry_run *d, const struct rv_review *r, FILE *out,
 		struct errmsg *err)
 {
@@ -82,11 +93,7 @@ int dry_run_add(struct dry_run *d, const struct rv_review *r, FILE *out,
 	if (d->dir && mkdir(d->dir, 0700) < 0 && errno != EEXIST)
 		return errmsg_set(err, -1, "cannot make %s: %s", d->dir,
 				  strerror(errno));
-	if (!d->n)
-		fputs("dry run: no request is sent to the models; only their "
-		      "free token counters (Anthropic's count_tokens, "
-		      "/tokenize) may be asked\n",
-		      out);
+	dry_run_say(d, out);
 	if (r->plan.made && r->plan.text) {
 		fputs("plan: ", out);
 		fput_clean(r->plan.text, out);

@@ -8,6 +8,7 @@
 #ifndef QUORUM_DRY_RUN_H
 #define QUORUM_DRY_RUN_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "review/review.h"
@@ -23,6 +24,7 @@ struct dry_run {
 	size_t n;	 /* requests so far, across reviews */
 	struct dry_voter *v;
 	size_t nv, alloc;
+	bool said; /* the header, that nothing is sent, is out */
 };
 
 /*
@@ -33,6 +35,8 @@ struct dry_run {
 int dry_run_add(struct dry_run *d, const struct rv_review *r, FILE *out,
 		struct errmsg *err);
 
+/* Say, once, that nothing is sent (dry_run_add() does it too). */
+void dry_run_say(struct dry_run *d, FILE *out);
 /* The totals per voter and in all. */
 void dry_run_finish(const struct dry_run *d, FILE *out);
 void dry_run_release(struct dry_run *d);

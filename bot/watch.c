@@ -33,7 +33,7 @@ static int cmd_watch(int argc, char **argv);
 const struct cmd cmd_watch_def = {
 	"watch",
 	cmd_watch,
-	"quorum watch [--once] [--interval SECONDS]",
+	"quorum watch [--once [--dry-run[=DIR]]] [--interval SECONDS]",
 	"the mailing-list bot: review new series from notmuch, reply in-thread",
 	"Reads the notmuch database (notmuch.database in the config, else\n"
 	"notmuch's own config) and, for each [list \"NAME\"] section with an\n"
@@ -53,6 +53,18 @@ const struct cmd cmd_watch_def = {
 	"\n"
 	"Options:\n"
 	"  --once          process what is there and exit\n"
+	"  --dry-run[=DIR] with --once: plan the pass and say it, send "
+	"nothing:\n"
+	"                  per series, the voters the plan gives it, its "
+	"requests\n"
+	"                  and their cost planned (answers at the voters'\n"
+	"                  floors) and at most, then each request the models\n"
+	"                  would get, as review --dry-run prints it (or its "
+	"body\n"
+	"                  in DIR/NNNN-VOTER.json), and the totals; no model\n"
+	"                  request, no mail, no tag, nothing recorded in the\n"
+	"                  state db (only the voters' free token counters are\n"
+	"                  asked)\n"
 	"  --interval N    seconds between polls without --once (default "
 	"300);\n"
 	"                  SIGUSR1 polls at once (contrib/notmuch-post-new),\n"
@@ -83,6 +95,20 @@ const struct cmd cmd_watch_def = {
 	"password), max-attempts (5).\n"
 	"[watch] domain (of quorum's Message-IDs), from, state (the state db;\n"
 	"default $XDG_STATE_HOME/quorum/state.db).\n"
+	"\n"
+	"Money: with list.NAME.budget-per-day or budget.monthly, each pass "
+	"plans\n"
+	"the list's money before its first model request (plan:): every "
+	"series\n"
+	"it will review, a '#quorum rerun' of the pass too, is built as a dry\n"
+	"run and its requests bounded as the review bounds them (token counts\n"
+	"where the server counts for free, else bytes) at each voter's "
+	"answer\n"
+	"floor; riskiest first (history risk, else the larger diff) each gets\n"
+	"that while the tightest cap lasts, the next what is left, the others\n"
+	"the offline voters only, and their replies say so. What a series "
+	"does\n"
+	"not spend goes on to the next; no cap is ever passed.\n"
 	"\n"
 	"Commands, in a reply in the thread from the series' author or a\n"
 	"maintainer, on a line of their own: '#quorum rerun' (review again),\n"
@@ -659,6 +685,7 @@ static void plan_dry_say(struct watch *w, const struct wlist *l,
 	struct errmsg err = {""};
 	size_t i, k;
 
+	dry_run_say(&w->dry, stdout);
 	if (!n)
 		printf("dry run: list %s: no series to review\n", l->name);
 	for (i = 0; i < n; i++) {
@@ -681,12 +708,13 @@ static void plan_dry_say(struct watch *w, const struct wlist *l,
 			       "to send)\n");
 		else if (!models)
 			printf("the offline voters only: the money goes to "
-			       "riskier series first (%zu request%s, about "
-			       "$%.4f, not sent)\n",
+			       "riskier series first (%zu request%s, $%.4f "
+			       "planned, not sent)\n",
 			       r->ndry, r->ndry == 1 ? "" : "s", it->est);
 		else
-			printf("the models %s: %zu request%s, about $%.4f, "
-			       "at most $%.4f%s\n",
+			printf("the models %s: %zu request%s, $%.4f planned "
+			       "(answers at the voters' floors), at most "
+			       "$%.4f%s\n",
 			       voters.buf, r->ndry, r->ndry == 1 ? "" : "s",
 			       it->est, it->worst,
 			       !capped		       ? ""
