@@ -616,7 +616,8 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 	opts.apply.nprereqs = sr->pq.n;
 	rr = rv_review_series(&sr->r, l->rv, sr->s, &opts, &err);
 	l->rv_uses++;
-	if (g)
+	/* Its promise is spent; an explanation does not spend it. */
+	if (g && !t->explain)
 		g->done = true;
 	if (sr->r && g && !g->models)
 		plan_offline_said(sr->r, &opts);
