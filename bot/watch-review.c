@@ -562,7 +562,7 @@ static double grant_cap(const struct wlist *l,
 		if (&l->grants[i] != g && l->grants[i].models &&
 		    !l->grants[i].done)
 			cap -= l->grants[i].usd;
-	/* 0 is no cap at all: a cent's millionth is none to spend. */
+	/* A run budget of 0 is no cap: a billionth of a dollar buys none. */
 	return cap > 1e-9 ? cap : 1e-9;
 }
 
@@ -601,11 +601,12 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 			return error("list %s: %s", l->name, err.msg);
 		opts.series_key = sr->key.buf;
 		/*
-		 * The pass's plan: its estimate caps this series' run (a
-		 * ledger handle of its own), or the money went to riskier
-		 * series and the offline voters vote alone.
+		 * The pass's plan: what is left less the promises to the
+		 * series still to come caps this series' run (a ledger
+		 * handle of its own), or the money went to riskier series
+		 * and the offline voters vote alone.
 		 */
-		g = (struct pass_grant *)watch_grant(l, sr->key.buf);
+		g = watch_grant(l, sr->key.buf);
 		if (g && g->models)
 			opts.budget_run = grant_cap(l, &opts, g);
 		else if (g)

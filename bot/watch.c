@@ -668,7 +668,7 @@ static void plan_free(struct wlist *l)
 	l->ngrants = 0;
 }
 
-const struct pass_grant *watch_grant(const struct wlist *l, const char *key)
+struct pass_grant *watch_grant(struct wlist *l, const char *key)
 {
 	size_t i;
 

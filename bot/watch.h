@@ -147,7 +147,7 @@ struct thread_ctx {
 	}
 
 /* The pass's plan for the series of key on l, or NULL. */
-const struct pass_grant *watch_grant(const struct wlist *l, const char *key);
+struct pass_grant *watch_grant(struct wlist *l, const char *key);
 struct tmsg *tmsg_find(struct thread_ctx *t, const char *msgid);
 /* The stable key of a series, whichever of its mails came first. */
 void watch_series_key(const struct mp_series *s, struct sb *key);
