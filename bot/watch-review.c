@@ -617,9 +617,6 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 	opts.apply.nprereqs = sr->pq.n;
 	rr = rv_review_series(&sr->r, l->rv, sr->s, &opts, &err);
 	l->rv_uses++;
-	/* Its promise is spent; an explanation does not spend it. */
-	if (g && !t->explain)
-		g->done = true;
 	if (sr->r && g && !g->models)
 		plan_offline_said(sr->r, &opts);
 	if (rr < 0 && !sr->r) {
@@ -801,6 +798,7 @@ void review_one(struct thread_ctx *t, const struct mp_series *s)
 	};
 	struct sb dline = SB_INIT;
 	struct wlist *l = t->l;
+	struct pass_grant *g;
 
 	if (!sr.parent)
 		return;
@@ -834,6 +832,12 @@ void review_one(struct thread_ctx *t, const struct mp_series *s)
 	}
 	series_report(t, &sr);
 out:
+	/*
+	 * Reviewed, skipped or waiting, the series is done with this pass:
+	 * what the plan promised it is no longer held from the others.
+	 */
+	if (!t->explain && (g = watch_grant(l, sr.key.buf)))
+		g->done = true;
 	series_review_release(&sr);
 	sb_release(&dline);
 	/*
