@@ -25,6 +25,7 @@
 #include <git2.h>
 #include <notmuch.h>
 
+#include "report.h"
 #include "review/cost.h"
 #include "watch.h"
 
@@ -622,7 +623,9 @@ static void plan_list_say(const struct wlist *l, double left, bool monthly,
 			sb_addf(&line, " get%s %s", nk == 1 ? "s" : "",
 				what[k]);
 	}
-	printf("%s\n", line.buf);
+	/* Subjects are the mail's: no terminal controls. */
+	fput_clean(line.buf, stdout);
+	putchar('\n');
 	sb_release(&line);
 }
 
@@ -695,12 +698,20 @@ static void plan_dry_say(struct watch *w, const struct wlist *l,
 			      it->kind != PLAN_OFFLINE;
 		struct sb voters = SB_INIT;
 
-		for (k = 0; r && k < r->ndry; k++)
-			if (!strstr(voters.buf ? voters.buf : "",
-				    r->dry[k].voter))
+		for (k = 0; r && k < r->ndry; k++) {
+			size_t j;
+
+			for (j = 0; j < k; j++)
+				if (!strcmp(r->dry[j].voter, r->dry[k].voter))
+					break;
+			if (j == k)
 				sb_addf(&voters, "%s%s", voters.len ? ", " : "",
 					r->dry[k].voter);
-		printf("dry run: list %s, \"%s\": ", l->name, it->subject);
+		}
+		/* The subject is the mail's: no terminal controls. */
+		printf("dry run: list %s, \"", l->name);
+		fput_clean(it->subject, stdout);
+		printf("\": ");
 		if (!r)
 			printf("does not apply: no model is asked\n");
 		else if (!models && !r->ndry)
@@ -729,7 +740,7 @@ static void plan_dry_say(struct watch *w, const struct wlist *l,
 	}
 }
 
-/* The series of the thread a command of the pass reruns, or a grant. */
+/* Is s one of the series the pass's commands rerun? */
 static bool is_rerun(const struct mp_series *const *rerun, size_t n,
 		     const struct mp_series *s)
 {
