@@ -57,6 +57,11 @@ unlike "$TMP/out" '^plan:' "no cap: no plan"
 unlike "$TMP/out" '^devel: reviewed' "no series is reviewed"
 ok "$([ "$(ls "$REC.tok" | wc -l)" -gt 0 ]; echo $?)" "the free token counter was asked"
 is "$(notmuch count tag:quorum/seen)" 0 "no mail is tagged"
+if command -v sqlite3 >/dev/null; then
+	is "$(sqlite3 "$XDG_STATE_HOME/quorum/state.db" \
+		'SELECT (SELECT COUNT(*) FROM messages) + (SELECT COUNT(*) FROM series) + (SELECT COUNT(*) FROM replies) + (SELECT COUNT(*) FROM cost_ledger) + (SELECT COUNT(*) FROM cost_reservations)')" 0 \
+		"nothing is recorded in the state db: no mail seen, no series, no reply, no cost"
+fi
 
 # Under a daily budget that fits neither series in full: the riskier
 # gets the models as the caps allow, the other the offline voters; the
