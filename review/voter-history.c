@@ -106,6 +106,166 @@ static size_t shape_symbols(const struct rv_history *h, const char *line)
 }
 
 /*
+ * The code of a past pair that is not its bug: what the fix wrote, what
+ * it kept around its change, and the copies of a line the bug commit
+ * wrote more often than the fix changed it. Normalized lines.
+ */
+struct pair_code {
+	char **v;
+	size_t n, alloc;
+	bool loaded;
+};
+
+/* Bound on what one pair may load (and its hunks: LIMIT 64 below). */
+#define PAIR_MAX_LINES 4096
+
+static void pair_code_release(struct pair_code *pc)
+{
+	size_t i;
+
+	for (i = 0; i < pc->n; i++)
+		free(pc->v[i]);
+	free(pc->v);
+	memset(pc, 0, sizeof(*pc));
+}
+
+static void lines_add(struct pair_code *pc, const char *norm)
+{
+	if (pc->n >= PAIR_MAX_LINES)
+		return;
+	ALLOC_GROW(pc->v, pc->n + 1, pc->alloc);
+	pc->v[pc->n++] = xstrdup_or_null(norm);
+}
+
+/* Remove one copy of norm from pc; false when it holds none. */
+static bool lines_take(struct pair_code *pc, const char *norm)
+{
+	size_t i;
+
+	for (i = 0; i < pc->n; i++)
+		if (!strcmp(pc->v[i], norm)) {
+			free(pc->v[i]);
+			pc->v[i] = pc->v[--pc->n];
+			return true;
+		}
+	return false;
+}
+
+/*
+ * Load, once per pair, its stored hunks: the fix's (role 1) kept and
+ * added lines are clean; the bug's (role 0) added lines are clean once
+ * the copies the fix removed are taken out.
+ */
+static void pair_code_load(const struct rv_history *h,
+			   const struct rv_similar *s, struct pair_code *pc)
+{
+	struct pair_code removed = {0}, added = {0};
+	struct sb norm = SB_INIT;
+	sqlite3_stmt *st = NULL;
+	size_t i;
+
+	if (pc->loaded)
+		return;
+	pc->loaded = true;
+	if (sqlite3_prepare_v2(h->db,
+			       "SELECT h.role, h.lines FROM hunks h"
+			       " JOIN pairs p ON p.id = h.pair_id"
+			       " WHERE p.fix_oid = ?1 AND p.bug_oid = ?2"
+			       " LIMIT 64",
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_text(st, 1, s->fix_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, s->bug_id, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int role = sqlite3_column_int(st, 0);
+		const char *p = (const char *)sqlite3_column_text(st, 1);
+
+		while (p && *p) {
+			const char *nl = strchr(p, '\n');
+			size_t len = nl ? (size_t)(nl - p) : strlen(p);
+			char origin = *p;
+
+			if (len > 1) {
+				hist_normalize(p + 1, len - 1, &norm);
+				if (!norm.len)
+					;
+				else if (role == 1 && origin == '-')
+					lines_add(&removed, sb_str(&norm));
+				else if (role == 1)
+					lines_add(pc, sb_str(&norm));
+				else if (origin == '+')
+					lines_add(&added, sb_str(&norm));
+			}
+			p = nl ? nl + 1 : NULL;
+		}
+	}
+	sqlite3_finalize(st);
+	for (i = 0; i < added.n; i++)
+		if (!lines_take(&removed, added.v[i]))
+			lines_add(pc, added.v[i]);
+	pair_code_release(&removed);
+	pair_code_release(&added);
+	sb_release(&norm);
+}
+
+/* The shape of a line, its names abstracted ("$ = malloc ( $ ) ;"). */
+static void shape_text(const struct rv_history *h, const char *line,
+		       struct sb *out)
+{
+	struct hist_shape sh = {0};
+
+	sb_reset(out);
+	hist_shape_lex(line, strlen(line), &h->api, &sh, 256);
+	hist_shape_text(&sh, out);
+	hist_shape_release(&sh);
+}
+
+/* How well two normalized lines match: the same text beats the same names. */
+static double line_match(const char *a, const char *b)
+{
+	return !strcmp(a, b) ? 2.0 : hist_line_similarity(a, b);
+}
+
+/*
+ * Does the patch line match code of the pair that is not the bug (what
+ * the fix wrote or kept, a copy of the line it left alone) at least as
+ * well as the line the fix removed? Then the match cannot tell the bug
+ * from correct code: the patch writes the fixed line (`==` where the bug
+ * had `=`), or a line the tree repeats everywhere and the fix changed in
+ * one place for a reason elsewhere ("fprintf(f, ...)" of a dump format).
+ * A renamed match has other names: then a line of the same shape that
+ * the fix left or wrote says so.
+ */
+static bool ambiguous(const struct rv_history *h, const struct rv_similar *s,
+		      const struct rv_similar_match *m, struct pair_code *pc)
+{
+	double bug;
+	size_t i;
+
+	if (!m->fix_removed)
+		return false; /* a missing check: the line itself was kept */
+	pair_code_load(h, s, pc);
+	if (m->by_shape) {
+		struct sb past = SB_INIT, other = SB_INIT;
+		bool same = false;
+
+		shape_text(h, m->past_line, &past);
+		for (i = 0; !same && past.len && i < pc->n; i++) {
+			shape_text(h, pc->v[i], &other);
+			same = !strcmp(sb_str(&past), sb_str(&other));
+		}
+		sb_release(&past);
+		sb_release(&other);
+		return same;
+	}
+	bug = line_match(m->patch_line, m->past_line);
+	for (i = 0; i < pc->n; i++)
+		if (line_match(m->patch_line, pc->v[i]) >= bug)
+			return true;
+	return false;
+}
+
+/*
  * Is this resemblance strong enough to speak? The patch must add, in a
  * source file the past hunk is in, a distinctive line that a fix (not a revert:
  * a revert removes a whole feature, boilerplate and all) had to remove,
@@ -113,7 +273,8 @@ static size_t shape_symbols(const struct rv_history *h, const char *line)
  * matching line near it or, in the same function, a long line.
  */
 static bool strong(const struct rv_history *h, const struct rv_similar *s,
-		   const uint64_t *rm, size_t nrm, size_t *first)
+		   const uint64_t *rm, size_t nrm, struct pair_code *pc,
+		   size_t *first)
 {
 	size_t i, j;
 
@@ -130,7 +291,7 @@ static bool strong(const struct rv_history *h, const struct rv_similar *s,
 		if (!m->fix_removed || m->by_shape || m->similarity < 0.85 ||
 		    !m->file || strcmp(m->file, s->file) ||
 		    !distinctive(m->past_line) ||
-		    in_set(rm, nrm, m->patch_line))
+		    in_set(rm, nrm, m->patch_line) || ambiguous(h, s, m, pc))
 			continue;
 		for (j = 0; j < s->nmatches; j++)
 			if (j != i && !s->matches[j].by_shape &&
@@ -161,7 +322,8 @@ static bool strong(const struct rv_history *h, const struct rv_similar *s,
  * line when it is long: the bug's own shape came back where it was.
  */
 static bool strong_shape(const struct rv_history *h, const struct rv_similar *s,
-			 const uint64_t *rm, size_t nrm, size_t *first)
+			 const uint64_t *rm, size_t nrm, struct pair_code *pc,
+			 size_t *first)
 {
 	size_t i, j;
 
@@ -174,7 +336,7 @@ static bool strong_shape(const struct rv_history *h, const struct rv_similar *s,
 
 		if (!(m->fix_removed || m->fix_site) || m->similarity < 0.999 ||
 		    !m->file || !distinctive(m->past_line) ||
-		    in_set(rm, nrm, m->patch_line))
+		    in_set(rm, nrm, m->patch_line) || ambiguous(h, s, m, pc))
 			continue;
 		for (j = 0; j < s->nmatches; j++)
 			if (j != i && s->matches[j].similarity >= 0.999 &&
@@ -234,10 +396,16 @@ static int history_review(const struct rv_voter *v,
 		size_t first = 0;
 		bool renamed = false;
 
+		struct pair_code pc = {0};
+		bool speak;
+
 		if (names_pair(&refs, s))
 			continue;
-		if (!strong(ctx->history, s, rm, nrm, &first) &&
-		    !(renamed = strong_shape(ctx->history, s, rm, nrm, &first)))
+		speak = strong(ctx->history, s, rm, nrm, &pc, &first) ||
+			(renamed = strong_shape(ctx->history, s, rm, nrm, &pc,
+						&first));
+		pair_code_release(&pc);
+		if (!speak)
 			continue;
 		f.patch = ctx->patch_index;
 		f.file = s->matches[first].file;
