@@ -71,6 +71,10 @@ struct scan {
 	struct sb after_text; /* the lines `after` points into */
 	int after_state;      /* 0 not tried, 1 lexed, -1 not available */
 	size_t hunk_findings, findings; /* emitted so far */
+	/* Hashes of the lines the patch removes, in diff order; 0 between
+	 * hunks: a span found here was moved, not written. */
+	uint64_t *removed;
+	size_t nremoved;
 };
 
 /* ---- lexing --------------------------------------------------------- */
@@ -473,6 +477,83 @@ static bool chain_deref(const struct toks *tv, size_t i, size_t clen)
 	return false;
 }
 
+/* ---- moved code ----------------------------------------------------- */
+
+/* FNV-1a of a line with its blanks left out: moved code is re-indented. */
+static uint64_t line_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; s && *s; s++)
+		if (!isspace((unsigned char)*s)) {
+			h ^= (unsigned char)*s;
+			h *= 1099511628211ULL;
+		}
+	return h;
+}
+
+static bool blank(const char *s)
+{
+	return !s || !s[strspn(s, " \t")];
+}
+
+static void removed_lines(const struct rv_diff *d, uint64_t **v, size_t *n)
+{
+	size_t i, j, k, alloc = 0;
+
+	*v = NULL;
+	*n = 0;
+	for (i = 0; i < d->nfiles; i++)
+		for (j = 0; j < d->files[i].nhunks; j++) {
+			const struct rv_hunk *h = &d->files[i].hunks[j];
+
+			for (k = 0; k < h->nlines; k++)
+				if (h->lines[k].origin == '-' &&
+				    !blank(h->lines[k].text)) {
+					ALLOC_GROW(*v, *n + 1, alloc);
+					(*v)[(*n)++] =
+						line_hash(h->lines[k].text);
+				}
+			ALLOC_GROW(*v, *n + 1, alloc);
+			(*v)[(*n)++] = 0;
+		}
+}
+
+/*
+ * Are the post-image lines la..lb all added, and do they stand, in the
+ * same order with nothing between, among the lines the patch removes?
+ * Then the patch moved that code (a file renamed or split without
+ * rename detection, a function moved), and what it says is as old as
+ * the code: a new check dropped on the way would break the run.
+ */
+static bool moved_span(const struct scan *sc, size_t la, size_t lb)
+{
+	uint64_t seq[64];
+	size_t n = 0, i, k;
+
+	if (la > lb) {
+		k = la;
+		la = lb;
+		lb = k;
+	}
+	for (k = la; k <= lb && k < sc->npl; k++) {
+		if (!sc->pl[k].added)
+			return false;
+		if (blank(sc->pl[k].text))
+			continue;
+		if (n == ARRAY_SIZE(seq))
+			return false;
+		seq[n++] = line_hash(sc->pl[k].text);
+	}
+	if (!n)
+		return false;
+	for (i = 0; i + n <= sc->nremoved; i++)
+		if (sc->removed[i] == seq[0] &&
+		    !memcmp(&sc->removed[i], seq, n * sizeof(seq[0])))
+			return true;
+	return false;
+}
+
 /* ---- findings ------------------------------------------------------- */
 
 static const struct sb *post_image(struct scan *sc);
@@ -487,7 +568,7 @@ static void emit(struct scan *sc, const char *category, enum rv_severity sev,
 	char fn[128];
 
 	if (sc->hunk_findings >= RULES_MAX_FINDINGS_HUNK ||
-	    sc->findings >= RULES_MAX_FINDINGS)
+	    sc->findings >= RULES_MAX_FINDINGS || moved_span(sc, la, lb))
 		return;
 	sc->hunk_findings++;
 	sc->findings++;
@@ -1107,9 +1188,46 @@ static void rule_lock_leak(struct scan *sc)
 
 /* ---- rule: unbounded string writes into fixed arrays ---------------- */
 
+static bool is_macro_const(const struct tok *t);
+
+/*
+ * Is the array size that starts at token i computed at run time, from
+ * variables (`char hex[len * 2 + 1]`)? Then it was sized for what it
+ * holds, not fixed; sizeof() and ALL_CAPS macros are constants.
+ */
+static bool runtime_size(const struct toks *tv, size_t i)
+{
+	int d = 0;
+
+	for (; i < tv->n; i++) {
+		const struct tok *t = &tv->v[i];
+
+		if (is(t, "[") || is(t, "("))
+			d++;
+		else if (is(t, "]") && --d < 0)
+			return false;
+		else if (is(t, ")"))
+			d--;
+		else if (is(t, "sizeof") && tok_is(tv, i + 1, "(")) {
+			size_t e = close_paren(tv, i + 1);
+
+			if (e == SIZE_MAX)
+				return false;
+			i = e;
+		} else if (t->kind == T_ID && !is(t, "sizeof") &&
+			   !is_macro_const(t)) {
+			return true;
+		} else if (is(t, ";") || is(t, "{")) {
+			return false;
+		}
+	}
+	return false;
+}
+
 /*
  * The declared size of `char name[N]` in the hunk: N (> 0) when it is a
- * number, 0 when it is an expression, -1 when there is no such array.
+ * number, 0 when it is a constant expression, -1 when there is no such
+ * array or its size is computed at run time.
  */
 static long char_array_size(const struct toks *tv, size_t call,
 			    const struct tok *name)
@@ -1126,7 +1244,7 @@ static long char_array_size(const struct toks *tv, size_t call,
 			return strtol(tv->v[j + 2].s, NULL, 0) > 0
 				       ? strtol(tv->v[j + 2].s, NULL, 0)
 				       : 0;
-		return 0;
+		return runtime_size(tv, j + 2) ? -1 : 0;
 	}
 	return -1;
 }
@@ -1159,6 +1277,42 @@ static bool format_unbounded(const struct tok *t)
 		while (p < end && strchr("hlLqjzt", *p))
 			p++;
 		if (p < end && *p == 's' && !prec)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Is strlen() of the source [sa, sb) compared with something before the
+ * copy at call? Then its author bounded it (`if (strlen(s) > MAX)
+ * return -1;`), and whether the bound is right is another question.
+ */
+static bool length_tested(const struct toks *tv, size_t call, size_t sa,
+			  size_t sb)
+{
+	static const char *const cmp[] = {"<", ">", "<=", ">=", "==", "!="};
+	size_t j = call > RULES_WINDOW ? call - RULES_WINDOW : 0, e, k;
+
+	/* no further back than the function: another's test is not ours */
+	for (k = call; k-- > j;)
+		if (is(&tv->v[k], "}") && tv->v[k].depth < tv->v[call].depth) {
+			j = k + 1;
+			break;
+		}
+	for (; j + 1 < call; j++) {
+		if (!is(&tv->v[j], "strlen") || !is(&tv->v[j + 1], "("))
+			continue;
+		e = close_paren(tv, j + 1);
+		if (e == SIZE_MAX || e >= call || e - (j + 2) != sb - sa)
+			continue;
+		for (k = 0; k < sb - sa; k++)
+			if (!same(&tv->v[j + 2 + k], &tv->v[sa + k]))
+				break;
+		if (k < sb - sa)
+			continue;
+		if ((e + 1 < tv->n &&
+		     is_in(&tv->v[e + 1], cmp, ARRAY_SIZE(cmp))) ||
+		    (j && is_in(&tv->v[j - 1], cmp, ARRAY_SIZE(cmp))))
 			return true;
 	}
 	return false;
@@ -1215,7 +1369,8 @@ static void rule_unsafe_string(struct scan *sc)
 			continue;
 		if (is(t, "strcpy") || is(t, "strcat")) {
 			/* a literal source is bounded and meant */
-			if (tv->v[sa].kind == T_STR)
+			if (tv->v[sa].kind == T_STR ||
+			    length_tested(tv, i, sa, sb2))
 				continue;
 		} else if (is(t, "sprintf")) {
 			if (tv->v[sa].kind != T_STR || sb2 != sa + 1 ||
@@ -1690,6 +1845,7 @@ static int rules_review(const struct rv_voter *v, const struct rv_context *ctx,
 	memset(&sc, 0, sizeof(sc));
 	sc.ctx = ctx;
 	sc.out = out;
+	removed_lines(d, &sc.removed, &sc.nremoved);
 	for (fi = 0; fi < d->nfiles; fi++)
 		for (hi = 0; hi < d->files[fi].nhunks; hi++)
 			if (d->files[fi].hunks[hi].nlines > maxl)
@@ -1715,6 +1871,7 @@ static int rules_review(const struct rv_voter *v, const struct rv_context *ctx,
 		}
 	}
 	free(sc.pl);
+	free(sc.removed);
 	toks_release(&sc.tk);
 	toks_release(&sc.after);
 	sb_release(&sc.after_text);

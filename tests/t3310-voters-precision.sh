@@ -140,4 +140,115 @@ like "$TMP/out" 'The fix changed this line: if \(\(family == AF_DECnet\) \|\| \(
 review vport
 unlike "$TMP/out" "had to fix" "a new dump line like the ones the fix left alone has no history finding"
 
+# 3. The rules voter. A file split in two moves its code: the moved lines
+# are as old as the code (rdma-core 7237cedf3767 "Flatten the
+# infiniband-diags tools", iproute2 e42256699cac "move into lib": 26
+# findings on code that was only moved). A new allocation left unchecked
+# is still flagged.
+cd "$TMP" && mkdir rules && cd rules && git init -q
+cat >opts.c <<'EOC'
+#include <stdlib.h>
+#include <string.h>
+
+struct option *merge_opts(struct option *oldopts, int num_old)
+{
+	struct option *merge;
+
+	merge = malloc(sizeof(*merge) * (num_old + 1));
+	memcpy(merge, oldopts, num_old * sizeof(*merge));
+	return merge;
+}
+
+int keep_opts(void)
+{
+	return 0;
+}
+EOC
+tick; git add opts.c && git commit -q -m "opts: merge options"
+git tag rbase
+python3 - <<'EOP'
+s = open("opts.c").read()
+i = s.index("struct option *merge_opts")
+j = s.index("int keep_opts")
+open("merge.c", "w").write("#include <stdlib.h>\n#include <string.h>\n\n" + s[i:j])
+open("opts.c", "w").write(s[:i] + s[j:])
+EOP
+git add merge.c; tick; git commit -q -am "opts: move merge_opts() to merge.c"
+git format-patch -q -o "$TMP/moved" -1 HEAD
+git reset -q --hard rbase
+cat >>opts.c <<'EOC'
+
+struct option *copy_opts(struct option *oldopts, int num_old)
+{
+	struct option *copy;
+
+	copy = malloc(sizeof(*copy) * num_old);
+	memcpy(copy, oldopts, num_old * sizeof(*copy));
+	return copy;
+}
+EOC
+tick; git commit -q -am "opts: add copy_opts()"
+git format-patch -q -o "$TMP/newalloc" -1 HEAD
+git reset -q --hard rbase
+
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/moved/*.patch
+unlike "$TMP/out" "dereferenced without a NULL check" "moved code: no unchecked-allocation finding"
+unlike "$TMP/out" "can overflow" "moved code: no overflow finding"
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/newalloc/*.patch
+like "$TMP/out" 'malloc\(\) result `copy` is dereferenced without a NULL check' \
+	"a new unchecked allocation is still flagged"
+
+# 4. Strings sized or checked for what they hold (iproute2 6217917a3826:
+# `char strbuf[rem * 2 + 1]`; 93c8d5f72f8c: strcpy() after
+# `if (strlen(str) > XATTR_SIZE_MAX) return -1;`), and the unbounded
+# ones that are still flagged.
+cat >str.c <<'EOC'
+#include <stdio.h>
+#include <string.h>
+
+int hex_opt(const char *data, int rem)
+{
+	char strbuf[rem * 2 + 1];
+
+	sprintf(strbuf, "%s", data);
+	return puts(strbuf);
+}
+
+int key_opt(const char *str)
+{
+	char key[KEY_SIZE_MAX];
+
+	if (strlen(str) >= KEY_SIZE_MAX)
+		return -1;
+	strcpy(key, str);
+	return puts(key);
+}
+
+int name_opt(const char *str)
+{
+	char name[16];
+
+	sprintf(name, "%s", str);
+	return puts(name);
+}
+
+int alias_opt(const char *str)
+{
+	char alias[32];
+
+	if (!str)
+		return -1;
+	strcpy(alias, str);
+	return puts(alias);
+}
+EOC
+git add str.c; tick; git commit -q -m "str: add options"
+git format-patch -q -o "$TMP/strings" -1 HEAD
+git reset -q --hard rbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/strings/*.patch
+unlike "$TMP/out" 'into fixed-size `strbuf`' "an array sized at run time for its content is not fixed-size"
+unlike "$TMP/out" 'into fixed-size `key`' "a copy after a strlen() test of its source is bounded"
+like "$TMP/out" 'sprintf\(\) into `name\[16\]` has no bound' "an unbounded sprintf() into a fixed array is flagged"
+like "$TMP/out" 'strcpy\(\) into `alias\[32\]` has no bound' "an unbounded strcpy() into one too"
+
 done_testing
