@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "classify-int.h"
 #include "history-int.h"
 #include "history-parse.h"
 
@@ -370,6 +371,21 @@ static bool names_pair(const struct hist_refs *refs, const struct rv_similar *s)
 	return false;
 }
 
+/*
+ * Did the past fix fix a bug, by its own subject? A Fixes: trailer also
+ * sits on cleanups, refactors and features ("tipc: Drop unused variable
+ * 'genl'", "flower: Refactor matching flags", "devlink: Add a new
+ * time-stamp format"): code like their "buggy" side repeats nothing
+ * wrong. A subject that says cleanup or feature and nothing of a fix.
+ */
+static bool fixed_a_bug(const struct rv_similar *s)
+{
+	const char *subj = s->fix_subject;
+
+	return !subj || cl_subject_fix(subj) ||
+	       !(cl_subject_clean(subj) || cl_subject_feat(subj));
+}
+
 static int history_review(const struct rv_voter *v,
 			  const struct rv_context *ctx, struct rv_findings *out,
 			  struct errmsg *err)
@@ -399,7 +415,7 @@ static int history_review(const struct rv_voter *v,
 		struct pair_code pc = {0};
 		bool speak;
 
-		if (names_pair(&refs, s))
+		if (names_pair(&refs, s) || !fixed_a_bug(s))
 			continue;
 		speak = strong(ctx->history, s, rm, nrm, &pc, &first) ||
 			(renamed = strong_shape(ctx->history, s, rm, nrm, &pc,

@@ -85,10 +85,34 @@ s = s.replace('''		ret = fprintf(f, "%d,0x%" PRIx64 ",0x%x\\n",
 			      (uint64_t)(uintptr_t)action->table);''')
 open("dump.c", "w").write(s)
 EOP
-tick; git commit -q -am "dump: add the table handle to the FT action" \
+tick; git commit -q -am "dump: fix the FT record for the parser" \
 	-m "The parser needs the handle to find the table.
 
 $(fixes "$DUMP")"
+# 3. A Fixes: on a cleanup: the "bug" was an unused variable (iproute2
+# 8d05f33a381a "tipc: Drop unused variable 'genl'", matched by three
+# devlink callbacks that use theirs).
+cat >node.c <<'EOC'
+#include "node.h"
+
+static int node_list_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct genlmsghdr *genl = mnl_nlmsg_get_payload(nlh);
+	struct nlattr *info[TIPC_NLA_MAX + 1] = {};
+
+	mnl_attr_parse(nlh, sizeof(*genl), parse_attrs, info);
+	if (!info[TIPC_NLA_NODE])
+		return MNL_CB_ERROR;
+	return MNL_CB_OK;
+}
+EOC
+tick; git add node.c && git commit -q -m "tipc: add the node list"
+NODE=$(git rev-parse HEAD)
+sed -i '/struct genlmsghdr \*genl/d; s/sizeof(\*genl)/sizeof(struct genlmsghdr)/' node.c
+tick; git commit -q -am "tipc: drop unused variable 'genl'" \
+	-m "It is only used in a sizeof().
+
+$(fixes "$NODE")"
 git tag base
 
 # The patches under review.
@@ -126,6 +150,20 @@ s = s.replace('''	default:''', '''	case ACTION_VPORT:
 open("dump.c", "w").write(s)
 EOP
 patch vport "dump: dump the vport action"
+cat >>node.c <<'EOC'
+
+static int node_get_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct genlmsghdr *genl = mnl_nlmsg_get_payload(nlh);
+	struct nlattr *info[TIPC_NLA_MAX + 1] = {};
+
+	mnl_attr_parse(nlh, sizeof(*genl), parse_attrs, info);
+	if (!info[TIPC_NLA_NODE])
+		return MNL_CB_ERROR;
+	return MNL_CB_OK;
+}
+EOC
+patch genl "tipc: get one node"
 
 run "$QUORUM" index -C "$R"
 is "$rc" 0 "index"
@@ -139,8 +177,10 @@ like "$TMP/out" 'The fix changed this line: if \(\(family == AF_DECnet\) \|\| \(
 	"... quoting the buggy line"
 review vport
 unlike "$TMP/out" "had to fix" "a new dump line like the ones the fix left alone has no history finding"
+review genl
+unlike "$TMP/out" "had to fix" "code like what a cleanup changed (its subject says so) has no history finding"
 
-# 3. The rules voter. A file split in two moves its code: the moved lines
+# 4. The rules voter. A file split in two moves its code: the moved lines
 # are as old as the code (rdma-core 7237cedf3767 "Flatten the
 # infiniband-diags tools", iproute2 e42256699cac "move into lib": 26
 # findings on code that was only moved). A new allocation left unchecked
@@ -198,7 +238,7 @@ run "$QUORUM" review -C "$TMP/rules" "$TMP"/newalloc/*.patch
 like "$TMP/out" 'malloc\(\) result `copy` is dereferenced without a NULL check' \
 	"a new unchecked allocation is still flagged"
 
-# 4. Strings sized or checked for what they hold (iproute2 6217917a3826:
+# 5. Strings sized or checked for what they hold (iproute2 6217917a3826:
 # `char strbuf[rem * 2 + 1]`; 93c8d5f72f8c: strcpy() after
 # `if (strlen(str) > XATTR_SIZE_MAX) return -1;`), and the unbounded
 # ones that are still flagged.
