@@ -1318,6 +1318,49 @@ static bool length_tested(const struct toks *tv, size_t call, size_t sa,
 	return false;
 }
 
+/*
+ * Does what sprintf() at call (its ')' at close) formats with fmt fit in
+ * size bytes? Known when every conversion is a %c or a %s of a char
+ * array declared with a number (`char addr[16]` holds at most 15):
+ * `sprintf(full[17], "%s%c", addr, state)` is bounded by its sources.
+ */
+static bool sprintf_fits(const struct toks *tv, size_t call, size_t close,
+			 const struct tok *fmt, long size)
+{
+	const char *p = fmt->s + 1, *end = fmt->s + fmt->len - 1;
+	unsigned arg = 2;
+	long need = 1, n;
+	size_t a, b;
+
+	while (p < end && need <= size) {
+		if (*p == '\\') {
+			p += 2;
+			need++;
+			continue;
+		}
+		if (*p++ != '%') {
+			need++;
+			continue;
+		}
+		if (p < end && (*p == '%' || *p == 'c')) {
+			arg += *p++ == 'c';
+			need++;
+			continue;
+		}
+		if (p >= end || *p != 's' ||
+		    !call_arg(tv, call + 1, close, arg, &a, &b) || b != a + 1 ||
+		    tv->v[a].kind != T_ID)
+			return false; /* widths, numbers: not worked out */
+		n = char_array_size(tv, call, &tv->v[a]);
+		if (n <= 0)
+			return false;
+		need += n - 1;
+		p++;
+		arg++;
+	}
+	return need <= size;
+}
+
 static void rule_unsafe_string(struct scan *sc)
 {
 	static const char *const copy_fns[] = {"strcpy", "strcat", "sprintf",
@@ -1374,7 +1417,9 @@ static void rule_unsafe_string(struct scan *sc)
 				continue;
 		} else if (is(t, "sprintf")) {
 			if (tv->v[sa].kind != T_STR || sb2 != sa + 1 ||
-			    !format_unbounded(&tv->v[sa]))
+			    !format_unbounded(&tv->v[sa]) ||
+			    (size > 0 &&
+			     sprintf_fits(tv, i, close, &tv->v[sa], size)))
 				continue;
 		}
 		cand++;

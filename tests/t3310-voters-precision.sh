@@ -240,8 +240,9 @@ like "$TMP/out" 'malloc\(\) result `copy` is dereferenced without a NULL check' 
 
 # 5. Strings sized or checked for what they hold (iproute2 6217917a3826:
 # `char strbuf[rem * 2 + 1]`; 93c8d5f72f8c: strcpy() after
-# `if (strlen(str) > XATTR_SIZE_MAX) return -1;`), and the unbounded
-# ones that are still flagged.
+# `if (strlen(str) > XATTR_SIZE_MAX) return -1;`; a56e0db7e892:
+# sprintf(full_state[17], "%s%c", addr_str[16], state)), and the
+# unbounded ones that are still flagged.
 cat >str.c <<'EOC'
 #include <stdio.h>
 #include <string.h>
@@ -272,6 +273,26 @@ int name_opt(const char *str)
 	return puts(name);
 }
 
+int state_opt(unsigned int member, char state)
+{
+	char addr_str[16];
+	char full_state[17] = {0};
+
+	sprintf(addr_str, "%x:", member);
+	sprintf(full_state, "%s%c", addr_str, state);
+	return puts(full_state);
+}
+
+int label_opt(const char *str, char state)
+{
+	char label[32];
+	char full_label[17] = {0};
+
+	snprintf(label, sizeof(label), "%s", str);
+	sprintf(full_label, "%s%c", label, state);
+	return puts(full_label);
+}
+
 int alias_opt(const char *str)
 {
 	char alias[32];
@@ -288,6 +309,8 @@ git reset -q --hard rbase
 run "$QUORUM" review -C "$TMP/rules" "$TMP"/strings/*.patch
 unlike "$TMP/out" 'into fixed-size `strbuf`' "an array sized at run time for its content is not fixed-size"
 unlike "$TMP/out" 'into fixed-size `key`' "a copy after a strlen() test of its source is bounded"
+unlike "$TMP/out" 'into `full_state' "sprintf() of arrays that fit the buffer (15 + 1 + NUL in 17) is bounded"
+like "$TMP/out" 'sprintf\(\) into `full_label\[17\]` has no bound' "... of a larger array, flagged"
 like "$TMP/out" 'sprintf\(\) into `name\[16\]` has no bound' "an unbounded sprintf() into a fixed array is flagged"
 like "$TMP/out" 'strcpy\(\) into `alias\[32\]` has no bound' "an unbounded strcpy() into one too"
 
