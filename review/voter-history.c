@@ -80,6 +80,66 @@ static bool distinctive(const char *line)
 	return strlen(line) >= 24 || idents >= 3;
 }
 
+/* A line that starts a function's definition ("int f(int x)", col 0). */
+static bool starts_function(const char *t)
+{
+	size_t n = t ? strlen(t) : 0;
+	const char *paren;
+
+	while (n && isspace((unsigned char)t[n - 1]))
+		n--;
+	if (!n || !(isalpha((unsigned char)t[0]) || t[0] == '_') ||
+	    t[n - 1] == ';' || t[n - 1] == ',')
+		return false;
+	paren = memchr(t, '(', n);
+	return paren && !memchr(t, '=', (size_t)(paren - t));
+}
+
+/*
+ * Is the patch's line of m in function func? Its hunk's section names
+ * the function at the hunk's start; a definition within the hunk, before
+ * the line, starts another.
+ */
+static bool match_in_function(const struct rv_diff *d,
+			      const struct rv_similar_match *m,
+			      const char *func)
+{
+	size_t i, j, k;
+
+	for (i = 0; func && m->file && i < d->nfiles; i++) {
+		const struct rv_file *f = &d->files[i];
+
+		if (!f->new_path || strcmp(f->new_path, m->file))
+			continue;
+		for (j = 0; j < f->nhunks; j++) {
+			const struct rv_hunk *hk = &f->hunks[j];
+			char *cur;
+			bool in;
+
+			if (m->new_no < hk->new_start ||
+			    m->new_no > hk->new_start + hk->new_lines)
+				continue;
+			cur = hist_function_name(hk->section);
+			for (k = 0; k < hk->nlines; k++) {
+				const struct rv_line *l = &hk->lines[k];
+
+				if (l->origin == '-')
+					continue;
+				if (l->new_no > m->new_no)
+					break;
+				if (starts_function(l->text)) {
+					free(cur);
+					cur = hist_function_name(l->text);
+				}
+			}
+			in = cur && !strcmp(cur, func);
+			free(cur);
+			return in;
+		}
+	}
+	return false;
+}
+
 static bool near_line(const struct rv_similar_match *a,
 		      const struct rv_similar_match *b)
 {
@@ -271,11 +331,12 @@ static bool ambiguous(const struct rv_history *h, const struct rv_similar *s,
  * source file the past hunk is in, a distinctive line that a fix (not a revert:
  * a revert removes a whole feature, boilerplate and all) had to remove,
  * nearly verbatim and not merely moved by the patch; and either a second
- * matching line near it or, in the same function, a long line.
+ * matching line near it or a long line, itself in the function the fix
+ * changed (not merely in a patch that also touches that function).
  */
-static bool strong(const struct rv_history *h, const struct rv_similar *s,
-		   const uint64_t *rm, size_t nrm, struct pair_code *pc,
-		   size_t *first)
+static bool strong(const struct rv_history *h, const struct rv_diff *d,
+		   const struct rv_similar *s, const uint64_t *rm, size_t nrm,
+		   struct pair_code *pc, size_t *first)
 {
 	size_t i, j;
 
@@ -301,7 +362,9 @@ static bool strong(const struct rv_history *h, const struct rv_similar *s,
 			    !in_set(rm, nrm, s->matches[j].patch_line))
 				close++;
 		if (close >= 1 ||
-		    (m->similarity >= 0.999 && s->same_function &&
+		    (m->similarity >= 0.999 &&
+		     match_in_function(d, m,
+				       s->same_function ? s->function : NULL) &&
 		     shape_symbols(h, m->past_line) >= HIST_LONG_LINE)) {
 			*first = i;
 			return true;
@@ -322,9 +385,9 @@ static bool strong(const struct rv_history *h, const struct rv_similar *s,
  * cannot reach that); or, in the very function the fix changed, that one
  * line when it is long: the bug's own shape came back where it was.
  */
-static bool strong_shape(const struct rv_history *h, const struct rv_similar *s,
-			 const uint64_t *rm, size_t nrm, struct pair_code *pc,
-			 size_t *first)
+static bool strong_shape(const struct rv_history *h, const struct rv_diff *d,
+			 const struct rv_similar *s, const uint64_t *rm,
+			 size_t nrm, struct pair_code *pc, size_t *first)
 {
 	size_t i, j;
 
@@ -345,7 +408,9 @@ static bool strong_shape(const struct rv_history *h, const struct rv_similar *s,
 			    !in_set(rm, nrm, s->matches[j].patch_line))
 				close++;
 		if ((close >= 2 && s->shape >= HIST_SHAPE_STRONG) ||
-		    (s->same_function && m->by_shape && m->fix_removed &&
+		    (m->by_shape && m->fix_removed &&
+		     match_in_function(d, m,
+				       s->same_function ? s->function : NULL) &&
 		     shape_symbols(h, m->past_line) >= HIST_LONG_LINE)) {
 			*first = i;
 			return true;
@@ -417,9 +482,10 @@ static int history_review(const struct rv_voter *v,
 
 		if (names_pair(&refs, s) || !fixed_a_bug(s))
 			continue;
-		speak = strong(ctx->history, s, rm, nrm, &pc, &first) ||
-			(renamed = strong_shape(ctx->history, s, rm, nrm, &pc,
-						&first));
+		speak = strong(ctx->history, ctx->diff, s, rm, nrm, &pc,
+			       &first) ||
+			(renamed = strong_shape(ctx->history, ctx->diff, s, rm,
+						nrm, &pc, &first));
 		pair_code_release(&pc);
 		if (!speak)
 			continue;

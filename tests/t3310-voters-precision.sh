@@ -180,6 +180,85 @@ unlike "$TMP/out" "had to fix" "a new dump line like the ones the fix left alone
 review genl
 unlike "$TMP/out" "had to fix" "code like what a cleanup changed (its subject says so) has no history finding"
 
+# 3b. A long buggy line alone speaks only in the function the fix
+# changed; a patch that also touches that function does not carry it to
+# others (iproute2 32a121cba257: a loop over meta_table in em_meta.c
+# flagged because the patch also edited get_rate() in tc_util.c).
+cd "$TMP" && mkdir rate && cd rate && git init -q
+cat >rate.c <<'EOC'
+#include "units.h"
+
+int get_rate(unsigned int *rate, const char *str)
+{
+	double bps = strtod(str, NULL);
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (bps < units[i + 1].scale)
+			break;
+	}
+	*rate = bps / units[i].scale;
+	return 0;
+}
+
+int rate_unit_count(void)
+{
+	int n = 0;
+
+	n += units_static;
+	n += units_dynamic;
+	n += units_reserved;
+	return n;
+}
+
+int print_rate(char *buf, unsigned int rate)
+{
+	return sprintf(buf, "%u", rate);
+}
+EOC
+tick; git add rate.c && git commit -q -m "tc: more user friendly rates"
+RATE=$(git rev-parse HEAD)
+sed -i 's/i < ARRAY_SIZE(units); i++/i < ARRAY_SIZE(units) - 1; i++/' rate.c
+tick; git commit -q -am "tc: fix get_rate for ludicrous speeds" \
+	-m "units[i + 1] read past the table.
+
+$(fixes "$RATE")"
+RATE_FIX=$(git rev-parse HEAD)
+git tag rate
+run "$QUORUM" index -C "$TMP/rate"
+sed -i 's/	return 0;/	return validate_rate_value(rate, bps);/' rate.c
+python3 - <<'EOP'
+s = open("rate.c").read()
+s = s.replace("""	return sprintf(buf, "%u", rate);""", """	int i;
+
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (rate % units[i].scale)
+			break;
+	}
+	return sprintf(buf, "%u%s", rate, units[i].name);""")
+open("rate.c", "w").write(s)
+EOP
+tick; git commit -q -am "tc: print rates with units"
+git format-patch -q -o "$TMP/elsewhere" -1 HEAD
+git reset -q --hard rate
+python3 - <<'EOP'
+s = open("rate.c").read()
+s = s.replace("""	*rate = bps / units[i].scale;""", """	*rate = bps / units[i].scale;
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (*rate < units[i].min)
+			return -1;
+	}""")
+open("rate.c", "w").write(s)
+EOP
+tick; git commit -q -am "tc: check the rate's minimum"
+git format-patch -q -o "$TMP/inside" -1 HEAD
+git reset -q --hard rate
+run "$QUORUM" review -C "$TMP/rate" "$TMP"/elsewhere/*.patch
+unlike "$TMP/out" "had to fix" "the buggy line in another function has no history finding"
+run "$QUORUM" review -C "$TMP/rate" "$TMP"/inside/*.patch
+like "$TMP/out" "resembles code that $(git rev-parse --short=12 "$RATE_FIX") had to fix" \
+	"... in the function the fix changed, it has"
+
 # 4. The rules voter. A file split in two moves its code: the moved lines
 # are as old as the code (rdma-core 7237cedf3767 "Flatten the
 # infiniband-diags tools", iproute2 e42256699cac "move into lib": 26
