@@ -175,6 +175,9 @@ struct pair_code {
 	char **v;
 	size_t n, alloc;
 	bool loaded;
+	/* the names the conditions the fix added test (`if (!rd->port_idx)`) */
+	char **tested;
+	size_t ntested, tested_alloc;
 };
 
 /* Bound on what one pair may load (and its hunks: LIMIT 64 below). */
@@ -187,6 +190,9 @@ static void pair_code_release(struct pair_code *pc)
 	for (i = 0; i < pc->n; i++)
 		free(pc->v[i]);
 	free(pc->v);
+	for (i = 0; i < pc->ntested; i++)
+		free(pc->tested[i]);
+	free(pc->tested);
 	memset(pc, 0, sizeof(*pc));
 }
 
@@ -209,6 +215,58 @@ static bool lines_take(struct pair_code *pc, const char *norm)
 			pc->v[i] = pc->v[--pc->n];
 			return true;
 		}
+	return false;
+}
+
+static bool is_word(const char *w, size_t n, const char *word)
+{
+	return strlen(word) == n && !strncmp(w, word, n);
+}
+
+/* Names of at least two characters in the condition of `if (...)` line. */
+static void tested_names(struct pair_code *pc, const char *line)
+{
+	static const char *const skip[] = {
+		"if", "NULL", "sizeof", "true", "false", "unlikely", "likely"};
+	const char *p = line, *w;
+	size_t k;
+	int depth = 0;
+
+	if (strncmp(p, "if", 2) || (p[2] != ' ' && p[2] != '('))
+		return;
+	for (p += 2; *p && pc->ntested < 64; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && --depth <= 0)
+			break;
+		if (!(isalpha((unsigned char)*p) || *p == '_'))
+			continue;
+		for (w = p; isalnum((unsigned char)*p) || *p == '_'; p++)
+			;
+		for (k = 0; k < ARRAY_SIZE(skip); k++)
+			if (is_word(w, (size_t)(p - w), skip[k]))
+				break;
+		if (k == ARRAY_SIZE(skip) && p - w >= 2) {
+			ALLOC_GROW(pc->tested, pc->ntested + 1,
+				   pc->tested_alloc);
+			pc->tested[pc->ntested++] =
+				xstrndup(w, (size_t)(p - w));
+		}
+		p--;
+	}
+}
+
+/* Does text hold word as a whole word? */
+static bool has_word(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = text; (p = strstr(p, word)); p += n)
+		if ((p == text ||
+		     !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+		    !(isalnum((unsigned char)p[n]) || p[n] == '_'))
+			return true;
 	return false;
 }
 
@@ -252,7 +310,10 @@ static void pair_code_load(const struct rv_history *h,
 					;
 				else if (role == 1 && origin == '-')
 					lines_add(&removed, sb_str(&norm));
-				else if (role == 1)
+				else if (role == 1 && origin == '+') {
+					lines_add(pc, sb_str(&norm));
+					tested_names(pc, sb_str(&norm));
+				} else if (role == 1)
 					lines_add(pc, sb_str(&norm));
 				else if (origin == '+')
 					lines_add(&added, sb_str(&norm));
@@ -267,6 +328,51 @@ static void pair_code_load(const struct rv_history *h,
 	pair_code_release(&removed);
 	pair_code_release(&added);
 	sb_release(&norm);
+}
+
+/*
+ * A fix that added a check next to a line tested something there: the
+ * names in its condition that the line itself does not hold (`if
+ * (!rd->port_idx)` before `return rd_exec_cmd(rd, cmds, "parameter");`
+ * tests port_idx). The same line elsewhere misses that check only when
+ * the patch's code around it uses one of them; a dispatcher like every
+ * other does not. A NULL check of the line's own result (`if (!buf)`
+ * after `buf = malloc(n);`) names nothing new and asks nothing more.
+ */
+static bool check_applies(const struct rv_history *h,
+			  const struct rv_similar *s, const struct rv_diff *d,
+			  const struct rv_similar_match *m,
+			  struct pair_code *pc)
+{
+	size_t i, j, k, others = 0;
+
+	pair_code_load(h, s, pc);
+	for (i = 0; i < pc->ntested; i++) {
+		if (has_word(m->past_line, pc->tested[i]))
+			continue;
+		others++;
+		for (j = 0; j < d->nfiles; j++) {
+			const struct rv_file *f = &d->files[j];
+
+			if (!f->new_path || !m->file ||
+			    strcmp(f->new_path, m->file))
+				continue;
+			for (k = 0; k < f->nhunks; k++) {
+				const struct rv_hunk *hk = &f->hunks[k];
+				size_t l;
+
+				for (l = 0; l < hk->nlines; l++)
+					if (hk->lines[l].origin != '-' &&
+					    abs(hk->lines[l].new_no -
+						m->new_no) <= 20 &&
+					    hk->lines[l].text &&
+					    has_word(hk->lines[l].text,
+						     pc->tested[i]))
+						return true;
+			}
+		}
+	}
+	return !others;
 }
 
 /* The shape of a line, its names abstracted ("$ = malloc ( $ ) ;"). */
@@ -400,7 +506,8 @@ static bool strong_shape(const struct rv_history *h, const struct rv_diff *d,
 
 		if (!(m->fix_removed || m->fix_site) || m->similarity < 0.999 ||
 		    !m->file || !distinctive(m->past_line) ||
-		    in_set(rm, nrm, m->patch_line) || ambiguous(h, s, m, pc))
+		    in_set(rm, nrm, m->patch_line) || ambiguous(h, s, m, pc) ||
+		    (!m->fix_removed && !check_applies(h, s, d, m, pc)))
 			continue;
 		for (j = 0; j < s->nmatches; j++)
 			if (j != i && s->matches[j].similarity >= 0.999 &&

@@ -259,6 +259,62 @@ run "$QUORUM" review -C "$TMP/rate" "$TMP"/inside/*.patch
 like "$TMP/out" "resembles code that $(git rev-parse --short=12 "$RATE_FIX") had to fix" \
 	"... in the function the fix changed, it has"
 
+# 3c. A fix that added a check next to a line: the same line elsewhere
+# misses the check only when the code there uses what the check tests
+# (iproute2 e3dee3c81f7f added `if (!rd->port_idx)` before link's
+# `return rd_exec_cmd(...)`; two new dispatchers with no port flagged).
+cd "$TMP" && mkdir disp && cd disp && git init -q
+dispatcher() { # dispatcher OBJ
+	cat <<EOC
+
+static int $1_one_show(struct rd *rd)
+{
+	const struct rd_cmd cmds[] = {
+		{ NULL,		$1_no_args},
+		{ "show",	$1_show},
+		{ 0 }
+	};
+
+	return rd_exec_cmd(rd, cmds, "parameter");
+}
+EOC
+}
+{ echo '#include "rdma.h"'; dispatcher link; } >link.c
+sed -i 's/return rd_exec_cmd(rd, cmds, "parameter");/return link_exec(rd, cmds);/' link.c
+tick; git add link.c && git commit -q -m "rdma: add link object"
+LINK=$(git rev-parse HEAD)
+sed -i 's/return link_exec(rd, cmds);/return rd_exec_cmd(rd, cmds, "parameter");/' link.c
+tick; git commit -q -am "rdma: one command executor for all objects"
+python3 - <<'EOP'
+s = open("link.c").read()
+s = s.replace("""	return rd_exec_cmd""", """	if (!rd->port_idx)
+		return 0;
+
+	return rd_exec_cmd""")
+open("link.c", "w").write(s)
+EOP
+tick; git commit -q -am "rdma: check that the port index exists before the link layer" \
+	-m "Link layer operates on a port.
+
+$(fixes "$LINK")"
+PORT_FIX=$(git rev-parse HEAD)
+git tag disp
+run "$QUORUM" index -C "$TMP/disp"
+{ echo '#include "rdma.h"'; dispatcher dev; } >dev.c
+git add dev.c; tick; git commit -q -m "rdma: add dev object"
+git format-patch -q -o "$TMP/devdisp" -1 HEAD
+git reset -q --hard disp
+{ echo '#include "rdma.h"'; dispatcher port
+  printf '\nstatic int port_shown(struct rd *rd)\n{\n\treturn rd->port_idx;\n}\n'; } >port.c
+git add port.c; tick; git commit -q -m "rdma: add port object"
+git format-patch -q -o "$TMP/portdisp" -1 HEAD
+git reset -q --hard disp
+run "$QUORUM" review -C "$TMP/disp" "$TMP"/devdisp/*.patch
+unlike "$TMP/out" "had to fix" "a dispatcher that uses no port does not miss the port check"
+run "$QUORUM" review -C "$TMP/disp" "$TMP"/portdisp/*.patch
+like "$TMP/out" "code that $(git rev-parse --short=12 "$PORT_FIX") had to fix" \
+	"... one that uses the port index does"
+
 # 4. The rules voter. A file split in two moves its code: the moved lines
 # are as old as the code (rdma-core 7237cedf3767 "Flatten the
 # infiniband-diags tools", iproute2 e42256699cac "move into lib": 26
