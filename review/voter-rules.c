@@ -811,6 +811,68 @@ static size_t unchecked_use(const struct toks *tv, size_t close, int depth,
 	return SIZE_MAX;
 }
 
+/* Does text hold word w, not as part of a longer name? */
+static bool word_in(const char *text, const char *w)
+{
+	size_t n = strlen(w);
+	const char *p;
+
+	for (p = text; (p = strstr(p, w)); p += n)
+		if ((p == text || !is_ident_char((unsigned char)p[-1])) &&
+		    !is_ident_char((unsigned char)p[n]))
+			return true;
+	return false;
+}
+
+/*
+ * Did the hunk's pre-image allocate name too, and test it nowhere? Then a
+ * patch that only rewrites the allocation (`malloc() + memset()` into
+ * `calloc()`), its first use untouched, leaves a defect as old as the
+ * code; a patch that drops the check is still flagged.
+ */
+static bool rewrites_unchecked(const struct scan *sc, const char *name)
+{
+	const struct rv_hunk *h = sc->h;
+	size_t k, n = strlen(name), a;
+	bool alloc = false;
+
+	for (k = 0; k < h->nlines; k++) {
+		const char *text = h->lines[k].text, *p;
+
+		if (h->lines[k].origin != '-' || !text)
+			continue;
+		for (p = text; (p = strstr(p, name)); p += n) {
+			const char *q = p + n;
+
+			if (p > text &&
+			    (isalnum((unsigned char)p[-1]) || p[-1] == '_' ||
+			     p[-1] == '>' || p[-1] == '.'))
+				continue;
+			if (isalnum((unsigned char)*q) || *q == '_')
+				continue;
+			while (*q == ' ' || *q == '\t')
+				q++;
+			if (*q == '=' && q[1] != '=') {
+				for (a = 0; a < ARRAY_SIZE(alloc_fns); a++) {
+					const char *c = strstr(q, alloc_fns[a]);
+					size_t l = strlen(alloc_fns[a]);
+
+					if (c && c[l] == '(' &&
+					    !(isalnum((unsigned char)c[-1]) ||
+					      c[-1] == '_'))
+						alloc = true;
+				}
+				continue;
+			}
+			/* any other mention: a test, maybe; not ours to say */
+			if (word_in(text, "if") || word_in(text, "assert") ||
+			    strchr(text, '?') || strstr(text, "!="))
+				return false;
+		}
+	}
+	return alloc;
+}
+
 static void rule_unchecked_alloc(struct scan *sc)
 {
 	const struct toks *tv = &sc->tk;
@@ -829,7 +891,8 @@ static void rule_unchecked_alloc(struct scan *sc)
 		/* the patch must add the allocation or the early use */
 		if ((!tok_added(sc, i) && !tok_added(sc, j)) ||
 		    !tokens_text(tv, lhs, lhs + clen, name, sizeof(name)) ||
-		    t->len >= sizeof(fn))
+		    t->len >= sizeof(fn) ||
+		    (!tok_added(sc, j) && rewrites_unchecked(sc, name)))
 			continue;
 		memcpy(fn, t->s, t->len);
 		fn[t->len] = '\0';

@@ -373,6 +373,65 @@ run "$QUORUM" review -C "$TMP/rules" "$TMP"/newalloc/*.patch
 like "$TMP/out" 'malloc\(\) result `copy` is dereferenced without a NULL check' \
 	"a new unchecked allocation is still flagged"
 
+# A patch that only rewrites an allocation its pre-image used unchecked
+# just the same (iproute2 f89bb0210fcf "Replace malloc && memset by
+# calloc") adds no defect; one that drops the check adds one.
+cat >graph.c <<'EOC'
+#include <stdlib.h>
+#include <string.h>
+
+void graph_node_add(unsigned int parent_id, unsigned int id)
+{
+	struct graph_node *node = malloc(sizeof(struct graph_node));
+
+	memset(node, 0, sizeof(*node));
+	node->id = id;
+	node->parent_id = parent_id;
+	graph_insert(node);
+}
+
+int graph_edge_add(unsigned int from, unsigned int to)
+{
+	struct graph_edge *edge = malloc(sizeof(struct graph_edge));
+
+	if (!edge)
+		return -1;
+	edge->from = from;
+	edge->to = to;
+	return graph_link(edge);
+}
+EOC
+git add graph.c; tick; git commit -q -m "graph: add nodes and edges"
+git tag gbase
+python3 - <<'EOP'
+s = open("graph.c").read()
+s = s.replace("""malloc(sizeof(struct graph_node));
+
+	memset(node, 0, sizeof(*node));""", """calloc(1, sizeof(struct graph_node));
+""")
+open("graph.c", "w").write(s)
+EOP
+tick; git commit -q -am "graph: replace malloc and memset by calloc"
+git format-patch -q -o "$TMP/calloc" -1 HEAD
+git reset -q --hard gbase
+python3 - <<'EOP'
+s = open("graph.c").read()
+s = s.replace("""malloc(sizeof(struct graph_edge));
+
+	if (!edge)
+		return -1;""", """calloc(1, sizeof(struct graph_edge));
+""")
+open("graph.c", "w").write(s)
+EOP
+tick; git commit -q -am "graph: calloc edges, drop the check"
+git format-patch -q -o "$TMP/dropcheck" -1 HEAD
+git reset -q --hard gbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/calloc/*.patch
+unlike "$TMP/out" 'result `node` is dereferenced' "rewriting an allocation used unchecked before adds no finding"
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/dropcheck/*.patch
+like "$TMP/out" 'calloc\(\) result `edge` is dereferenced without a NULL check' \
+	"... dropping the check is still flagged"
+
 # 5. Strings sized or checked for what they hold (iproute2 6217917a3826:
 # `char strbuf[rem * 2 + 1]`; 93c8d5f72f8c: strcpy() after
 # `if (strlen(str) > XATTR_SIZE_MAX) return -1;`; a56e0db7e892:
