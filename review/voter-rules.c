@@ -1630,6 +1630,46 @@ static bool size_product_unchecked(const struct toks *tv, size_t a, size_t b)
 	return false;
 }
 
+/*
+ * Did the hunk's pre-image, on a line the patch removes, assign the same
+ * lvalue from the same allocator with an unchecked product too? Then the
+ * patch rewrote that allocation (renamed a factor, re-indented it) and
+ * an overflow, if any, is as old as the code.
+ */
+static bool rewrites_product(const struct scan *sc, size_t i,
+			     const struct sizefn *sf)
+{
+	const struct toks *tv = &sc->tk;
+	const struct rv_hunk *h = sc->h;
+	struct toks pre = {0};
+	struct lexer lx = {false, false, 0};
+	size_t close, lhs, clen, k, a, b, pclose, plhs, pclen;
+	char name[RULES_MAX_NAME], pname[RULES_MAX_NAME];
+	bool found = false;
+
+	if (!alloc_assignment(tv, i, &close, &lhs, &clen) ||
+	    !tokens_text(tv, lhs, lhs + clen, name, sizeof(name)))
+		return false;
+	for (k = 0; k < h->nlines; k++)
+		if (h->lines[k].origin != '+' && h->lines[k].text)
+			lex_text_line(&pre, &lx, h->lines[k].text, (unsigned)k);
+	if (!pre.full)
+		match_parens(&pre);
+	for (k = 0; !pre.full && !found && k + 1 < pre.n; k++) {
+		if (!is(&pre.v[k], sf->name) ||
+		    h->lines[pre.v[k].line].origin != '-' ||
+		    !alloc_assignment(&pre, k, &pclose, &plhs, &pclen) ||
+		    !tokens_text(&pre, plhs, plhs + pclen, pname,
+				 sizeof(pname)) ||
+		    strcmp(name, pname))
+			continue;
+		found = call_arg(&pre, k + 1, pclose, sf->size_arg, &a, &b) &&
+			size_product_unchecked(&pre, a, b);
+	}
+	toks_release(&pre);
+	return found;
+}
+
 static void rule_alloc_overflow(struct scan *sc)
 {
 	static const char *const guards[] = {
@@ -1675,7 +1715,8 @@ static void rule_alloc_overflow(struct scan *sc)
 		    !size_product_unchecked(tv, a, b))
 			continue;
 		cand++;
-		if (guard < i || t->len >= sizeof(fn))
+		if (guard < i || t->len >= sizeof(fn) ||
+		    rewrites_product(sc, i, sf))
 			continue;
 		memcpy(fn, t->s, t->len);
 		fn[t->len] = '\0';

@@ -432,6 +432,47 @@ run "$QUORUM" review -C "$TMP/rules" "$TMP"/dropcheck/*.patch
 like "$TMP/out" 'calloc\(\) result `edge` is dereferenced without a NULL check' \
 	"... dropping the check is still flagged"
 
+# A rewritten size product, the same allocation with a factor renamed
+# (rdma-core 057157951eb1: bucket->num_of_entries became
+# chunk->num_of_entries), is as old as the code; a new one is flagged.
+cat >pool.c <<'EOC'
+#include <stdlib.h>
+
+int chunk_init(struct chunk *chunk, struct bucket *bucket)
+{
+	chunk->miss_list = malloc(bucket->num_of_entries *
+				  sizeof(struct list_head));
+	if (!chunk->miss_list)
+		return -1;
+	return 0;
+}
+EOC
+git add pool.c; tick; git commit -q -m "pool: chunks"
+git tag pbase
+sed -i 's/malloc(bucket->num_of_entries \*/malloc(chunk->num_of_entries */' pool.c
+tick; git commit -q -am "pool: size the miss list by the chunk"
+git format-patch -q -o "$TMP/product" -1 HEAD
+git reset -q --hard pbase
+python3 - <<'EOP'
+s = open("pool.c").read()
+s = s.replace("""	return 0;
+}""", """	chunk->ste_arr = malloc(chunk->num_of_entries *
+				sizeof(struct ste));
+	if (!chunk->ste_arr)
+		return -1;
+	return 0;
+}""")
+open("pool.c", "w").write(s)
+EOP
+tick; git commit -q -am "pool: an array of STEs per chunk"
+git format-patch -q -o "$TMP/newproduct" -1 HEAD
+git reset -q --hard pbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/product/*.patch
+unlike "$TMP/out" "can overflow" "a rewritten size product adds no finding"
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/newproduct/*.patch
+like "$TMP/out" 'malloc\(chunk->num_of_entries\*sizeof\(struct ste\)\) can overflow' \
+	"... a new one is flagged"
+
 # 5. Strings sized or checked for what they hold (iproute2 6217917a3826:
 # `char strbuf[rem * 2 + 1]`; 93c8d5f72f8c: strcpy() after
 # `if (strlen(str) > XATTR_SIZE_MAX) return -1;`; a56e0db7e892:
