@@ -545,17 +545,16 @@ static bool names_pair(const struct hist_refs *refs, const struct rv_similar *s)
 
 /*
  * Did the past fix fix a bug, by its own subject? A Fixes: trailer also
- * sits on cleanups, refactors and features ("tipc: Drop unused variable
- * 'genl'", "flower: Refactor matching flags", "devlink: Add a new
- * time-stamp format"): code like their "buggy" side repeats nothing
- * wrong. A subject that says cleanup or feature and nothing of a fix.
+ * sits on cleanups and refactors ("tipc: Drop unused variable 'genl'",
+ * "flower: Refactor matching flags"): code like their "buggy" side
+ * repeats nothing wrong. Only a subject that says cleanup and nothing of
+ * a fix is set aside; one that says "add" may well add a missing check.
  */
 static bool fixed_a_bug(const struct rv_similar *s)
 {
 	const char *subj = s->fix_subject;
 
-	return !subj || cl_subject_fix(subj) ||
-	       !(cl_subject_clean(subj) || cl_subject_feat(subj));
+	return !subj || cl_subject_fix(subj) || !cl_subject_clean(subj);
 }
 
 static int history_review(const struct rv_voter *v,
