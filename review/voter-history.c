@@ -223,7 +223,7 @@ static bool is_word(const char *w, size_t n, const char *word)
 	return strlen(word) == n && !strncmp(w, word, n);
 }
 
-/* Names of at least two characters in the condition of `if (...)` line. */
+/* The names (two characters or more) an `if (...)` line's condition tests. */
 static void tested_names(struct pair_code *pc, const char *line)
 {
 	static const char *const skip[] = {
@@ -270,6 +270,23 @@ static bool has_word(const char *text, const char *word)
 	return false;
 }
 
+/* File a normalized line of a stored hunk by what it is to the bug. */
+static void pair_line(struct pair_code *pc, struct pair_code *removed,
+		      struct pair_code *added, int role, char origin,
+		      const char *norm)
+{
+	if (role != 1) {
+		if (origin == '+')
+			lines_add(added, norm);
+	} else if (origin == '-') {
+		lines_add(removed, norm);
+	} else {
+		lines_add(pc, norm);
+		if (origin == '+')
+			tested_names(pc, norm);
+	}
+}
+
 /*
  * Load, once per pair, its stored hunks: the fix's (role 1) kept and
  * added lines are clean; the bug's (role 0) added lines are clean once
@@ -302,21 +319,12 @@ static void pair_code_load(const struct rv_history *h,
 		while (p && *p) {
 			const char *nl = strchr(p, '\n');
 			size_t len = nl ? (size_t)(nl - p) : strlen(p);
-			char origin = *p;
 
 			if (len > 1) {
 				hist_normalize(p + 1, len - 1, &norm);
-				if (!norm.len)
-					;
-				else if (role == 1 && origin == '-')
-					lines_add(&removed, sb_str(&norm));
-				else if (role == 1 && origin == '+') {
-					lines_add(pc, sb_str(&norm));
-					tested_names(pc, sb_str(&norm));
-				} else if (role == 1)
-					lines_add(pc, sb_str(&norm));
-				else if (origin == '+')
-					lines_add(&added, sb_str(&norm));
+				if (norm.len)
+					pair_line(pc, &removed, &added, role,
+						  *p, sb_str(&norm));
 			}
 			p = nl ? nl + 1 : NULL;
 		}
