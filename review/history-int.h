@@ -294,6 +294,13 @@ void hist_api_choose(const struct hist_api_counts *c, struct hist_api *api);
 void hist_api_format(const struct hist_api *api, struct sb *out);
 void hist_api_parse(const char *s, struct hist_api *api);
 
+/*
+ * Token Jaccard of two normalized lines, as the retrieval matches lines:
+ * 1 for the same line (or the same set of names and numbers), else in
+ * [0,1).
+ */
+double hist_line_similarity(const char *a, const char *b);
+
 /* Find a past fix's hunks that resemble d; used by similar and the voter. */
 int hist_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 		 struct rv_similar_list *out, struct errmsg *err);

@@ -90,6 +90,15 @@ static double line_sim(const struct tline *a, const struct tline *b)
 	return (double)shared / (double)(a->ntok + b->ntok - shared);
 }
 
+double hist_line_similarity(const char *a, const char *b)
+{
+	struct tline x, y;
+
+	line_tokens(a, &x);
+	line_tokens(b, &y);
+	return line_sim(&x, &y);
+}
+
 struct pline {
 	const char *file;
 	const char *func; /* of its hunk, may be NULL (owned by plines) */

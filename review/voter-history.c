@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "classify-int.h"
 #include "history-int.h"
 #include "history-parse.h"
 
@@ -79,6 +80,66 @@ static bool distinctive(const char *line)
 	return strlen(line) >= 24 || idents >= 3;
 }
 
+/* A line that starts a function's definition ("int f(int x)", col 0). */
+static bool starts_function(const char *t)
+{
+	size_t n = t ? strlen(t) : 0;
+	const char *paren;
+
+	while (n && isspace((unsigned char)t[n - 1]))
+		n--;
+	if (!n || !(isalpha((unsigned char)t[0]) || t[0] == '_') ||
+	    t[n - 1] == ';' || t[n - 1] == ',')
+		return false;
+	paren = memchr(t, '(', n);
+	return paren && !memchr(t, '=', (size_t)(paren - t));
+}
+
+/*
+ * Is the patch's line of m in function func? Its hunk's section names
+ * the function at the hunk's start; a definition within the hunk, before
+ * the line, starts another.
+ */
+static bool match_in_function(const struct rv_diff *d,
+			      const struct rv_similar_match *m,
+			      const char *func)
+{
+	size_t i, j, k;
+
+	for (i = 0; func && m->file && i < d->nfiles; i++) {
+		const struct rv_file *f = &d->files[i];
+
+		if (!f->new_path || strcmp(f->new_path, m->file))
+			continue;
+		for (j = 0; j < f->nhunks; j++) {
+			const struct rv_hunk *hk = &f->hunks[j];
+			char *cur;
+			bool in;
+
+			if (m->new_no < hk->new_start ||
+			    m->new_no > hk->new_start + hk->new_lines)
+				continue;
+			cur = hist_function_name(hk->section);
+			for (k = 0; k < hk->nlines; k++) {
+				const struct rv_line *l = &hk->lines[k];
+
+				if (l->origin == '-')
+					continue;
+				if (l->new_no > m->new_no)
+					break;
+				if (starts_function(l->text)) {
+					free(cur);
+					cur = hist_function_name(l->text);
+				}
+			}
+			in = cur && !strcmp(cur, func);
+			free(cur);
+			return in;
+		}
+	}
+	return false;
+}
+
 static bool near_line(const struct rv_similar_match *a,
 		      const struct rv_similar_match *b)
 {
@@ -106,14 +167,290 @@ static size_t shape_symbols(const struct rv_history *h, const char *line)
 }
 
 /*
+ * The code of a past pair that is not its bug: what the fix wrote, what
+ * it kept around its change, and the copies of a line the bug commit
+ * wrote more often than the fix changed it. Normalized lines.
+ */
+struct pair_code {
+	char **v;
+	size_t n, alloc;
+	bool loaded;
+	/* the names the conditions the fix added test (`if (!rd->port_idx)`) */
+	char **tested;
+	size_t ntested, tested_alloc;
+};
+
+/* Bound on what one pair may load (and its hunks: LIMIT 64 below). */
+#define PAIR_MAX_LINES 4096
+
+static void pair_code_release(struct pair_code *pc)
+{
+	size_t i;
+
+	for (i = 0; i < pc->n; i++)
+		free(pc->v[i]);
+	free(pc->v);
+	for (i = 0; i < pc->ntested; i++)
+		free(pc->tested[i]);
+	free(pc->tested);
+	memset(pc, 0, sizeof(*pc));
+}
+
+static void lines_add(struct pair_code *pc, const char *norm)
+{
+	if (pc->n >= PAIR_MAX_LINES)
+		return;
+	ALLOC_GROW(pc->v, pc->n + 1, pc->alloc);
+	pc->v[pc->n++] = xstrdup_or_null(norm);
+}
+
+/* Remove one copy of norm from pc; false when it holds none. */
+static bool lines_take(struct pair_code *pc, const char *norm)
+{
+	size_t i;
+
+	for (i = 0; i < pc->n; i++)
+		if (!strcmp(pc->v[i], norm)) {
+			free(pc->v[i]);
+			pc->v[i] = pc->v[--pc->n];
+			return true;
+		}
+	return false;
+}
+
+static bool is_word(const char *w, size_t n, const char *word)
+{
+	return strlen(word) == n && !strncmp(w, word, n);
+}
+
+/* The names (two characters or more) an `if (...)` line's condition tests. */
+static void tested_names(struct pair_code *pc, const char *line)
+{
+	static const char *const skip[] = {
+		"if", "NULL", "sizeof", "true", "false", "unlikely", "likely"};
+	const char *p = line, *w;
+	size_t k;
+	int depth = 0;
+
+	if (strncmp(p, "if", 2) || (p[2] != ' ' && p[2] != '('))
+		return;
+	for (p += 2; *p && pc->ntested < 64; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && --depth <= 0)
+			break;
+		if (!(isalpha((unsigned char)*p) || *p == '_'))
+			continue;
+		for (w = p; isalnum((unsigned char)*p) || *p == '_'; p++)
+			;
+		for (k = 0; k < ARRAY_SIZE(skip); k++)
+			if (is_word(w, (size_t)(p - w), skip[k]))
+				break;
+		if (k == ARRAY_SIZE(skip) && p - w >= 2) {
+			ALLOC_GROW(pc->tested, pc->ntested + 1,
+				   pc->tested_alloc);
+			pc->tested[pc->ntested++] =
+				xstrndup(w, (size_t)(p - w));
+		}
+		p--;
+	}
+}
+
+/* Does text hold word as a whole word? */
+static bool has_word(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = text; (p = strstr(p, word)); p += n)
+		if ((p == text ||
+		     !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+		    !(isalnum((unsigned char)p[n]) || p[n] == '_'))
+			return true;
+	return false;
+}
+
+/* File a normalized line of a stored hunk by what it is to the bug. */
+static void pair_line(struct pair_code *pc, struct pair_code *removed,
+		      struct pair_code *added, int role, char origin,
+		      const char *norm)
+{
+	if (role != 1) {
+		if (origin == '+')
+			lines_add(added, norm);
+	} else if (origin == '-') {
+		lines_add(removed, norm);
+	} else {
+		lines_add(pc, norm);
+		if (origin == '+')
+			tested_names(pc, norm);
+	}
+}
+
+/*
+ * Load, once per pair, its stored hunks: the fix's (role 1) kept and
+ * added lines are clean; the bug's (role 0) added lines are clean once
+ * the copies the fix removed are taken out.
+ */
+static void pair_code_load(const struct rv_history *h,
+			   const struct rv_similar *s, struct pair_code *pc)
+{
+	struct pair_code removed = {0}, added = {0};
+	struct sb norm = SB_INIT;
+	sqlite3_stmt *st = NULL;
+	size_t i;
+
+	if (pc->loaded)
+		return;
+	pc->loaded = true;
+	if (sqlite3_prepare_v2(h->db,
+			       "SELECT h.role, h.lines FROM hunks h"
+			       " JOIN pairs p ON p.id = h.pair_id"
+			       " WHERE p.fix_oid = ?1 AND p.bug_oid = ?2"
+			       " LIMIT 64",
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_text(st, 1, s->fix_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, s->bug_id, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int role = sqlite3_column_int(st, 0);
+		const char *p = (const char *)sqlite3_column_text(st, 1);
+
+		while (p && *p) {
+			const char *nl = strchr(p, '\n');
+			size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+			if (len > 1) {
+				hist_normalize(p + 1, len - 1, &norm);
+				if (norm.len)
+					pair_line(pc, &removed, &added, role,
+						  *p, sb_str(&norm));
+			}
+			p = nl ? nl + 1 : NULL;
+		}
+	}
+	sqlite3_finalize(st);
+	for (i = 0; i < added.n; i++)
+		if (!lines_take(&removed, added.v[i]))
+			lines_add(pc, added.v[i]);
+	pair_code_release(&removed);
+	pair_code_release(&added);
+	sb_release(&norm);
+}
+
+/*
+ * A fix that added a check next to a line tested something there: the
+ * names in its condition that the line itself does not hold (`if
+ * (!rd->port_idx)` before `return rd_exec_cmd(rd, cmds, "parameter");`
+ * tests port_idx). The same line elsewhere misses that check only when
+ * the patch's code around it uses one of them; a dispatcher like every
+ * other does not. A NULL check of the line's own result (`if (!buf)`
+ * after `buf = malloc(n);`) names nothing new and asks nothing more.
+ */
+static bool check_applies(const struct rv_history *h,
+			  const struct rv_similar *s, const struct rv_diff *d,
+			  const struct rv_similar_match *m,
+			  struct pair_code *pc)
+{
+	size_t i, j, k, others = 0;
+
+	pair_code_load(h, s, pc);
+	for (i = 0; i < pc->ntested; i++) {
+		if (has_word(m->past_line, pc->tested[i]))
+			continue;
+		others++;
+		for (j = 0; j < d->nfiles; j++) {
+			const struct rv_file *f = &d->files[j];
+
+			if (!f->new_path || !m->file ||
+			    strcmp(f->new_path, m->file))
+				continue;
+			for (k = 0; k < f->nhunks; k++) {
+				const struct rv_hunk *hk = &f->hunks[k];
+				size_t l;
+
+				for (l = 0; l < hk->nlines; l++)
+					if (hk->lines[l].origin != '-' &&
+					    abs(hk->lines[l].new_no -
+						m->new_no) <= 20 &&
+					    hk->lines[l].text &&
+					    has_word(hk->lines[l].text,
+						     pc->tested[i]))
+						return true;
+			}
+		}
+	}
+	return !others;
+}
+
+/* The shape of a line, its names abstracted ("$ = malloc ( $ ) ;"). */
+static void shape_text(const struct rv_history *h, const char *line,
+		       struct sb *out)
+{
+	struct hist_shape sh = {0};
+
+	sb_reset(out);
+	hist_shape_lex(line, strlen(line), &h->api, &sh, 256);
+	hist_shape_text(&sh, out);
+	hist_shape_release(&sh);
+}
+
+/* How well two normalized lines match: the same text beats the same names. */
+static double line_match(const char *a, const char *b)
+{
+	return !strcmp(a, b) ? 2.0 : hist_line_similarity(a, b);
+}
+
+/*
+ * Does the patch line match code of the pair that is not the bug (what
+ * the fix wrote or kept, a copy of the line it left alone) at least as
+ * well as the line the fix removed? Then the match cannot tell the bug
+ * from correct code: the patch writes the fixed line (`==` where the bug
+ * had `=`), or a line the tree repeats everywhere and the fix changed in
+ * one place for a reason elsewhere ("fprintf(f, ...)" of a dump format).
+ * A renamed match has other names: then a line of the same shape that
+ * the fix left or wrote says so.
+ */
+static bool ambiguous(const struct rv_history *h, const struct rv_similar *s,
+		      const struct rv_similar_match *m, struct pair_code *pc)
+{
+	double bug;
+	size_t i;
+
+	if (!m->fix_removed)
+		return false; /* a missing check: the line itself was kept */
+	pair_code_load(h, s, pc);
+	if (m->by_shape) {
+		struct sb past = SB_INIT, other = SB_INIT;
+		bool same = false;
+
+		shape_text(h, m->past_line, &past);
+		for (i = 0; !same && past.len && i < pc->n; i++) {
+			shape_text(h, pc->v[i], &other);
+			same = !strcmp(sb_str(&past), sb_str(&other));
+		}
+		sb_release(&past);
+		sb_release(&other);
+		return same;
+	}
+	bug = line_match(m->patch_line, m->past_line);
+	for (i = 0; i < pc->n; i++)
+		if (line_match(m->patch_line, pc->v[i]) >= bug)
+			return true;
+	return false;
+}
+
+/*
  * Is this resemblance strong enough to speak? The patch must add, in a
  * source file the past hunk is in, a distinctive line that a fix (not a revert:
  * a revert removes a whole feature, boilerplate and all) had to remove,
  * nearly verbatim and not merely moved by the patch; and either a second
- * matching line near it or, in the same function, a long line.
+ * matching line near it or a long line, itself in the function the fix
+ * changed (not merely in a patch that also touches that function).
  */
-static bool strong(const struct rv_history *h, const struct rv_similar *s,
-		   const uint64_t *rm, size_t nrm, size_t *first)
+static bool strong(const struct rv_history *h, const struct rv_diff *d,
+		   const struct rv_similar *s, const uint64_t *rm, size_t nrm,
+		   struct pair_code *pc, size_t *first)
 {
 	size_t i, j;
 
@@ -130,7 +467,7 @@ static bool strong(const struct rv_history *h, const struct rv_similar *s,
 		if (!m->fix_removed || m->by_shape || m->similarity < 0.85 ||
 		    !m->file || strcmp(m->file, s->file) ||
 		    !distinctive(m->past_line) ||
-		    in_set(rm, nrm, m->patch_line))
+		    in_set(rm, nrm, m->patch_line) || ambiguous(h, s, m, pc))
 			continue;
 		for (j = 0; j < s->nmatches; j++)
 			if (j != i && !s->matches[j].by_shape &&
@@ -139,7 +476,9 @@ static bool strong(const struct rv_history *h, const struct rv_similar *s,
 			    !in_set(rm, nrm, s->matches[j].patch_line))
 				close++;
 		if (close >= 1 ||
-		    (m->similarity >= 0.999 && s->same_function &&
+		    (m->similarity >= 0.999 &&
+		     match_in_function(d, m,
+				       s->same_function ? s->function : NULL) &&
 		     shape_symbols(h, m->past_line) >= HIST_LONG_LINE)) {
 			*first = i;
 			return true;
@@ -160,8 +499,9 @@ static bool strong(const struct rv_history *h, const struct rv_similar *s,
  * cannot reach that); or, in the very function the fix changed, that one
  * line when it is long: the bug's own shape came back where it was.
  */
-static bool strong_shape(const struct rv_history *h, const struct rv_similar *s,
-			 const uint64_t *rm, size_t nrm, size_t *first)
+static bool strong_shape(const struct rv_history *h, const struct rv_diff *d,
+			 const struct rv_similar *s, const uint64_t *rm,
+			 size_t nrm, struct pair_code *pc, size_t *first)
 {
 	size_t i, j;
 
@@ -174,7 +514,8 @@ static bool strong_shape(const struct rv_history *h, const struct rv_similar *s,
 
 		if (!(m->fix_removed || m->fix_site) || m->similarity < 0.999 ||
 		    !m->file || !distinctive(m->past_line) ||
-		    in_set(rm, nrm, m->patch_line))
+		    in_set(rm, nrm, m->patch_line) || ambiguous(h, s, m, pc) ||
+		    (!m->fix_removed && !check_applies(h, s, d, m, pc)))
 			continue;
 		for (j = 0; j < s->nmatches; j++)
 			if (j != i && s->matches[j].similarity >= 0.999 &&
@@ -182,7 +523,9 @@ static bool strong_shape(const struct rv_history *h, const struct rv_similar *s,
 			    !in_set(rm, nrm, s->matches[j].patch_line))
 				close++;
 		if ((close >= 2 && s->shape >= HIST_SHAPE_STRONG) ||
-		    (s->same_function && m->by_shape && m->fix_removed &&
+		    (m->by_shape && m->fix_removed &&
+		     match_in_function(d, m,
+				       s->same_function ? s->function : NULL) &&
 		     shape_symbols(h, m->past_line) >= HIST_LONG_LINE)) {
 			*first = i;
 			return true;
@@ -206,6 +549,20 @@ static bool names_pair(const struct hist_refs *refs, const struct rv_similar *s)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Did the past fix fix a bug, by its own subject? A Fixes: trailer also
+ * sits on cleanups and refactors ("tipc: Drop unused variable 'genl'",
+ * "flower: Refactor matching flags"): code like their "buggy" side
+ * repeats nothing wrong. Only a subject that says cleanup and nothing of
+ * a fix is set aside; one that says "add" may well add a missing check.
+ */
+static bool fixed_a_bug(const struct rv_similar *s)
+{
+	const char *subj = s->fix_subject;
+
+	return !subj || cl_subject_fix(subj) || !cl_subject_clean(subj);
 }
 
 static int history_review(const struct rv_voter *v,
@@ -234,10 +591,17 @@ static int history_review(const struct rv_voter *v,
 		size_t first = 0;
 		bool renamed = false;
 
-		if (names_pair(&refs, s))
+		struct pair_code pc = {0};
+		bool speak;
+
+		if (names_pair(&refs, s) || !fixed_a_bug(s))
 			continue;
-		if (!strong(ctx->history, s, rm, nrm, &first) &&
-		    !(renamed = strong_shape(ctx->history, s, rm, nrm, &first)))
+		speak = strong(ctx->history, ctx->diff, s, rm, nrm, &pc,
+			       &first) ||
+			(renamed = strong_shape(ctx->history, ctx->diff, s, rm,
+						nrm, &pc, &first));
+		pair_code_release(&pc);
+		if (!speak)
 			continue;
 		f.patch = ctx->patch_index;
 		f.file = s->matches[first].file;

@@ -71,6 +71,10 @@ struct scan {
 	struct sb after_text; /* the lines `after` points into */
 	int after_state;      /* 0 not tried, 1 lexed, -1 not available */
 	size_t hunk_findings, findings; /* emitted so far */
+	/* Hashes of the lines the patch removes, in diff order; 0 between
+	 * hunks: a span found here was moved, not written. */
+	uint64_t *removed;
+	size_t nremoved;
 };
 
 /* ---- lexing --------------------------------------------------------- */
@@ -473,6 +477,83 @@ static bool chain_deref(const struct toks *tv, size_t i, size_t clen)
 	return false;
 }
 
+/* ---- moved code ----------------------------------------------------- */
+
+/* FNV-1a of a line with its blanks left out: moved code is re-indented. */
+static uint64_t line_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; s && *s; s++)
+		if (!isspace((unsigned char)*s)) {
+			h ^= (unsigned char)*s;
+			h *= 1099511628211ULL;
+		}
+	return h;
+}
+
+static bool blank(const char *s)
+{
+	return !s || !s[strspn(s, " \t")];
+}
+
+static void removed_lines(const struct rv_diff *d, uint64_t **v, size_t *n)
+{
+	size_t i, j, k, alloc = 0;
+
+	*v = NULL;
+	*n = 0;
+	for (i = 0; i < d->nfiles; i++)
+		for (j = 0; j < d->files[i].nhunks; j++) {
+			const struct rv_hunk *h = &d->files[i].hunks[j];
+
+			for (k = 0; k < h->nlines; k++)
+				if (h->lines[k].origin == '-' &&
+				    !blank(h->lines[k].text)) {
+					ALLOC_GROW(*v, *n + 1, alloc);
+					(*v)[(*n)++] =
+						line_hash(h->lines[k].text);
+				}
+			ALLOC_GROW(*v, *n + 1, alloc);
+			(*v)[(*n)++] = 0;
+		}
+}
+
+/*
+ * Are the post-image lines la..lb all added, and do they stand, in the
+ * same order with nothing between, among the lines the patch removes?
+ * Then the patch moved that code (a file renamed or split without
+ * rename detection, a function moved), and what it says is as old as
+ * the code: a new check dropped on the way would break the run.
+ */
+static bool moved_span(const struct scan *sc, size_t la, size_t lb)
+{
+	uint64_t seq[64];
+	size_t n = 0, i, k;
+
+	if (la > lb) {
+		k = la;
+		la = lb;
+		lb = k;
+	}
+	for (k = la; k <= lb && k < sc->npl; k++) {
+		if (!sc->pl[k].added)
+			return false;
+		if (blank(sc->pl[k].text))
+			continue;
+		if (n == ARRAY_SIZE(seq))
+			return false;
+		seq[n++] = line_hash(sc->pl[k].text);
+	}
+	if (!n)
+		return false;
+	for (i = 0; i + n <= sc->nremoved; i++)
+		if (sc->removed[i] == seq[0] &&
+		    !memcmp(&sc->removed[i], seq, n * sizeof(seq[0])))
+			return true;
+	return false;
+}
+
 /* ---- findings ------------------------------------------------------- */
 
 static const struct sb *post_image(struct scan *sc);
@@ -487,7 +568,7 @@ static void emit(struct scan *sc, const char *category, enum rv_severity sev,
 	char fn[128];
 
 	if (sc->hunk_findings >= RULES_MAX_FINDINGS_HUNK ||
-	    sc->findings >= RULES_MAX_FINDINGS)
+	    sc->findings >= RULES_MAX_FINDINGS || moved_span(sc, la, lb))
 		return;
 	sc->hunk_findings++;
 	sc->findings++;
@@ -730,6 +811,68 @@ static size_t unchecked_use(const struct toks *tv, size_t close, int depth,
 	return SIZE_MAX;
 }
 
+/* Does text hold word w, not as part of a longer name? */
+static bool word_in(const char *text, const char *w)
+{
+	size_t n = strlen(w);
+	const char *p;
+
+	for (p = text; (p = strstr(p, w)); p += n)
+		if ((p == text || !is_ident_char((unsigned char)p[-1])) &&
+		    !is_ident_char((unsigned char)p[n]))
+			return true;
+	return false;
+}
+
+/*
+ * Did the hunk's pre-image allocate name too, and test it nowhere? Then a
+ * patch that only rewrites the allocation (`malloc() + memset()` into
+ * `calloc()`), its first use untouched, leaves a defect as old as the
+ * code; a patch that drops the check is still flagged.
+ */
+static bool rewrites_unchecked(const struct scan *sc, const char *name)
+{
+	const struct rv_hunk *h = sc->h;
+	size_t k, n = strlen(name), a;
+	bool alloc = false;
+
+	for (k = 0; k < h->nlines; k++) {
+		const char *text = h->lines[k].text, *p;
+
+		if (h->lines[k].origin != '-' || !text)
+			continue;
+		for (p = text; (p = strstr(p, name)); p += n) {
+			const char *q = p + n;
+
+			if (p > text &&
+			    (isalnum((unsigned char)p[-1]) || p[-1] == '_' ||
+			     p[-1] == '>' || p[-1] == '.'))
+				continue;
+			if (isalnum((unsigned char)*q) || *q == '_')
+				continue;
+			while (*q == ' ' || *q == '\t')
+				q++;
+			if (*q == '=' && q[1] != '=') {
+				for (a = 0; a < ARRAY_SIZE(alloc_fns); a++) {
+					const char *c = strstr(q, alloc_fns[a]);
+					size_t l = strlen(alloc_fns[a]);
+
+					if (c && c[l] == '(' &&
+					    !(isalnum((unsigned char)c[-1]) ||
+					      c[-1] == '_'))
+						alloc = true;
+				}
+				continue;
+			}
+			/* any other mention: a test, maybe; not ours to say */
+			if (word_in(text, "if") || word_in(text, "assert") ||
+			    strchr(text, '?') || strstr(text, "!="))
+				return false;
+		}
+	}
+	return alloc;
+}
+
 static void rule_unchecked_alloc(struct scan *sc)
 {
 	const struct toks *tv = &sc->tk;
@@ -748,7 +891,8 @@ static void rule_unchecked_alloc(struct scan *sc)
 		/* the patch must add the allocation or the early use */
 		if ((!tok_added(sc, i) && !tok_added(sc, j)) ||
 		    !tokens_text(tv, lhs, lhs + clen, name, sizeof(name)) ||
-		    t->len >= sizeof(fn))
+		    t->len >= sizeof(fn) ||
+		    (!tok_added(sc, j) && rewrites_unchecked(sc, name)))
 			continue;
 		memcpy(fn, t->s, t->len);
 		fn[t->len] = '\0';
@@ -1107,9 +1251,46 @@ static void rule_lock_leak(struct scan *sc)
 
 /* ---- rule: unbounded string writes into fixed arrays ---------------- */
 
+static bool is_macro_const(const struct tok *t);
+
+/*
+ * Is the array size that starts at token i computed at run time, from
+ * variables (`char hex[len * 2 + 1]`)? Then it was sized for what it
+ * holds, not fixed; sizeof() and ALL_CAPS macros are constants.
+ */
+static bool runtime_size(const struct toks *tv, size_t i)
+{
+	int d = 0;
+
+	for (; i < tv->n; i++) {
+		const struct tok *t = &tv->v[i];
+
+		if (is(t, "[") || is(t, "("))
+			d++;
+		else if (is(t, "]") && --d < 0)
+			return false;
+		else if (is(t, ")"))
+			d--;
+		else if (is(t, "sizeof") && tok_is(tv, i + 1, "(")) {
+			size_t e = close_paren(tv, i + 1);
+
+			if (e == SIZE_MAX)
+				return false;
+			i = e;
+		} else if (t->kind == T_ID && !is(t, "sizeof") &&
+			   !is_macro_const(t)) {
+			return true;
+		} else if (is(t, ";") || is(t, "{")) {
+			return false;
+		}
+	}
+	return false;
+}
+
 /*
  * The declared size of `char name[N]` in the hunk: N (> 0) when it is a
- * number, 0 when it is an expression, -1 when there is no such array.
+ * number, 0 when it is a constant expression, -1 when there is no such
+ * array or its size is computed at run time.
  */
 static long char_array_size(const struct toks *tv, size_t call,
 			    const struct tok *name)
@@ -1126,7 +1307,7 @@ static long char_array_size(const struct toks *tv, size_t call,
 			return strtol(tv->v[j + 2].s, NULL, 0) > 0
 				       ? strtol(tv->v[j + 2].s, NULL, 0)
 				       : 0;
-		return 0;
+		return runtime_size(tv, j + 2) ? -1 : 0;
 	}
 	return -1;
 }
@@ -1162,6 +1343,85 @@ static bool format_unbounded(const struct tok *t)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Is strlen() of the source [sa, sb) compared with something before the
+ * copy at call? Then its author bounded it (`if (strlen(s) > MAX)
+ * return -1;`), and whether the bound is right is another question.
+ */
+static bool length_tested(const struct toks *tv, size_t call, size_t sa,
+			  size_t sb)
+{
+	static const char *const cmp[] = {"<", ">", "<=", ">=", "==", "!="};
+	size_t j = call > RULES_WINDOW ? call - RULES_WINDOW : 0, e, k;
+
+	/* no further back than the function: another's test is not ours */
+	for (k = call; k-- > j;)
+		if (is(&tv->v[k], "}") && tv->v[k].depth < tv->v[call].depth) {
+			j = k + 1;
+			break;
+		}
+	for (; j + 1 < call; j++) {
+		if (!is(&tv->v[j], "strlen") || !is(&tv->v[j + 1], "("))
+			continue;
+		e = close_paren(tv, j + 1);
+		if (e == SIZE_MAX || e >= call || e - (j + 2) != sb - sa)
+			continue;
+		for (k = 0; k < sb - sa; k++)
+			if (!same(&tv->v[j + 2 + k], &tv->v[sa + k]))
+				break;
+		if (k < sb - sa)
+			continue;
+		if ((e + 1 < tv->n &&
+		     is_in(&tv->v[e + 1], cmp, ARRAY_SIZE(cmp))) ||
+		    (j && is_in(&tv->v[j - 1], cmp, ARRAY_SIZE(cmp))))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Does what sprintf() at call (its ')' at close) formats with fmt fit in
+ * size bytes? Known when every conversion is a %c or a %s of a char
+ * array declared with a number (`char addr[16]` holds at most 15):
+ * `sprintf(full[17], "%s%c", addr, state)` is bounded by its sources.
+ */
+static bool sprintf_fits(const struct toks *tv, size_t call, size_t close,
+			 const struct tok *fmt, long size)
+{
+	const char *p = fmt->s + 1, *end = fmt->s + fmt->len - 1;
+	unsigned arg = 2;
+	long need = 1, n;
+	size_t a, b;
+
+	while (p < end && need <= size) {
+		if (*p == '\\') {
+			p += 2;
+			need++;
+			continue;
+		}
+		if (*p++ != '%') {
+			need++;
+			continue;
+		}
+		if (p < end && (*p == '%' || *p == 'c')) {
+			arg += *p++ == 'c';
+			need++;
+			continue;
+		}
+		if (p >= end || *p != 's' ||
+		    !call_arg(tv, call + 1, close, arg, &a, &b) || b != a + 1 ||
+		    tv->v[a].kind != T_ID)
+			return false; /* widths, numbers: not worked out */
+		n = char_array_size(tv, call, &tv->v[a]);
+		if (n <= 0)
+			return false;
+		need += n - 1;
+		p++;
+		arg++;
+	}
+	return need <= size;
 }
 
 static void rule_unsafe_string(struct scan *sc)
@@ -1215,11 +1475,14 @@ static void rule_unsafe_string(struct scan *sc)
 			continue;
 		if (is(t, "strcpy") || is(t, "strcat")) {
 			/* a literal source is bounded and meant */
-			if (tv->v[sa].kind == T_STR)
+			if (tv->v[sa].kind == T_STR ||
+			    length_tested(tv, i, sa, sb2))
 				continue;
 		} else if (is(t, "sprintf")) {
 			if (tv->v[sa].kind != T_STR || sb2 != sa + 1 ||
-			    !format_unbounded(&tv->v[sa]))
+			    !format_unbounded(&tv->v[sa]) ||
+			    (size > 0 &&
+			     sprintf_fits(tv, i, close, &tv->v[sa], size)))
 				continue;
 		}
 		cand++;
@@ -1367,6 +1630,46 @@ static bool size_product_unchecked(const struct toks *tv, size_t a, size_t b)
 	return false;
 }
 
+/*
+ * Did the hunk's pre-image, on a line the patch removes, assign the same
+ * lvalue from the same allocator with an unchecked product too? Then the
+ * patch rewrote that allocation (renamed a factor, re-indented it) and
+ * an overflow, if any, is as old as the code.
+ */
+static bool rewrites_product(const struct scan *sc, size_t i,
+			     const struct sizefn *sf)
+{
+	const struct toks *tv = &sc->tk;
+	const struct rv_hunk *h = sc->h;
+	struct toks pre = {0};
+	struct lexer lx = {false, false, 0};
+	size_t close, lhs, clen, k, a, b, pclose, plhs, pclen;
+	char name[RULES_MAX_NAME], pname[RULES_MAX_NAME];
+	bool found = false;
+
+	if (!alloc_assignment(tv, i, &close, &lhs, &clen) ||
+	    !tokens_text(tv, lhs, lhs + clen, name, sizeof(name)))
+		return false;
+	for (k = 0; k < h->nlines; k++)
+		if (h->lines[k].origin != '+' && h->lines[k].text)
+			lex_text_line(&pre, &lx, h->lines[k].text, (unsigned)k);
+	if (!pre.full)
+		match_parens(&pre);
+	for (k = 0; !pre.full && !found && k + 1 < pre.n; k++) {
+		if (!is(&pre.v[k], sf->name) ||
+		    h->lines[pre.v[k].line].origin != '-' ||
+		    !alloc_assignment(&pre, k, &pclose, &plhs, &pclen) ||
+		    !tokens_text(&pre, plhs, plhs + pclen, pname,
+				 sizeof(pname)) ||
+		    strcmp(name, pname))
+			continue;
+		found = call_arg(&pre, k + 1, pclose, sf->size_arg, &a, &b) &&
+			size_product_unchecked(&pre, a, b);
+	}
+	toks_release(&pre);
+	return found;
+}
+
 static void rule_alloc_overflow(struct scan *sc)
 {
 	static const char *const guards[] = {
@@ -1412,7 +1715,8 @@ static void rule_alloc_overflow(struct scan *sc)
 		    !size_product_unchecked(tv, a, b))
 			continue;
 		cand++;
-		if (guard < i || t->len >= sizeof(fn))
+		if (guard < i || t->len >= sizeof(fn) ||
+		    rewrites_product(sc, i, sf))
 			continue;
 		memcpy(fn, t->s, t->len);
 		fn[t->len] = '\0';
@@ -1690,6 +1994,7 @@ static int rules_review(const struct rv_voter *v, const struct rv_context *ctx,
 	memset(&sc, 0, sizeof(sc));
 	sc.ctx = ctx;
 	sc.out = out;
+	removed_lines(d, &sc.removed, &sc.nremoved);
 	for (fi = 0; fi < d->nfiles; fi++)
 		for (hi = 0; hi < d->files[fi].nhunks; hi++)
 			if (d->files[fi].hunks[hi].nlines > maxl)
@@ -1715,6 +2020,7 @@ static int rules_review(const struct rv_voter *v, const struct rv_context *ctx,
 		}
 	}
 	free(sc.pl);
+	free(sc.removed);
 	toks_release(&sc.tk);
 	toks_release(&sc.after);
 	sb_release(&sc.after_text);

@@ -1,0 +1,552 @@
+#!/bin/sh
+# The offline voters stay quiet where a match or a rule cannot tell a bug
+# from correct code, and still speak on the bug itself. Each case is a
+# misfire measured on real history (iproute2, rdma-core) with quorum eval.
+. "$(dirname "$0")/lib.sh"
+
+CLOCK_START=1500000000 CLOCK_STEP=$((86400 * 5))
+. "$TOP/tests/lib/history.sh"
+
+history_repo
+
+# review PATCHDIR: quorum review of that one patch, then back to base.
+review() {
+	run "$QUORUM" review -C "$R" "$TMP/$1"/*.patch
+}
+# patch NAME SUBJECT: format the last commit into $TMP/NAME, reset to base.
+patch() {
+	tick; git commit -q -am "$2"
+	git format-patch -q -o "$TMP/$1" -1 HEAD
+	git reset -q --hard base
+}
+
+# 1. A typo bug (`=` for `==`) and its fix; the fixed line is the
+# resemblance. A patch that writes the fixed line again repeats the fix,
+# not the bug (iproute2 96303c25eee6 and two more: "resembles code that
+# f7dd7e5e713d had to fix" on `family == AF_MPLS`).
+cat >prefix.c <<'EOC'
+#include "utils.h"
+
+int get_prefix(struct inet_prefix *dst, char *arg, int family)
+{
+	if ((family == AF_DECnet) || (family = AF_MPLS))
+		return parse_special_prefix(dst, arg, family);
+	dst->bytelen = compute_prefix_bytes(arg, family);
+	dst->bitlen = compute_prefix_bits(arg, family);
+	return 0;
+}
+EOC
+tick; git add prefix.c && git commit -q -m "utils: parse MPLS prefixes"
+TYPO=$(git rev-parse HEAD)
+sed -i 's/(family = AF_MPLS)/(family == AF_MPLS)/' prefix.c
+tick; git commit -q -am "utils: fix typo in get_prefix()" \
+	-m "An assignment where a comparison was meant made every family MPLS.
+
+$(fixes "$TYPO")"
+TYPO_FIX=$(git rev-parse HEAD)
+
+# 2. A dump function that prints every record with the same line; a later
+# fix changed one record's format, not the line (rdma-core
+# 571249f8c220: five commits flagged for adding a dump line like it).
+cat >dump.c <<'EOC'
+#include "dump.h"
+
+int dump_action(FILE *f, struct action *action, uint64_t id)
+{
+	int ret;
+
+	switch (action->type) {
+	case ACTION_FT:
+		ret = fprintf(f, "%d,0x%" PRIx64 ",0x%x\n",
+			      REC_ACTION_FT, id, action->table->object_id);
+		break;
+	case ACTION_QP:
+		ret = fprintf(f, "%d,0x%" PRIx64 ",0x%x\n",
+			      REC_ACTION_QP, id, action->qp->qp_num);
+		break;
+	case ACTION_CTR:
+		ret = fprintf(f, "%d,0x%" PRIx64 ",0x%x\n",
+			      REC_ACTION_CTR, id, action->ctr->object_id);
+		break;
+	default:
+		return 0;
+	}
+	return ret < 0 ? ret : 0;
+}
+EOC
+tick; git add dump.c && git commit -q -m "dump: add the action dump"
+DUMP=$(git rev-parse HEAD)
+python3 - <<'EOP'
+s = open("dump.c").read()
+s = s.replace('''		ret = fprintf(f, "%d,0x%" PRIx64 ",0x%x\\n",
+			      REC_ACTION_FT, id, action->table->object_id);''',
+'''		ret = fprintf(f, "%d,0x%" PRIx64 ",0x%x,0x%" PRIx64 "\\n",
+			      REC_ACTION_FT, id, action->table->object_id,
+			      (uint64_t)(uintptr_t)action->table);''')
+open("dump.c", "w").write(s)
+EOP
+tick; git commit -q -am "dump: fix the FT record for the parser" \
+	-m "The parser needs the handle to find the table.
+
+$(fixes "$DUMP")"
+# 3. A Fixes: on a cleanup: the "bug" was an unused variable (iproute2
+# 8d05f33a381a "tipc: Drop unused variable 'genl'", matched by three
+# devlink callbacks that use theirs).
+cat >node.c <<'EOC'
+#include "node.h"
+
+static int node_list_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct genlmsghdr *genl = mnl_nlmsg_get_payload(nlh);
+	struct nlattr *info[TIPC_NLA_MAX + 1] = {};
+
+	mnl_attr_parse(nlh, sizeof(*genl), parse_attrs, info);
+	if (!info[TIPC_NLA_NODE])
+		return MNL_CB_ERROR;
+	return MNL_CB_OK;
+}
+EOC
+tick; git add node.c && git commit -q -m "tipc: add the node list"
+NODE=$(git rev-parse HEAD)
+sed -i '/struct genlmsghdr \*genl/d; s/sizeof(\*genl)/sizeof(struct genlmsghdr)/' node.c
+tick; git commit -q -am "tipc: drop unused variable 'genl'" \
+	-m "It is only used in a sizeof().
+
+$(fixes "$NODE")"
+git tag base
+
+# The patches under review.
+cat >>prefix.c <<'EOC'
+
+int get_addr(struct inet_prefix *dst, char *arg, int family)
+{
+	if ((family == AF_DECnet) || (family == AF_MPLS))
+		return parse_special_prefix(dst, arg, family);
+	dst->bytelen = compute_prefix_bytes(arg, family);
+	dst->bitlen = compute_prefix_bits(arg, family);
+	return 1;
+}
+EOC
+patch fixed "utils: add get_addr()"
+cat >>prefix.c <<'EOC'
+
+int get_addr(struct inet_prefix *dst, char *arg, int family)
+{
+	if ((family == AF_DECnet) || (family = AF_MPLS))
+		return parse_special_prefix(dst, arg, family);
+	dst->bytelen = compute_prefix_bytes(arg, family);
+	dst->bitlen = compute_prefix_bits(arg, family);
+	return 1;
+}
+EOC
+patch typo "utils: add get_addr() with the old typo"
+python3 - <<'EOP'
+s = open("dump.c").read()
+s = s.replace('''	default:''', '''	case ACTION_VPORT:
+		ret = fprintf(f, "%d,0x%" PRIx64 ",0x%x\\n",
+			      REC_ACTION_VPORT, id, action->vport->num);
+		break;
+	default:''')
+open("dump.c", "w").write(s)
+EOP
+patch vport "dump: dump the vport action"
+cat >>node.c <<'EOC'
+
+static int node_get_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct genlmsghdr *genl = mnl_nlmsg_get_payload(nlh);
+	struct nlattr *info[TIPC_NLA_MAX + 1] = {};
+
+	mnl_attr_parse(nlh, sizeof(*genl), parse_attrs, info);
+	if (!info[TIPC_NLA_NODE])
+		return MNL_CB_ERROR;
+	return MNL_CB_OK;
+}
+EOC
+patch genl "tipc: get one node"
+
+run "$QUORUM" index -C "$R"
+is "$rc" 0 "index"
+
+review fixed
+unlike "$TMP/out" "had to fix" "a patch writing the fixed line (==) has no history finding"
+review typo
+like "$TMP/out" "resembles code that $(git rev-parse --short=12 "$TYPO_FIX") had to fix" \
+	"the same function with the typo (=) still has one"
+like "$TMP/out" 'The fix changed this line: if \(\(family == AF_DECnet\) \|\| \(family =$' \
+	"... quoting the buggy line"
+review vport
+unlike "$TMP/out" "had to fix" "a new dump line like the ones the fix left alone has no history finding"
+review genl
+unlike "$TMP/out" "had to fix" "code like what a cleanup changed (its subject says so) has no history finding"
+
+# 3b. A long buggy line alone speaks only in the function the fix
+# changed; a patch that also touches that function does not carry it to
+# others (iproute2 32a121cba257: a loop over meta_table in em_meta.c
+# flagged because the patch also edited get_rate() in tc_util.c).
+cd "$TMP" && mkdir rate && cd rate && git init -q
+cat >rate.c <<'EOC'
+#include "units.h"
+
+int get_rate(unsigned int *rate, const char *str)
+{
+	double bps = strtod(str, NULL);
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (bps < units[i + 1].scale)
+			break;
+	}
+	*rate = bps / units[i].scale;
+	return 0;
+}
+
+int rate_unit_count(void)
+{
+	int n = 0;
+
+	n += units_static;
+	n += units_dynamic;
+	n += units_reserved;
+	return n;
+}
+
+int print_rate(char *buf, unsigned int rate)
+{
+	return sprintf(buf, "%u", rate);
+}
+EOC
+tick; git add rate.c && git commit -q -m "tc: more user friendly rates"
+RATE=$(git rev-parse HEAD)
+sed -i 's/i < ARRAY_SIZE(units); i++/i < ARRAY_SIZE(units) - 1; i++/' rate.c
+tick; git commit -q -am "tc: fix get_rate for ludicrous speeds" \
+	-m "units[i + 1] read past the table.
+
+$(fixes "$RATE")"
+RATE_FIX=$(git rev-parse HEAD)
+git tag rate
+run "$QUORUM" index -C "$TMP/rate"
+sed -i 's/	return 0;/	return validate_rate_value(rate, bps);/' rate.c
+python3 - <<'EOP'
+s = open("rate.c").read()
+s = s.replace("""	return sprintf(buf, "%u", rate);""", """	int i;
+
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (rate % units[i].scale)
+			break;
+	}
+	return sprintf(buf, "%u%s", rate, units[i].name);""")
+open("rate.c", "w").write(s)
+EOP
+tick; git commit -q -am "tc: print rates with units"
+git format-patch -q -o "$TMP/elsewhere" -1 HEAD
+git reset -q --hard rate
+python3 - <<'EOP'
+s = open("rate.c").read()
+s = s.replace("""	*rate = bps / units[i].scale;""", """	*rate = bps / units[i].scale;
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (*rate < units[i].min)
+			return -1;
+	}""")
+open("rate.c", "w").write(s)
+EOP
+tick; git commit -q -am "tc: check the rate's minimum"
+git format-patch -q -o "$TMP/inside" -1 HEAD
+git reset -q --hard rate
+run "$QUORUM" review -C "$TMP/rate" "$TMP"/elsewhere/*.patch
+unlike "$TMP/out" "had to fix" "the buggy line in another function has no history finding"
+run "$QUORUM" review -C "$TMP/rate" "$TMP"/inside/*.patch
+like "$TMP/out" "resembles code that $(git rev-parse --short=12 "$RATE_FIX") had to fix" \
+	"... in the function the fix changed, it has"
+
+# 3c. A fix that added a check next to a line: the same line elsewhere
+# misses the check only when the code there uses what the check tests
+# (iproute2 e3dee3c81f7f added `if (!rd->port_idx)` before link's
+# `return rd_exec_cmd(...)`; two new dispatchers with no port flagged).
+cd "$TMP" && mkdir disp && cd disp && git init -q
+dispatcher() { # dispatcher OBJ
+	cat <<EOC
+
+static int $1_one_show(struct rd *rd)
+{
+	const struct rd_cmd cmds[] = {
+		{ NULL,		$1_no_args},
+		{ "show",	$1_show},
+		{ 0 }
+	};
+
+	return rd_exec_cmd(rd, cmds, "parameter");
+}
+EOC
+}
+{ echo '#include "rdma.h"'; dispatcher link; } >link.c
+sed -i 's/return rd_exec_cmd(rd, cmds, "parameter");/return link_exec(rd, cmds);/' link.c
+tick; git add link.c && git commit -q -m "rdma: add link object"
+LINK=$(git rev-parse HEAD)
+sed -i 's/return link_exec(rd, cmds);/return rd_exec_cmd(rd, cmds, "parameter");/' link.c
+tick; git commit -q -am "rdma: one command executor for all objects"
+python3 - <<'EOP'
+s = open("link.c").read()
+s = s.replace("""	return rd_exec_cmd""", """	if (!rd->port_idx)
+		return 0;
+
+	return rd_exec_cmd""")
+open("link.c", "w").write(s)
+EOP
+tick; git commit -q -am "rdma: check that the port index exists before the link layer" \
+	-m "Link layer operates on a port.
+
+$(fixes "$LINK")"
+PORT_FIX=$(git rev-parse HEAD)
+git tag disp
+run "$QUORUM" index -C "$TMP/disp"
+{ echo '#include "rdma.h"'; dispatcher dev; } >dev.c
+git add dev.c; tick; git commit -q -m "rdma: add dev object"
+git format-patch -q -o "$TMP/devdisp" -1 HEAD
+git reset -q --hard disp
+{ echo '#include "rdma.h"'; dispatcher port
+  printf '\nstatic int port_shown(struct rd *rd)\n{\n\treturn rd->port_idx;\n}\n'; } >port.c
+git add port.c; tick; git commit -q -m "rdma: add port object"
+git format-patch -q -o "$TMP/portdisp" -1 HEAD
+git reset -q --hard disp
+run "$QUORUM" review -C "$TMP/disp" "$TMP"/devdisp/*.patch
+unlike "$TMP/out" "had to fix" "a dispatcher that uses no port does not miss the port check"
+run "$QUORUM" review -C "$TMP/disp" "$TMP"/portdisp/*.patch
+like "$TMP/out" "code that $(git rev-parse --short=12 "$PORT_FIX") had to fix" \
+	"... one that uses the port index does"
+
+# 4. The rules voter. A file split in two moves its code: the moved lines
+# are as old as the code (rdma-core 7237cedf3767 "Flatten the
+# infiniband-diags tools", iproute2 e42256699cac "move into lib": 26
+# findings on code that was only moved). A new allocation left unchecked
+# is still flagged.
+cd "$TMP" && mkdir rules && cd rules && git init -q
+cat >opts.c <<'EOC'
+#include <stdlib.h>
+#include <string.h>
+
+struct option *merge_opts(struct option *oldopts, int num_old)
+{
+	struct option *merge;
+
+	merge = malloc(sizeof(*merge) * (num_old + 1));
+	memcpy(merge, oldopts, num_old * sizeof(*merge));
+	return merge;
+}
+
+int keep_opts(void)
+{
+	return 0;
+}
+EOC
+tick; git add opts.c && git commit -q -m "opts: merge options"
+git tag rbase
+python3 - <<'EOP'
+s = open("opts.c").read()
+i = s.index("struct option *merge_opts")
+j = s.index("int keep_opts")
+open("merge.c", "w").write("#include <stdlib.h>\n#include <string.h>\n\n" + s[i:j])
+open("opts.c", "w").write(s[:i] + s[j:])
+EOP
+git add merge.c; tick; git commit -q -am "opts: move merge_opts() to merge.c"
+git format-patch -q -o "$TMP/moved" -1 HEAD
+git reset -q --hard rbase
+cat >>opts.c <<'EOC'
+
+struct option *copy_opts(struct option *oldopts, int num_old)
+{
+	struct option *copy;
+
+	copy = malloc(sizeof(*copy) * num_old);
+	memcpy(copy, oldopts, num_old * sizeof(*copy));
+	return copy;
+}
+EOC
+tick; git commit -q -am "opts: add copy_opts()"
+git format-patch -q -o "$TMP/newalloc" -1 HEAD
+git reset -q --hard rbase
+
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/moved/*.patch
+unlike "$TMP/out" "dereferenced without a NULL check" "moved code: no unchecked-allocation finding"
+unlike "$TMP/out" "can overflow" "moved code: no overflow finding"
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/newalloc/*.patch
+like "$TMP/out" 'malloc\(\) result `copy` is dereferenced without a NULL check' \
+	"a new unchecked allocation is still flagged"
+
+# A patch that only rewrites an allocation its pre-image used unchecked
+# just the same (iproute2 f89bb0210fcf "Replace malloc && memset by
+# calloc") adds no defect; one that drops the check adds one.
+cat >graph.c <<'EOC'
+#include <stdlib.h>
+#include <string.h>
+
+void graph_node_add(unsigned int parent_id, unsigned int id)
+{
+	struct graph_node *node = malloc(sizeof(struct graph_node));
+
+	memset(node, 0, sizeof(*node));
+	node->id = id;
+	node->parent_id = parent_id;
+	graph_insert(node);
+}
+
+int graph_edge_add(unsigned int from, unsigned int to)
+{
+	struct graph_edge *edge = malloc(sizeof(struct graph_edge));
+
+	if (!edge)
+		return -1;
+	edge->from = from;
+	edge->to = to;
+	return graph_link(edge);
+}
+EOC
+git add graph.c; tick; git commit -q -m "graph: add nodes and edges"
+git tag gbase
+python3 - <<'EOP'
+s = open("graph.c").read()
+s = s.replace("""malloc(sizeof(struct graph_node));
+
+	memset(node, 0, sizeof(*node));""", """calloc(1, sizeof(struct graph_node));
+""")
+open("graph.c", "w").write(s)
+EOP
+tick; git commit -q -am "graph: replace malloc and memset by calloc"
+git format-patch -q -o "$TMP/calloc" -1 HEAD
+git reset -q --hard gbase
+python3 - <<'EOP'
+s = open("graph.c").read()
+s = s.replace("""malloc(sizeof(struct graph_edge));
+
+	if (!edge)
+		return -1;""", """calloc(1, sizeof(struct graph_edge));
+""")
+open("graph.c", "w").write(s)
+EOP
+tick; git commit -q -am "graph: calloc edges, drop the check"
+git format-patch -q -o "$TMP/dropcheck" -1 HEAD
+git reset -q --hard gbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/calloc/*.patch
+unlike "$TMP/out" 'result `node` is dereferenced' "rewriting an allocation used unchecked before adds no finding"
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/dropcheck/*.patch
+like "$TMP/out" 'calloc\(\) result `edge` is dereferenced without a NULL check' \
+	"... dropping the check is still flagged"
+
+# A rewritten size product, the same allocation with a factor renamed
+# (rdma-core 057157951eb1: bucket->num_of_entries became
+# chunk->num_of_entries), is as old as the code; a new one is flagged.
+cat >pool.c <<'EOC'
+#include <stdlib.h>
+
+int chunk_init(struct chunk *chunk, struct bucket *bucket)
+{
+	chunk->miss_list = malloc(bucket->num_of_entries *
+				  sizeof(struct list_head));
+	if (!chunk->miss_list)
+		return -1;
+	return 0;
+}
+EOC
+git add pool.c; tick; git commit -q -m "pool: chunks"
+git tag pbase
+sed -i 's/malloc(bucket->num_of_entries \*/malloc(chunk->num_of_entries */' pool.c
+tick; git commit -q -am "pool: size the miss list by the chunk"
+git format-patch -q -o "$TMP/product" -1 HEAD
+git reset -q --hard pbase
+python3 - <<'EOP'
+s = open("pool.c").read()
+s = s.replace("""	return 0;
+}""", """	chunk->ste_arr = malloc(chunk->num_of_entries *
+				sizeof(struct ste));
+	if (!chunk->ste_arr)
+		return -1;
+	return 0;
+}""")
+open("pool.c", "w").write(s)
+EOP
+tick; git commit -q -am "pool: an array of STEs per chunk"
+git format-patch -q -o "$TMP/newproduct" -1 HEAD
+git reset -q --hard pbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/product/*.patch
+unlike "$TMP/out" "can overflow" "a rewritten size product adds no finding"
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/newproduct/*.patch
+like "$TMP/out" 'malloc\(chunk->num_of_entries\*sizeof\(struct ste\)\) can overflow' \
+	"... a new one is flagged"
+
+# 5. Strings sized or checked for what they hold (iproute2 6217917a3826:
+# `char strbuf[rem * 2 + 1]`; 93c8d5f72f8c: strcpy() after
+# `if (strlen(str) > XATTR_SIZE_MAX) return -1;`; a56e0db7e892:
+# sprintf(full_state[17], "%s%c", addr_str[16], state)), and the
+# unbounded ones that are still flagged.
+cat >str.c <<'EOC'
+#include <stdio.h>
+#include <string.h>
+
+int hex_opt(const char *data, int rem)
+{
+	char strbuf[rem * 2 + 1];
+
+	sprintf(strbuf, "%s", data);
+	return puts(strbuf);
+}
+
+int key_opt(const char *str)
+{
+	char key[KEY_SIZE_MAX];
+
+	if (strlen(str) >= KEY_SIZE_MAX)
+		return -1;
+	strcpy(key, str);
+	return puts(key);
+}
+
+int name_opt(const char *str)
+{
+	char name[16];
+
+	sprintf(name, "%s", str);
+	return puts(name);
+}
+
+int state_opt(unsigned int member, char state)
+{
+	char addr_str[16];
+	char full_state[17] = {0};
+
+	sprintf(addr_str, "%x:", member);
+	sprintf(full_state, "%s%c", addr_str, state);
+	return puts(full_state);
+}
+
+int label_opt(const char *str, char state)
+{
+	char label[32];
+	char full_label[17] = {0};
+
+	snprintf(label, sizeof(label), "%s", str);
+	sprintf(full_label, "%s%c", label, state);
+	return puts(full_label);
+}
+
+int alias_opt(const char *str)
+{
+	char alias[32];
+
+	if (!str)
+		return -1;
+	strcpy(alias, str);
+	return puts(alias);
+}
+EOC
+git add str.c; tick; git commit -q -m "str: add options"
+git format-patch -q -o "$TMP/strings" -1 HEAD
+git reset -q --hard rbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/strings/*.patch
+unlike "$TMP/out" 'into fixed-size `strbuf`' "an array sized at run time for its content is not fixed-size"
+unlike "$TMP/out" 'into fixed-size `key`' "a copy after a strlen() test of its source is bounded"
+unlike "$TMP/out" 'into `full_state' "sprintf() of arrays that fit the buffer (15 + 1 + NUL in 17) is bounded"
+like "$TMP/out" 'sprintf\(\) into `full_label\[17\]` has no bound' "... of a larger array, flagged"
+like "$TMP/out" 'sprintf\(\) into `name\[16\]` has no bound' "an unbounded sprintf() into a fixed array is flagged"
+like "$TMP/out" 'strcpy\(\) into `alias\[32\]` has no bound' "an unbounded strcpy() into one too"
+
+done_testing
