@@ -31,6 +31,10 @@
 /* Commits younger than this at fit time have labels not yet known. */
 #define RISK_LABEL_RIPE (180 * 86400)
 #define RISK_MAX_AUTHORS 16 /* distinct authors remembered per file */
+/* Commits' worth of the tree's bug rate a file's or author's starts at. */
+#define RISK_RATE_PRIOR 10.0
+/* Files, functions and directories a commit's label is counted in. */
+#define RISK_MAX_FOOT 64
 
 static const struct {
 	const char *name;
@@ -83,6 +87,16 @@ static const struct {
 	[HR_COPY] = {"copies", true, false},
 	[HR_DEL_CHECK] = {"removed_checks", true, false},
 	[HR_TESTLINES] = {"test_lines", true, false},
+	[HR_FILE_BUGS] = {"file_bugs", true, true},
+	[HR_FILE_BUGS_RECENT] = {"file_bugs_recent", true, false},
+	[HR_FILE_BUGRATE] = {"file_bug_rate", false, false},
+	[HR_FUNC_BUGS] = {"func_bugs", true, false},
+	[HR_DIR_BUGRATE] = {"dir_bug_rate", false, false},
+	[HR_AUTHOR_BUGS] = {"author_bugs", true, true},
+	[HR_AUTHOR_BUGRATE] = {"author_bug_rate", false, false},
+	[HR_WORDS_CODE] = {"words_code", false, false},
+	[HR_WORDS_SUBJECT] = {"words_subject", false, false},
+	[HR_GROUND] = {"grounding", false, false},
 };
 
 const char *hist_feature_name(int i)
@@ -94,11 +108,10 @@ void hist_features(const struct hist_rfeat *r, double x[HF_N])
 {
 	int i;
 
-	for (i = 0; i < HR_N; i++) {
-		double v = r->v[i] > 0 ? r->v[i] : 0;
-
-		x[i] = finfo[i].count ? log1p(v) : v;
-	}
+	/* Counts are never below 0; a log ratio (words_*) may be. */
+	for (i = 0; i < HR_N; i++)
+		x[i] = finfo[i].count ? log1p(r->v[i] > 0 ? r->v[i] : 0)
+				      : r->v[i];
 	{
 		const double *v = r->v;
 		double code = v[HR_LA_CODE] + 1, la = v[HR_LA] + 1;
@@ -136,6 +149,8 @@ struct hist_racc {
 	char **funcs; /* "path\tfunc" of the hunks, distinct */
 	size_t nfuncs, funcs_alloc;
 	struct rfile *cur;
+	uint32_t *toks; /* the words of the added lines (TOK_CODE) */
+	size_t ntoks, toks_alloc;
 };
 
 struct hist_racc *hist_racc_new(void)
@@ -155,6 +170,7 @@ void hist_racc_free(struct hist_racc *a)
 		free(a->funcs[i]);
 	free(a->files);
 	free(a->funcs);
+	free(a->toks);
 	free(a);
 }
 
@@ -332,6 +348,68 @@ static bool error_return(const char *s, size_t len)
 	       count_str(s, len, "ERR_PTR(");
 }
 
+/*
+ * Words are kept as 31-bit hashes, the top bit saying where they came
+ * from: the added lines, or the subject.
+ */
+#define TOK_SUBJECT 0x80000000u
+#define RISK_MAX_TOKS 4096 /* words of one commit's added lines */
+
+static uint32_t tok_hash(const char *s, size_t n, uint32_t kind)
+{
+	uint32_t h = (uint32_t)hist_hash(s, n) & ~TOK_SUBJECT;
+
+	return (h ? h : 1) | kind;
+}
+
+/* Append the words (identifiers, keywords) of s to a's, as hashes. */
+static void add_words(uint32_t **v, size_t *n, size_t *alloc, const char *s,
+		      size_t len, uint32_t kind, bool lower)
+{
+	size_t i = 0;
+
+	while (i < len && *n < RISK_MAX_TOKS) {
+		char w[64];
+		size_t b, k;
+
+		if (!(isalpha((unsigned char)s[i]) || s[i] == '_')) {
+			i++;
+			continue;
+		}
+		b = i;
+		while (i < len && (isalnum((unsigned char)s[i]) || s[i] == '_'))
+			i++;
+		if (i - b < 2 || i - b >= sizeof(w))
+			continue;
+		for (k = b; k < i; k++)
+			w[k - b] = lower ? (char)tolower((unsigned char)s[k])
+					 : s[k];
+		ALLOC_GROW(*v, *n + 1, *alloc);
+		(*v)[(*n)++] = tok_hash(w, i - b, kind);
+	}
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sort v and drop repeats; returns the new length. */
+static size_t uniq_u32(uint32_t *v, size_t n)
+{
+	size_t i, k = 0;
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_u32);
+	for (i = 1; i < n; i++)
+		if (v[i] != v[k])
+			v[++k] = v[i];
+	return k + 1;
+}
+
 void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
 {
 	struct rfile *f = a->cur;
@@ -363,6 +441,7 @@ void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
 					  (p[1] == '*' || p[1] == '/'))))
 		return;
 	len -= (size_t)(p - s);
+	add_words(&a->toks, &a->ntoks, &a->toks_alloc, p, len, 0, false);
 	count_calls(p, len, cw);
 	a->v[HR_ALLOC] += cw[CW_ALLOC] + cw[CW_STRDUP] + cw[CW_ASPRINTF];
 	a->v[HR_FREE] += cw[CW_FREE] + cw[CW_RELEASE] + cw[CW_DESTROY];
@@ -427,6 +506,7 @@ static void racc_finish(struct hist_racc *a)
 	a->v[HR_NS] = (double)nt;
 	a->v[HR_ENTROPY] = h;
 	a->v[HR_FUNCS] = (double)a->nfuncs;
+	a->ntoks = uniq_u32(a->toks, a->ntoks);
 	for (i = 0; i < nd; i++)
 		free(dirs[i]);
 	for (i = 0; i < nt; i++)
@@ -446,12 +526,14 @@ void hist_racc_patch_done(struct hist_racc *a, struct hist_rfeat *out)
 /*
  * One record of state. Files: a commits, b fixes, c fixes decayed, d
  * commits decayed, t the last change, au the authors. Functions: a
- * fixes. Authors: a commits, d commits decayed, t. Author in a
- * subsystem: a commits.
+ * fixes, b commits. Authors: a commits, d commits decayed, t. Author in
+ * a subsystem: a commits. Directories and the whole tree ("G"): a
+ * commits. Files, functions, directories, authors and the tree: e their
+ * commits named by a fix since, f the same decayed from tl.
  */
 struct rstate {
-	double a, b, c, d;
-	int64_t t;
+	double a, b, c, d, e, f;
+	int64_t t, tl;
 	uint32_t nau;
 	uint32_t au[RISK_MAX_AUTHORS];
 };
@@ -462,6 +544,288 @@ struct rent {
 	struct rstate s;
 	bool dirty;
 };
+
+/* Per word: the commits with it (n), of which later named by a fix (b). */
+struct wstat {
+	uint32_t h; /* 0: empty */
+	float n, b;
+};
+
+struct wtable {
+	struct wstat *v;
+	size_t n, cap;
+};
+
+static struct wstat *wt_slot(struct wstat *v, size_t cap, uint32_t h)
+{
+	size_t i = (size_t)(h * 2654435761u) & (cap - 1);
+
+	while (v[i].h && v[i].h != h)
+		i = (i + 1) & (cap - 1);
+	return &v[i];
+}
+
+static struct wstat *wt_get(struct wtable *t, uint32_t h, bool create)
+{
+	struct wstat *s;
+
+	if (!t->cap) {
+		if (!create)
+			return NULL;
+		t->cap = 4096;
+		t->v = xcalloc(t->cap, sizeof(*t->v));
+	}
+	s = wt_slot(t->v, t->cap, h);
+	if (s->h || !create)
+		return s->h ? s : NULL;
+	if ((t->n + 1) * 2 > t->cap) {
+		struct wstat *nv = xcalloc(t->cap * 2, sizeof(*nv));
+		size_t i;
+
+		for (i = 0; i < t->cap; i++)
+			if (t->v[i].h)
+				*wt_slot(nv, t->cap * 2, t->v[i].h) = t->v[i];
+		free(t->v);
+		t->v = nv;
+		t->cap *= 2;
+		s = wt_slot(t->v, t->cap, h);
+	}
+	s->h = h;
+	t->n++;
+	return s;
+}
+
+static void wt_release(struct wtable *t)
+{
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The table as stored: (hash, n, b) triples, in the riskstate row "W". */
+static void wt_load(struct wtable *t, const void *blob, size_t len)
+{
+	const unsigned char *p = blob;
+	size_t i;
+
+	for (i = 0; i + 12 <= len; i += 12) {
+		uint32_t h;
+		struct wstat *s;
+
+		memcpy(&h, p + i, 4);
+		if (!h)
+			continue;
+		s = wt_get(t, h, true);
+		memcpy(&s->n, p + i + 4, 4);
+		memcpy(&s->b, p + i + 8, 4);
+	}
+}
+
+/*
+ * The commits named by a fix so far, with the words of their added
+ * lines, and for each file the last GROUND_PER_FILE of them that
+ * touched it: what a new commit's words are compared with.
+ */
+#define GROUND_PER_FILE 16
+
+struct gbug {
+	uint32_t *w;
+	size_t n;
+};
+
+struct gfile {
+	uint64_t h; /* of the file's state key; 0: empty */
+	uint32_t n; /* bugs added; the last ones are in ring */
+	uint32_t ring[GROUND_PER_FILE];
+};
+
+struct ground {
+	struct gbug *b;
+	size_t nb, balloc;
+	struct gfile *f;
+	size_t nf, cap;
+};
+
+static struct gfile *gf_get(struct ground *g, uint64_t h, bool create)
+{
+	size_t i;
+
+	if (!h)
+		h = 1;
+	if (!g->cap) {
+		if (!create)
+			return NULL;
+		g->cap = 256;
+		g->f = xcalloc(g->cap, sizeof(*g->f));
+	}
+	if (create && (g->nf + 1) * 2 > g->cap) {
+		struct gfile *nf = xcalloc(g->cap * 2, sizeof(*nf));
+
+		for (i = 0; i < g->cap; i++) {
+			size_t k;
+
+			if (!g->f[i].h)
+				continue;
+			k = (size_t)g->f[i].h & (g->cap * 2 - 1);
+			while (nf[k].h)
+				k = (k + 1) & (g->cap * 2 - 1);
+			nf[k] = g->f[i];
+		}
+		free(g->f);
+		g->f = nf;
+		g->cap *= 2;
+	}
+	i = (size_t)h & (g->cap - 1);
+	while (g->f[i].h && g->f[i].h != h)
+		i = (i + 1) & (g->cap - 1);
+	if (g->f[i].h)
+		return &g->f[i];
+	if (!create)
+		return NULL;
+	g->f[i].h = h;
+	g->nf++;
+	return &g->f[i];
+}
+
+/* How many of a commit's words are words of its added lines. */
+static size_t code_words(const uint32_t *w, size_t n)
+{
+	size_t k = 0;
+
+	while (k < n && !(w[k] & TOK_SUBJECT))
+		k++;
+	return k;
+}
+
+/* A commit named by a fix: foot its state keys, w its sorted words. */
+static void ground_add(struct ground *g, const char *foot, const uint32_t *w,
+		       size_t n)
+{
+	struct gbug *b;
+	const char *p, *nl;
+
+	ALLOC_GROW(g->b, g->nb + 1, g->balloc);
+	b = &g->b[g->nb];
+	b->n = code_words(w, n);
+	b->w = xmalloc((b->n + 1) * sizeof(*b->w));
+	if (b->n)
+		memcpy(b->w, w, b->n * sizeof(*b->w));
+	for (p = foot; p && *p; p = nl + 1) {
+		struct gfile *f;
+
+		nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		if (*p != 'F')
+			continue;
+		f = gf_get(g, hist_hash(p, (size_t)(nl - p)), true);
+		f->ring[f->n++ % GROUND_PER_FILE] = (uint32_t)g->nb;
+	}
+	g->nb++;
+}
+
+static void ground_release(struct ground *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->nb; i++)
+		free(g->b[i].w);
+	free(g->b);
+	free(g->f);
+	memset(g, 0, sizeof(*g));
+}
+
+/* Shared words of two sorted lists. */
+static size_t common_words(const uint32_t *a, size_t na, const uint32_t *b,
+			   size_t nb)
+{
+	size_t i = 0, j = 0, c = 0;
+
+	while (i < na && j < nb) {
+		if (a[i] < b[j])
+			i++;
+		else if (a[i] > b[j])
+			j++;
+		else {
+			c++;
+			i++;
+			j++;
+		}
+	}
+	return c;
+}
+
+/*
+ * The best overlap (shared words over the geometric mean of the two
+ * counts) of the commit's added words with an earlier named commit to
+ * one of its files.
+ */
+static double ground_score(const struct ground *g, const struct hist_racc *a,
+			   const uint32_t *w, size_t n)
+{
+	struct sb k = SB_INIT;
+	size_t i, nc = code_words(w, n);
+	double best = 0;
+
+	for (i = 0; nc && g->nf && i < a->nfiles && i < RISK_MAX_FOOT; i++) {
+		const struct gfile *f;
+		uint32_t q, m;
+
+		sb_reset(&k);
+		sb_adds(&k, "F\t");
+		sb_adds(&k, a->files[i].path);
+		f = gf_get((struct ground *)g, hist_hash(k.buf, k.len), false);
+		if (!f)
+			continue;
+		m = f->n < GROUND_PER_FILE ? f->n : GROUND_PER_FILE;
+		for (q = 0; q < m; q++) {
+			const struct gbug *b = &g->b[f->ring[q]];
+			double s;
+
+			if (!b->n)
+				continue;
+			s = (double)common_words(w, nc, b->w, b->n) /
+			    sqrt((double)nc * (double)b->n);
+			if (s > best)
+				best = s;
+		}
+	}
+	sb_release(&k);
+	return best;
+}
+
+/*
+ * The named commits as the db has them, in the order they were named
+ * (by the first fix naming each, before before_seq): the same state an
+ * index run that saw them one by one builds.
+ */
+static void ground_load(sqlite3 *db, int64_t before_seq, struct ground *g)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db,
+			       "SELECT r.foot, r.words, MIN(p.fix_seq) AS f"
+			       " FROM pairs p JOIN risk r ON r.seq = p.bug_seq"
+			       " WHERE p.fix_seq < ? GROUP BY p.bug_seq"
+			       " ORDER BY f, p.bug_seq",
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(st, 1, before_seq);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *foot = (const char *)sqlite3_column_text(st, 0);
+		const uint32_t *w = sqlite3_column_blob(st, 1);
+		size_t n = (size_t)sqlite3_column_bytes(st, 1) / 4;
+		uint32_t *copy = xmalloc((n + 1) * sizeof(*copy));
+
+		if (n && w)
+			memcpy(copy, w, n * 4);
+		else
+			n = 0;
+		if (foot)
+			ground_add(g, foot, copy, n);
+		free(copy);
+	}
+	sqlite3_finalize(st);
+}
 
 /*
  * One commit on its way through the index: its content is counted by a
@@ -477,6 +841,10 @@ struct rjob {
 	git_oid *ids; /* 2 per change: old, new */
 	size_t nch;
 	struct hist_racc *acc;
+	int64_t *bugs; /* the commits it names */
+	size_t nbugs, bugs_alloc;
+	uint32_t *words; /* of the added lines, then of the subject */
+	size_t nwords, words_alloc;
 	int state; /* 0 queued, 1 taken, 2 counted */
 };
 
@@ -489,6 +857,10 @@ struct hist_risk {
 	struct rent *e;
 	size_t n, cap;
 	sqlite3_stmt *ins;
+	sqlite3_stmt *named; /* was a commit named by an earlier fix? */
+	sqlite3_stmt *foot;  /* a commit's footprint */
+	struct wtable words;
+	struct ground ground;
 	int64_t newest;
 	git_repository *repo; /* the caller's, for jobs no worker took */
 	char *gitdir;
@@ -549,6 +921,7 @@ static struct rent *rmap_get(struct hist_risk *r, const char *key, bool create)
 struct rsource {
 	struct hist_risk *r; /* the map, or NULL */
 	sqlite3_stmt *get;   /* SELECT v FROM riskstate WHERE k = ? */
+	struct wtable *words;
 };
 
 static bool rget(struct rsource *src, const char *key, struct rstate *out)
@@ -607,6 +980,80 @@ static void subsystem_of(const char *message, const struct hist_racc *a,
 		hist_top_dir(a->files[0].path, buf, len);
 }
 
+/* The directory of a path ("" for a top-level file), into buf. */
+static void file_dir(const char *path, char *buf, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, path, n);
+	buf[n] = '\0';
+}
+
+/*
+ * The share of a record's commits later named by a fix, shrunk towards
+ * the tree's share r0 as if RISK_RATE_PRIOR more commits had it.
+ */
+static double shrunk_rate(const struct rstate *s, double r0)
+{
+	return (s->e + RISK_RATE_PRIOR * r0) / (s->a + RISK_RATE_PRIOR);
+}
+
+/* The words of a commit: its added lines' (from a), its subject's. */
+static void commit_words(const struct hist_racc *a, const char *message,
+			 uint32_t **v, size_t *n, size_t *alloc)
+{
+	const char *nl = message ? strchr(message, '\n') : NULL;
+	size_t len =
+		message ? (nl ? (size_t)(nl - message) : strlen(message)) : 0;
+	size_t from;
+
+	*n = 0;
+	ALLOC_GROW(*v, a->ntoks + 1, *alloc);
+	if (a->ntoks)
+		memcpy(*v, a->toks, a->ntoks * sizeof(**v));
+	*n = from = a->ntoks;
+	if (len > HIST_MAX_SUBJECT)
+		len = HIST_MAX_SUBJECT;
+	add_words(v, n, alloc, message ? message : "", len, TOK_SUBJECT, true);
+	*n = from + uniq_u32(*v + from, *n - from);
+}
+
+/*
+ * The mean over the commit's words of how much likelier than the tree's
+ * commits (r0) the earlier commits with the word were to be named by a
+ * fix, as a log ratio, shrunk for words seen in few commits.
+ */
+static void words_features(const struct wtable *t, const uint32_t *w, size_t n,
+			   double r0, double *v)
+{
+	double sum[2] = {0, 0}, cnt[2] = {0, 0};
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct wstat *s = t->cap ? wt_slot(t->v, t->cap, w[i]) : NULL;
+		double wn = s && s->h ? s->n : 0, wb = s && s->h ? s->b : 0;
+		int k = (w[i] & TOK_SUBJECT) != 0;
+
+		sum[k] += log((wb + RISK_RATE_PRIOR * r0) /
+			      (wn + RISK_RATE_PRIOR) / r0);
+		cnt[k]++;
+	}
+	v[HR_WORDS_CODE] = cnt[0] ? sum[0] / cnt[0] : 0;
+	v[HR_WORDS_SUBJECT] = cnt[1] ? sum[1] / cnt[1] : 0;
+}
+
+/* The tree's share of commits later named by a fix, shrunk. */
+static double tree_rate(struct rsource *src)
+{
+	struct rstate g;
+
+	rget(src, "G", &g);
+	return (g.e + 1) / (g.a + RISK_RATE_PRIOR);
+}
+
 /* The history and experience features, from the state before the commit. */
 static void state_features(struct rsource *src, struct hist_racc *a,
 			   const char *author, const char *message, int64_t now,
@@ -616,7 +1063,7 @@ static void state_features(struct rsource *src, struct hist_racc *a,
 	struct rstate s;
 	char subsys[64];
 	size_t i, aged = 0;
-	double agesum = 0;
+	double agesum = 0, r0;
 
 	for (i = 0; i < a->nfiles; i++) {
 		key2(&k, 'F', a->files[i].path, NULL);
@@ -634,14 +1081,32 @@ static void state_features(struct rsource *src, struct hist_racc *a,
 	v[HR_AGE] = aged ? agesum / (double)aged : 0;
 	for (i = 0; i < a->nfuncs; i++) {
 		key2(&k, 'U', a->funcs[i], NULL);
-		if (rget(src, sb_str(&k), &s))
+		if (rget(src, sb_str(&k), &s)) {
 			v[HR_FUNC_FIXES] += s.a;
+			v[HR_FUNC_BUGS] += s.e;
+		}
+	}
+	/* Rates are shrunk to the tree's, so one commit is not a rate. */
+	r0 = tree_rate(src);
+	for (i = 0; i < a->nfiles; i++) {
+		char dir[256];
+
+		key2(&k, 'F', a->files[i].path, NULL);
+		rget(src, sb_str(&k), &s);
+		v[HR_FILE_BUGS] += s.e;
+		v[HR_FILE_BUGS_RECENT] += decay(s.f, s.tl, now, HALF_FIXES);
+		v[HR_FILE_BUGRATE] += shrunk_rate(&s, r0) / (double)a->nfiles;
+		file_dir(a->files[i].path, dir, sizeof(dir));
+		key2(&k, 'D', dir, NULL);
+		rget(src, sb_str(&k), &s);
+		v[HR_DIR_BUGRATE] += shrunk_rate(&s, r0) / (double)a->nfiles;
 	}
 	key2(&k, 'A', author, NULL);
-	if (rget(src, sb_str(&k), &s)) {
-		v[HR_EXP] = s.a;
-		v[HR_REXP] = decay(s.d, s.t, now, HALF_EXP);
-	}
+	rget(src, sb_str(&k), &s);
+	v[HR_EXP] = s.a;
+	v[HR_REXP] = decay(s.d, s.t, now, HALF_EXP);
+	v[HR_AUTHOR_BUGS] = s.e;
+	v[HR_AUTHOR_BUGRATE] = shrunk_rate(&s, r0);
 	subsystem_of(message, a, subsys, sizeof(subsys));
 	key2(&k, 'S', author, subsys);
 	if (rget(src, sb_str(&k), &s))
@@ -701,12 +1166,24 @@ int hist_risk_begin(sqlite3 *db, struct hist_risk **out, struct errmsg *err)
 		const char *k = (const char *)sqlite3_column_text(st, 0);
 		const void *b = sqlite3_column_blob(st, 1);
 
-		if (k && b && sqlite3_column_bytes(st, 1) == sizeof(r->e->s))
+		if (k && b && !strcmp(k, "W"))
+			wt_load(&r->words, b,
+				(size_t)sqlite3_column_bytes(st, 1));
+		else if (k && b &&
+			 sqlite3_column_bytes(st, 1) == sizeof(r->e->s))
 			memcpy(&rmap_get(r, k, true)->s, b, sizeof(r->e->s));
 	}
 	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO risk VALUES (?, ?)",
-			       -1, &r->ins, NULL) != SQLITE_OK)
+	ground_load(db, INT64_MAX, &r->ground);
+	if (sqlite3_prepare_v2(
+		    db, "INSERT OR REPLACE INTO risk VALUES (?, ?, ?, ?)", -1,
+		    &r->ins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "SELECT EXISTS(SELECT 1 FROM pairs"
+			       " WHERE bug_seq = ? AND fix_seq < ?)",
+			       -1, &r->named, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT foot, words FROM risk WHERE seq = ?",
+			       -1, &r->foot, NULL) != SQLITE_OK)
 		goto fail;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->work, NULL);
@@ -732,6 +1209,8 @@ static void rjob_free(struct rjob *j)
 	free(j->ids);
 	free(j->author);
 	free(j->message);
+	free(j->bugs);
+	free(j->words);
 	hist_racc_free(j->acc);
 	free(j);
 }
@@ -761,7 +1240,11 @@ void hist_risk_free(struct hist_risk *r)
 	for (i = 0; i < r->cap; i++)
 		free(r->e[i].key);
 	free(r->e);
+	wt_release(&r->words);
+	ground_release(&r->ground);
 	sqlite3_finalize(r->ins);
+	sqlite3_finalize(r->named);
+	sqlite3_finalize(r->foot);
 	free(r->gitdir);
 	pthread_mutex_destroy(&r->mu);
 	pthread_cond_destroy(&r->work);
@@ -827,6 +1310,15 @@ out:
 	git_blob_free(nb);
 }
 
+/* Append key k and a newline to out, unless k has a newline itself. */
+static void foot_add(struct sb *out, const struct sb *k)
+{
+	if (memchr(k->buf, '\n', k->len))
+		return;
+	sb_add(out, k->buf, k->len);
+	sb_addch(out, '\n');
+}
+
 static void state_update(struct hist_risk *r, struct hist_racc *a,
 			 const char *author, const char *message, bool isfix,
 			 int64_t t)
@@ -852,12 +1344,34 @@ static void state_update(struct hist_risk *r, struct hist_racc *a,
 			e->s.au[e->s.nau++] = ah;
 		e->dirty = true;
 	}
-	for (i = 0; isfix && i < a->nfuncs; i++) {
+	for (i = 0; i < a->nfuncs; i++) {
 		key2(&k, 'U', a->funcs[i], NULL);
+		e = rmap_get(r, sb_str(&k), true);
+		e->s.a += isfix;
+		e->s.b++;
+		e->dirty = true;
+	}
+	for (i = 0; i < a->nfiles; i++) {
+		char dir[256];
+
+		file_dir(a->files[i].path, dir, sizeof(dir));
+		for (j = 0; j < i; j++) {
+			char other[256];
+
+			file_dir(a->files[j].path, other, sizeof(other));
+			if (!strcmp(dir, other))
+				break;
+		}
+		if (j < i)
+			continue; /* counted once per commit */
+		key2(&k, 'D', dir, NULL);
 		e = rmap_get(r, sb_str(&k), true);
 		e->s.a++;
 		e->dirty = true;
 	}
+	e = rmap_get(r, "G", true);
+	e->s.a++;
+	e->dirty = true;
 	key2(&k, 'A', author, NULL);
 	e = rmap_get(r, sb_str(&k), true);
 	e->s.d = decay(e->s.d, e->s.t, t, HALF_EXP) + 1;
@@ -871,6 +1385,110 @@ static void state_update(struct hist_risk *r, struct hist_racc *a,
 	e->s.a++;
 	e->dirty = true;
 	sb_release(&k);
+}
+
+/*
+ * The state keys a commit counts in (its files, functions, directories
+ * and author), one a line: when a fix names the commit, each counts one
+ * more commit that was later fixed.
+ */
+static void footprint(const struct hist_racc *a, const char *author,
+		      struct sb *out)
+{
+	struct sb k = SB_INIT;
+	size_t i, j, n;
+
+	for (i = 0, n = 0; i < a->nfiles && n < RISK_MAX_FOOT; i++, n++) {
+		key2(&k, 'F', a->files[i].path, NULL);
+		foot_add(out, &k);
+	}
+	for (i = 0; i < a->nfuncs && i < RISK_MAX_FOOT; i++) {
+		key2(&k, 'U', a->funcs[i], NULL);
+		foot_add(out, &k);
+	}
+	for (i = 0, n = 0; i < a->nfiles && n < RISK_MAX_FOOT; i++) {
+		char dir[256];
+
+		file_dir(a->files[i].path, dir, sizeof(dir));
+		for (j = 0; j < i; j++) {
+			char other[256];
+
+			file_dir(a->files[j].path, other, sizeof(other));
+			if (!strcmp(dir, other))
+				break;
+		}
+		if (j < i)
+			continue;
+		key2(&k, 'D', dir, NULL);
+		foot_add(out, &k);
+		n++;
+	}
+	key2(&k, 'A', author, NULL);
+	foot_add(out, &k);
+	sb_release(&k);
+}
+
+/*
+ * Fix fix_seq (of time t) names bug_seq: unless an earlier fix named it
+ * already, every key of its footprint counts one more commit fixed.
+ * Returns SQLITE_DONE or the error.
+ */
+static int apply_label(struct hist_risk *r, int64_t fix_seq, int64_t bug_seq,
+		       int64_t t)
+{
+	const char *p, *nl;
+	struct sb foot = SB_INIT;
+	bool named = false;
+	int rc = SQLITE_DONE;
+
+	sqlite3_bind_int64(r->named, 1, bug_seq);
+	sqlite3_bind_int64(r->named, 2, fix_seq);
+	if (sqlite3_step(r->named) == SQLITE_ROW)
+		named = sqlite3_column_int(r->named, 0) != 0;
+	sqlite3_reset(r->named);
+	if (named)
+		return rc;
+	sqlite3_bind_int64(r->foot, 1, bug_seq);
+	if (sqlite3_step(r->foot) == SQLITE_ROW) {
+		const uint32_t *w = sqlite3_column_blob(r->foot, 1);
+		size_t i, n = (size_t)sqlite3_column_bytes(r->foot, 1) / 4;
+		uint32_t *copy = xmalloc((n + 1) * sizeof(*copy));
+
+		if (w && n)
+			memcpy(copy, w, n * 4);
+		else
+			n = 0;
+		for (i = 0; i < n; i++)
+			if (copy[i])
+				wt_get(&r->words, copy[i], true)->b++;
+		if (sqlite3_column_text(r->foot, 0)) {
+			sb_adds(&foot,
+				(const char *)sqlite3_column_text(r->foot, 0));
+			ground_add(&r->ground, sb_str(&foot), copy, n);
+		}
+		free(copy);
+	}
+	sqlite3_reset(r->foot);
+	if (!foot.len)
+		goto out; /* indexed before footprints were kept */
+	sb_adds(&foot, "G\n");
+	for (p = sb_str(&foot); *p; p = nl + 1) {
+		struct rent *e;
+
+		nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		foot.buf[nl - foot.buf] = '\0';
+		e = rmap_get(r, p, true);
+		e->s.f = decay(e->s.f, e->s.tl, t, HALF_FIXES) + 1;
+		if (t > e->s.tl)
+			e->s.tl = t;
+		e->s.e++;
+		e->dirty = true;
+	}
+out:
+	sb_release(&foot);
+	return rc;
 }
 
 /* Count what the job's files' lines do (any thread). */
@@ -915,10 +1533,18 @@ static void *risk_worker(void *arg)
 	return NULL;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Write the oldest job's features and fold it into the state. */
 static int finish_oldest(struct hist_risk *r, struct errmsg *err)
 {
-	struct rsource src = {r, NULL};
+	struct rsource src = {r, NULL, NULL};
+	struct sb foot = SB_INIT;
 	struct hist_rfeat f;
 	struct rjob *j;
 	float x[HR_N];
@@ -944,23 +1570,59 @@ static int finish_oldest(struct hist_risk *r, struct errmsg *err)
 	memcpy(f.v, j->acc->v, sizeof(f.v));
 	state_features(&src, j->acc, j->author, j->message, j->time, f.v);
 	purpose_features(j->message, j->fix, f.v);
+	commit_words(j->acc, j->message, &j->words, &j->nwords,
+		     &j->words_alloc);
+	words_features(&r->words, j->words, j->nwords, tree_rate(&src), f.v);
+	f.v[HR_GROUND] = ground_score(&r->ground, j->acc, j->words, j->nwords);
 	for (i = 0; i < HR_N; i++)
 		x[i] = (float)f.v[i];
+	footprint(j->acc, j->author, &foot);
 	sqlite3_bind_int64(r->ins, 1, j->seq);
 	sqlite3_bind_blob(r->ins, 2, x, sizeof(x), SQLITE_TRANSIENT);
+	sqlite3_bind_text(r->ins, 3, sb_str(&foot), (int)foot.len,
+			  SQLITE_STATIC);
+	sqlite3_bind_blob(r->ins, 4, j->words, (int)(j->nwords * 4),
+			  SQLITE_STATIC);
 	rc = sqlite3_step(r->ins);
 	sqlite3_reset(r->ins);
 	/* Only now does the commit become history for the next ones. */
-	if (rc == SQLITE_DONE)
+	if (rc == SQLITE_DONE) {
 		state_update(r, j->acc, j->author, j->message, j->fix, j->time);
+		for (i = 0; i < j->nwords; i++)
+			wt_get(&r->words, j->words[i], true)->n++;
+	}
+	/* In the order a later run rebuilds the grounding in (ground_load). */
+	qsort(j->bugs, j->nbugs, sizeof(*j->bugs), cmp_i64);
+	for (i = 0; rc == SQLITE_DONE && i < j->nbugs; i++)
+		rc = apply_label(r, j->seq, j->bugs[i], j->time);
 	if (j->time > r->newest)
 		r->newest = j->time;
 	rjob_free(j);
+	sb_release(&foot);
 	if (rc != SQLITE_DONE)
 		return errmsg_set(err, RV_ERR_INTERNAL,
 				  "history index: cannot write: %s",
 				  sqlite3_errmsg(r->db));
 	return 0;
+}
+
+void hist_risk_label(struct hist_risk *r, int64_t fix_seq, int64_t bug_seq)
+{
+	struct rjob *j;
+	size_t i;
+
+	if (!r || r->tail == r->head)
+		return;
+	j = r->q[(r->tail - 1) % RISK_QUEUE];
+	if (j->seq != fix_seq || bug_seq >= fix_seq)
+		return;
+	for (i = 0; i < j->nbugs; i++)
+		if (j->bugs[i] == bug_seq)
+			return;
+	if (j->nbugs >= HIST_MAX_FIXES_PER_COMMIT * 2)
+		return;
+	ALLOC_GROW(j->bugs, j->nbugs + 1, j->bugs_alloc);
+	j->bugs[j->nbugs++] = bug_seq;
 }
 
 int hist_risk_commit(struct hist_risk *r, git_repository *repo, int64_t seq,
@@ -1431,6 +2093,26 @@ static int save_state(struct hist_risk *r, struct errmsg *err)
 		rc = sqlite3_step(st);
 		sqlite3_reset(st);
 	}
+	if (rc == SQLITE_DONE && r->words.n) {
+		unsigned char *blob = xmalloc(r->words.n * 12);
+		size_t n = 0;
+
+		for (i = 0; i < r->words.cap; i++) {
+			const struct wstat *w = &r->words.v[i];
+
+			if (!w->h)
+				continue;
+			memcpy(blob + n, &w->h, 4);
+			memcpy(blob + n + 4, &w->n, 4);
+			memcpy(blob + n + 8, &w->b, 4);
+			n += 12;
+		}
+		sqlite3_bind_text(st, 1, "W", -1, SQLITE_STATIC);
+		sqlite3_bind_blob(st, 2, blob, (int)n, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		free(blob);
+	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE)
 		return 0;
@@ -1539,8 +2221,11 @@ void hist_risk_patch(struct rv_history *h, const struct rv_diff *d,
 		     struct hist_rfeat *out)
 {
 	struct hist_racc *a = hist_racc_new();
-	struct rsource src = {NULL, NULL};
-	size_t i, j, k;
+	struct rsource src = {NULL, NULL, NULL};
+	struct wtable words = {0};
+	struct ground ground = {0};
+	uint32_t *w = NULL;
+	size_t i, j, k, nw = 0, walloc = 0;
 	int64_t now = hist_meta_int(h->db, "risk_now", 0);
 
 	for (i = 0; i < d->nfiles; i++) {
@@ -1567,8 +2252,20 @@ void hist_risk_patch(struct rv_history *h, const struct rv_diff *d,
 			   &src.get, NULL);
 	state_features(&src, a, author_email ? author_email : "", message, now,
 		       out->v);
-	sqlite3_finalize(src.get);
 	purpose_features(message, message_has_fixes(message), out->v);
+	sqlite3_bind_text(src.get, 1, "W", -1, SQLITE_STATIC);
+	if (sqlite3_step(src.get) == SQLITE_ROW)
+		wt_load(&words, sqlite3_column_blob(src.get, 0),
+			(size_t)sqlite3_column_bytes(src.get, 0));
+	sqlite3_reset(src.get);
+	commit_words(a, message, &w, &nw, &walloc);
+	words_features(&words, w, nw, tree_rate(&src), out->v);
+	ground_load(h->db, INT64_MAX, &ground);
+	out->v[HR_GROUND] = ground_score(&ground, a, w, nw);
+	ground_release(&ground);
+	sqlite3_finalize(src.get);
+	wt_release(&words);
+	free(w);
 	hist_racc_free(a);
 }
 
@@ -1703,6 +2400,52 @@ static void phrase(int i, const struct hist_rfeat *r, struct sb *out)
 		break;
 	case HR_TESTLINES:
 		sb_addf(out, "adds %.0f test line%s", v[i], plural(v[i]));
+		break;
+	case HR_FILE_BUGS:
+	case HR_FILE_BUGS_RECENT:
+	case HR_FILE_BUGRATE:
+		sb_addf(out,
+			"touches files where %.0f earlier commit%s %s later "
+			"fixed",
+			v[HR_FILE_BUGS], plural(v[HR_FILE_BUGS]),
+			v[HR_FILE_BUGS] >= 0.5 && v[HR_FILE_BUGS] < 1.5
+				? "was"
+				: "were");
+		break;
+	case HR_FUNC_BUGS:
+		sb_addf(out,
+			"touches functions where %.0f earlier commit%s %s "
+			"later fixed",
+			v[i], plural(v[i]),
+			v[i] >= 0.5 && v[i] < 1.5 ? "was" : "were");
+		break;
+	case HR_DIR_BUGRATE:
+		sb_addf(out,
+			"in directories where %.0f%% of the commits were "
+			"later fixed",
+			100 * v[i]);
+		break;
+	case HR_AUTHOR_BUGS:
+	case HR_AUTHOR_BUGRATE:
+		if (v[HR_AUTHOR_BUGS] >= 0.5)
+			sb_addf(out,
+				"%.0f of the author's %.0f earlier commits "
+				"were later fixed",
+				v[HR_AUTHOR_BUGS], v[HR_EXP]);
+		break;
+	case HR_WORDS_CODE:
+		sb_adds(out, "its code uses names that earlier commits later "
+			     "fixed used more often than most");
+		break;
+	case HR_WORDS_SUBJECT:
+		sb_adds(out, "its subject's words were more often those of "
+			     "commits later fixed");
+		break;
+	case HR_GROUND:
+		sb_addf(out,
+			"its code resembles an earlier commit to the same "
+			"file that was later fixed (%.0f%% alike in names)",
+			100 * v[i]);
 		break;
 	}
 }

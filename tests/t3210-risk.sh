@@ -50,6 +50,11 @@ tick; git add net.c && git commit -q -m "net: parse the interface name"
 BUG=$(git rev-parse HEAD)
 risk_history 12
 commit_net_fix "$BUG"
+# EARLY: an earlier change to net.c, named by a fix only after C.
+tick
+net_c_alias
+git commit -q -am "net: parse an alias"
+EARLY=$(git rev-parse HEAD)
 tick
 cat >>net.c <<'EOC'
 
@@ -73,9 +78,14 @@ git commit -q -am "net: open with a buffer"
 C=$(git rev-parse HEAD)
 git clone -q "$R" "$TMP/past"
 # The future: C is fixed, its file and functions fixed again, its
-# author commits much more. None of it may change C's features.
+# author commits much more, and EARLY (same file, same author, words
+# like C's) is named by a fix: the commits to net.c and the author's
+# later named, the words and the grounding they would give. None of it
+# may change C's features.
 tick; sed -i 's/return -EINVAL;/return -EIO;/' net.c
 git commit -q -am "net: fix the error of net_open" -m "$(fixes "$C")"
+tick; sed -i 's/o->mtu = parse_mtu_value(arg, arg_len);/o->mtu = 0;/' net.c
+git commit -q -am "net: no mtu from an alias" -m "$(fixes "$EARLY")"
 i=0
 while [ $i -lt 8 ]; do
 	tick; echo "/* $i */" >>net.c
