@@ -121,10 +121,14 @@ enum {
 	HF_N,
 };
 
+/* Points of the fitted rows' logits a score is placed among. */
+#define HIST_MODEL_Q 201
+
 struct hist_model {
 	bool ok;
 	double mean[HF_N], sd[HF_N];
 	double w[HF_N + 1];	/* w[HF_N] is the intercept */
+	double q[HIST_MODEL_Q]; /* the fitted rows' logits, quantiles */
 	double threshold;	/* score at which the risk voter speaks */
 	double lambda;		/* L2 strength, chosen on held-out commits */
 	double heldout_auc;	/* of that choice, on the newest fifth */

@@ -1721,21 +1721,65 @@ static double zclip(double z)
 	return z > Z_CLIP ? Z_CLIP : z < -Z_CLIP ? -Z_CLIP : z;
 }
 
+static double model_logit(const struct hist_model *m, const double x[HF_N])
+{
+	double z = m->w[HF_N];
+	int i;
+
+	for (i = 0; i < HF_N; i++)
+		z += m->w[i] * zclip((x[i] - m->mean[i]) / m->sd[i]);
+	return z > 30 ? 30 : z < -30 ? -30 : z;
+}
+
+/*
+ * The share of the rows the model was fitted on that score below z
+ * (ties counted half), from the quantiles in m->q.
+ */
+static double model_rank(const struct hist_model *m, double z)
+{
+	const double *q = m->q;
+	int lo = 0, hi, k, n = HIST_MODEL_Q;
+
+	while (lo < n && q[lo] < z)
+		lo++;
+	for (hi = lo; hi < n && q[hi] <= z; hi++)
+		;
+	if (hi > lo) /* on a plateau of equal logits: its middle */
+		return ((double)(lo + hi - 1) / 2.0) / (n - 1);
+	if (lo == 0)
+		return 0;
+	if (lo == n)
+		return 1;
+	k = lo - 1;
+	return ((double)k + (z - q[k]) / (q[lo] - q[k])) / (n - 1);
+}
+
+/*
+ * A score is where a commit's logit falls among the history's: 0.97 is
+ * riskier than 97% of the commits the model was fitted on (a sliver of
+ * the logistic keeps the order past the ends). Not the probability:
+ * refitted month after month on labels that keep arriving (a young
+ * tree's fixes start naming commits years into its history), the
+ * probability's level drifts while the order it gives does not, and
+ * scores of different months must compare. Measured on rdma-core 2017,
+ * lines added alone ranked commits at AUC 0.764 and its monthly
+ * probabilities pooled at 0.698.
+ */
 double hist_model_score(const struct hist_model *m, const double x[HF_N])
 {
 	double z;
-	int i;
 
 	if (!m->ok)
 		return -1;
-	z = m->w[HF_N];
-	for (i = 0; i < HF_N; i++)
-		z += m->w[i] * zclip((x[i] - m->mean[i]) / m->sd[i]);
-	if (z > 30)
-		z = 30;
-	if (z < -30)
-		z = -30;
-	return 1.0 / (1.0 + exp(-z));
+	z = model_logit(m, x);
+	return 0.999 * model_rank(m, z) + 0.001 / (1.0 + exp(-z));
+}
+
+static int cmp_double_asc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 static int cmp_double_desc(const void *a, const void *b)
@@ -2007,6 +2051,11 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 	m->heldout_auc = best;
 	m->ok = true;
 	for (i = 0; i < n; i++)
+		scores[i] = model_logit(m, &X[i * HF_N]);
+	qsort(scores, n, sizeof(*scores), cmp_double_asc);
+	for (a = 0; a < HIST_MODEL_Q; a++)
+		m->q[a] = scores[(size_t)a * (n - 1) / (HIST_MODEL_Q - 1)];
+	for (i = 0; i < n; i++)
 		scores[i] = hist_model_score(m, &X[i * HF_N]);
 	qsort(scores, n, sizeof(*scores), cmp_double_desc);
 	i = (size_t)((double)n * top_frac);
@@ -2015,7 +2064,7 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 	free(Z);
 }
 
-#define MODEL_FORMAT 2
+#define MODEL_FORMAT 3
 
 int hist_model_save(sqlite3 *db, const struct hist_model *m)
 {
@@ -2029,6 +2078,8 @@ int hist_model_save(sqlite3 *db, const struct hist_model *m)
 		sb_addf(&s, " %.17g %.17g", m->mean[i], m->sd[i]);
 	for (i = 0; i <= HF_N; i++)
 		sb_addf(&s, " %.17g", m->w[i]);
+	for (i = 0; i < HIST_MODEL_Q; i++)
+		sb_addf(&s, " %.17g", m->q[i]);
 	rc = hist_meta_set_text(db, "model", sb_str(&s));
 	if (!rc)
 		rc = hist_meta_set_text(db, "model_why", m->why);
@@ -2062,6 +2113,11 @@ void hist_model_load(sqlite3 *db, struct hist_model *m)
 	}
 	for (i = 0; i <= HF_N; i++)
 		m->w[i] = strtod(end, &end);
+	for (i = 0; i < HIST_MODEL_Q; i++) {
+		m->q[i] = strtod(end, &end);
+		if (i && !(m->q[i] >= m->q[i - 1]))
+			goto bad;
+	}
 	m->ok = ok == 1;
 	goto out;
 bad:
