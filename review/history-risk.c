@@ -1950,7 +1950,8 @@ double hist_auc(const double *s, const int *y, size_t n)
  */
 static double chained_auc(const double *Z, const int *y, const double *wt,
 			  size_t n, const int *cols, int k, double l_size,
-			  double l_rest, double b0, double *scores)
+			  double l_rest, double b0, double *scores,
+			  double (*warm)[MAX_SEL + 1])
 {
 	double sum = 0;
 	int f, nf = 0;
@@ -1958,9 +1959,15 @@ static double chained_auc(const double *Z, const int *y, const double *wt,
 	for (f = 0; f < NFOLDS; f++) {
 		size_t tr = n * (size_t)(f + 2) / 5;
 		size_t te = n * (size_t)(f + 3) / 5;
-		double w[MAX_SEL + 1] = {0}, a;
+		double w0[MAX_SEL + 1] = {0}, *w = warm ? warm[f] : w0, a;
 
-		w[k] = b0;
+		/*
+		 * Warm: the fold's fit at the previous penalty, a few
+		 * Newton steps from this one (the fit is most of what an
+		 * index run does after its walk).
+		 */
+		if (!warm || !w[k])
+			w[k] = b0;
 		newton2(Z, y, wt, tr, cols, k, l_size, l_rest, w);
 		zscores(Z, tr, te, cols, k, w, scores);
 		a = hist_auc(scores, y + tr, te - tr);
@@ -1984,6 +1991,7 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 	int cols[MAX_SEL], k = 0, j, a;
 	static const double l_rest[] = {0.03, 0.1, 0.3, 1, 3};
 	double w[MAX_SEL + 1], best, *Z, *scores, pos = 0, wsum = 0;
+	double warm[NFOLDS][MAX_SEL + 1];
 	size_t g, nall = 1;
 	bool flat[HF_N];
 	size_t i, npos = 0;
@@ -2023,25 +2031,31 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 	 */
 	cols[k++] = HR_LA;
 	best = chained_auc(Z, y, wt, n, cols, k, RISK_L_SIZE, RISK_L_SIZE,
-			   log(pos / (wsum - pos)), scores);
+			   log(pos / (wsum - pos)), scores, NULL);
 	m->lambda = -1; /* size alone */
 	for (j = 0; j < HF_N; j++)
 		if (j != HR_LA && !flat[j] && !(j < HR_N && finfo[j].grows))
 			cols[nall++] = j;
+	memset(warm, 0, sizeof(warm));
+	memset(w, 0, sizeof(w));
 	for (g = 0; g < ARRAY_SIZE(l_rest); g++) {
-		double auc =
-			chained_auc(Z, y, wt, n, cols, (int)nall, RISK_L_SIZE,
-				    l_rest[g], log(pos / (wsum - pos)), scores);
+		double auc = chained_auc(Z, y, wt, n, cols, (int)nall,
+					 RISK_L_SIZE, l_rest[g],
+					 log(pos / (wsum - pos)), scores, warm);
 
 		if (auc > best + 0.001) {
 			best = auc;
 			m->lambda = l_rest[g];
+			/* The newest fold's fit: the full one starts there. */
+			memcpy(w, warm[NFOLDS - 1], sizeof(w));
 		}
 	}
 	if (m->lambda > 0)
 		k = (int)nall;
-	memset(w, 0, sizeof(w));
-	w[k] = log(pos / (wsum - pos));
+	else
+		memset(w, 0, sizeof(w));
+	if (!w[k])
+		w[k] = log(pos / (wsum - pos));
 	newton2(Z, y, wt, n, cols, k, RISK_L_SIZE,
 		m->lambda > 0 ? m->lambda : RISK_L_SIZE, w);
 	memset(m->w, 0, sizeof(m->w));
