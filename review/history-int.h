@@ -98,6 +98,12 @@ enum {
 	HR_WORDS_CODE,	  /* the words of the added lines */
 	HR_WORDS_SUBJECT, /* the words of the subject */
 	/*
+	 * Lines added, each weighted by how much likelier than the tree's
+	 * its file's commits were to be named by a fix (the file's share
+	 * shrunk to its directory's, that to the tree's).
+	 */
+	HR_LA_WEIGHTED,
+	/*
 	 * Grounding: how much the added lines' words overlap those of the
 	 * most similar earlier commit to the same files that a fix named.
 	 */

@@ -96,6 +96,7 @@ static const struct {
 	[HR_AUTHOR_BUGRATE] = {"author_bug_rate", false, false},
 	[HR_WORDS_CODE] = {"words_code", false, false},
 	[HR_WORDS_SUBJECT] = {"words_subject", false, false},
+	[HR_LA_WEIGHTED] = {"la_weighted", true, false},
 	[HR_GROUND] = {"grounding", false, false},
 };
 
@@ -139,7 +140,7 @@ static double decay(double v, int64_t from, int64_t to, double half)
 struct rfile {
 	char *path;
 	bool added, code, test;
-	double lines;
+	double lines, la;
 };
 
 struct hist_racc {
@@ -427,6 +428,7 @@ void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
 		return;
 	}
 	a->v[HR_LA]++;
+	f->la++;
 	if (f->test)
 		a->v[HR_TESTLINES]++;
 	if (!f->code)
@@ -1090,16 +1092,21 @@ static void state_features(struct rsource *src, struct hist_racc *a,
 	r0 = tree_rate(src);
 	for (i = 0; i < a->nfiles; i++) {
 		char dir[256];
+		struct rstate fs;
+		double dr;
 
 		key2(&k, 'F', a->files[i].path, NULL);
 		rget(src, sb_str(&k), &s);
 		v[HR_FILE_BUGS] += s.e;
 		v[HR_FILE_BUGS_RECENT] += decay(s.f, s.tl, now, HALF_FIXES);
 		v[HR_FILE_BUGRATE] += shrunk_rate(&s, r0) / (double)a->nfiles;
+		fs = s;
 		file_dir(a->files[i].path, dir, sizeof(dir));
 		key2(&k, 'D', dir, NULL);
 		rget(src, sb_str(&k), &s);
-		v[HR_DIR_BUGRATE] += shrunk_rate(&s, r0) / (double)a->nfiles;
+		dr = shrunk_rate(&s, r0);
+		v[HR_DIR_BUGRATE] += dr / (double)a->nfiles;
+		v[HR_LA_WEIGHTED] += a->files[i].la * shrunk_rate(&fs, dr) / r0;
 	}
 	key2(&k, 'A', author, NULL);
 	rget(src, sb_str(&k), &s);
@@ -1820,12 +1827,14 @@ static double *standardize(struct hist_model *m, const double *X, size_t n,
 }
 
 #define MAX_SEL HF_N
+/* The inputs a fit barely penalizes: cols[0, RISK_NSPINE) of it. */
+#define RISK_NSPINE 2
 
 /*
  * Weighted L2 logistic regression on columns cols[0..k) of the
  * standardized rows [0, n) of Z, by Newton's method. w[0..k) are the
  * weights, w[k] the intercept; w holds the starting point on entry.
- * Lines added (cols[0] == HR_LA) has penalty l_size, the rest l_rest.
+ * The spine (cols[0, RISK_NSPINE)) has penalty l_size, the rest l_rest.
  */
 static void newton2(const double *Z, const int *y, const double *wt, size_t n,
 		    const int *cols, int k, double l_size, double l_rest,
@@ -1865,7 +1874,7 @@ static void newton2(const double *Z, const int *y, const double *wt, size_t n,
 			for (b = a + 1; b < d; b++)
 				H[a * d + b] = H[b * d + a];
 		for (a = 0; a < k; a++) {
-			double l = cols[a] == HR_LA ? l_size : l_rest;
+			double l = a < RISK_NSPINE ? l_size : l_rest;
 
 			g[a] += l * W * w[a];
 			H[a * d + a] += l * W;
@@ -1992,7 +2001,7 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 	static const double l_rest[] = {0.03, 0.1, 0.3, 1, 3};
 	double w[MAX_SEL + 1], best, *Z, *scores, pos = 0, wsum = 0;
 	double warm[NFOLDS][MAX_SEL + 1];
-	size_t g, nall = 1;
+	size_t g, nall;
 	bool flat[HF_N];
 	size_t i, npos = 0;
 
@@ -2021,7 +2030,10 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 	/*
 	 * Lines added carries most of what can be known (every study of
 	 * these histories finds it, and on iproute2 and rdma-core it is
-	 * the best single feature out of time); the rest are allowed to
+	 * the best single feature out of time), and more so when each
+	 * line weighs by how often its file's commits were later fixed
+	 * (a copied header or a table is big and rarely wrong): the two
+	 * are the spine, barely penalized. The rest are allowed to
 	 * move a score only as far as they keep helping later commits.
 	 * Their penalty is chosen on time folds (fit on the older rows,
 	 * score the next fifth, for the last three fifths in turn), and
@@ -2030,11 +2042,14 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 	 * the past and lost the next year on both trees.
 	 */
 	cols[k++] = HR_LA;
+	cols[k++] = HR_LA_WEIGHTED;
 	best = chained_auc(Z, y, wt, n, cols, k, RISK_L_SIZE, RISK_L_SIZE,
 			   log(pos / (wsum - pos)), scores, NULL);
-	m->lambda = -1; /* size alone */
+	m->lambda = -1; /* the spine alone */
+	nall = (size_t)k;
 	for (j = 0; j < HF_N; j++)
-		if (j != HR_LA && !flat[j] && !(j < HR_N && finfo[j].grows))
+		if (j != HR_LA && j != HR_LA_WEIGHTED && !flat[j] &&
+		    !(j < HR_N && finfo[j].grows))
 			cols[nall++] = j;
 	memset(warm, 0, sizeof(warm));
 	memset(w, 0, sizeof(w));
@@ -2470,6 +2485,16 @@ static void phrase(int i, const struct hist_rfeat *r, struct sb *out)
 		break;
 	case HR_TESTLINES:
 		sb_addf(out, "adds %.0f test line%s", v[i], plural(v[i]));
+		break;
+	case HR_LA_WEIGHTED:
+		if (v[HR_LA] >= 0.5 && v[i] / v[HR_LA] >= 1.2)
+			sb_addf(out,
+				"adds %.0f line%s to files whose commits were "
+				"later fixed %.1f times as often as most",
+				v[HR_LA], plural(v[HR_LA]), v[i] / v[HR_LA]);
+		else
+			sb_addf(out, "adds %.0f line%s", v[HR_LA],
+				plural(v[HR_LA]));
 		break;
 	case HR_FILE_BUGS:
 	case HR_FILE_BUGS_RECENT:
