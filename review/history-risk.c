@@ -2,9 +2,11 @@
 /*
  * history-risk.c - the risk model: what a commit is (its size and
  * spread, the history of the code it touches, its author's experience,
- * its purpose, what its added lines do), computed by `quorum index` from
- * the commits before it only, and a regularised logistic regression
- * fitted per repository on which commits were later named by a Fixes:.
+ * its purpose, what its added lines do, and what the fixes known so far
+ * say about its files, author and words), computed by `quorum index`
+ * from the commits before it only, and a regularised logistic
+ * regression fitted per repository on which commits were later named by
+ * a Fixes:; a score is the commit's place among the history's.
  *
  * The same counting runs on a new patch (hist_risk_patch) from the diff
  * and the state the index left, so a review scores what eval measured.
