@@ -2255,6 +2255,19 @@ int hist_risk_rows(sqlite3 *db, int64_t before_time, int64_t before_seq,
 	return 0;
 }
 
+/* What the floats of table risk are, in order, for a person or a test. */
+static int save_feature_names(sqlite3 *db)
+{
+	struct sb s = SB_INIT;
+	int i, rc;
+
+	for (i = 0; i < HR_N; i++)
+		sb_addf(&s, "%s%s", i ? " " : "", finfo[i].name);
+	rc = hist_meta_set_text(db, "risk_features", sb_str(&s));
+	sb_release(&s);
+	return rc;
+}
+
 int hist_risk_finish(struct hist_risk *r, char *note, size_t note_len,
 		     struct errmsg *err)
 {
@@ -2294,7 +2307,7 @@ int hist_risk_finish(struct hist_risk *r, char *note, size_t note_len,
 			snprintf(note, note_len, "%s", m.why);
 	}
 	if (hist_meta_set_int(r->db, "risk_now", newest) ||
-	    hist_model_save(r->db, &m) < 0)
+	    save_feature_names(r->db) || hist_model_save(r->db, &m) < 0)
 		return errmsg_set(err, RV_ERR_INTERNAL,
 				  "history index: cannot store the model: %s",
 				  sqlite3_errmsg(r->db));

@@ -99,6 +99,21 @@ features "$TMP/past" "$C" >"$TMP/f-past"
 cmp -s "$TMP/f-future" "$TMP/f-past"
 ok $? "no leakage: C's features are the same with and without the later commits"
 like "$TMP/f-past" ' [1-9]' "... (and there were features to compare)"
+
+# The fix of BUG came before C: C's file, author and words know of it.
+python3 - "$TMP/past/.git/quorum/history.db" "$C" >"$TMP/named" <<'EOP'
+import sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+names = db.execute("SELECT value FROM meta WHERE key = 'risk_features'").fetchone()[0].split()
+x = db.execute("SELECT r.x FROM risk r JOIN commits c ON c.seq = r.seq"
+               " WHERE c.oid = ?", (sys.argv[2],)).fetchone()[0]
+f = dict(zip(names, struct.unpack("%df" % len(names), x)))
+print("file_bugs=%g author_bugs=%g grounding=%.2f la_weighted=%g la=%g" %
+      (f["file_bugs"], f["author_bugs"], f["grounding"], f["la_weighted"], f["la"]))
+EOP
+like "$TMP/named" 'file_bugs=1 author_bugs=[1-9][0-9]* grounding=0\.[1-9]' "a commit after a fix counts the bug it names in its file, author and grounding"
+awk '{ split($4, w, "="); split($5, l, "="); exit !(w[2] > l[2]) }' "$TMP/named"
+ok $? "... and its lines weigh more in a file whose commits were fixed"
 like "$TMP/idx" '^risk model: fitted on [0-9]+ commits, [0-9]+ later fixed' "index says what the model was fitted on"
 
 # An incremental run computes what a full run does.
