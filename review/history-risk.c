@@ -2427,9 +2427,16 @@ static void phrase(int i, const struct hist_rfeat *r, struct sb *out)
 	case HR_LA:
 	case HR_LA_CODE:
 	case HR_LD:
+	case HR_LA_WEIGHTED:
+		/* One phrase for the size, however many features say it. */
 		sb_addf(out, "adds %.0f line%s", v[HR_LA], plural(v[HR_LA]));
 		if (v[HR_LD] >= 0.5)
 			sb_addf(out, " and removes %.0f", v[HR_LD]);
+		if (v[HR_LA] >= 0.5 && v[HR_LA_WEIGHTED] / v[HR_LA] >= 1.2)
+			sb_addf(out,
+				", in files whose commits were later fixed "
+				"%.1f times as often as most",
+				v[HR_LA_WEIGHTED] / v[HR_LA]);
 		break;
 	case HR_NF:
 	case HR_ND:
@@ -2542,16 +2549,6 @@ static void phrase(int i, const struct hist_rfeat *r, struct sb *out)
 		break;
 	case HR_TESTLINES:
 		sb_addf(out, "adds %.0f test line%s", v[i], plural(v[i]));
-		break;
-	case HR_LA_WEIGHTED:
-		if (v[HR_LA] >= 0.5 && v[i] / v[HR_LA] >= 1.2)
-			sb_addf(out,
-				"adds %.0f line%s to files whose commits were "
-				"later fixed %.1f times as often as most",
-				v[HR_LA], plural(v[HR_LA]), v[i] / v[HR_LA]);
-		else
-			sb_addf(out, "adds %.0f line%s", v[HR_LA],
-				plural(v[HR_LA]));
 		break;
 	case HR_FILE_BUGS:
 	case HR_FILE_BUGS_RECENT:
