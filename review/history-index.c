@@ -932,6 +932,8 @@ static int store_pair(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 	sqlite3_bind_text(ix->ins_pair, 9, bug_subj, -1, SQLITE_STATIC);
 	if ((ret = step_done(ix, ix->ins_pair)))
 		goto out;
+	if (be)
+		hist_risk_label(ix->risk, fix_seq, be->a);
 	/* Known from now on: this subsystem had one more bug. */
 	hist_subsystem(git_commit_summary(bug) ? git_commit_summary(bug) : "",
 		       name, sizeof(name));

@@ -13,7 +13,7 @@
 
 #include "review.h"
 
-#define HIST_SCHEMA_VERSION "6"
+#define HIST_SCHEMA_VERSION "7"
 
 /* Caps on what one hostile commit may make the index store. */
 #define HIST_MAX_MSG ((size_t)64 << 10) /* bytes of a message we parse */
@@ -79,6 +79,35 @@ enum {
 	HR_COPY,      /* memcpy/strcpy/sprintf family */
 	HR_DEL_CHECK, /* conditions and error returns removed */
 	HR_TESTLINES, /* lines added under a test directory */
+	/*
+	 * What the labels known before the commit say: earlier commits
+	 * that a fix indexed before this one named (by Fixes: or revert).
+	 */
+	HR_FILE_BUGS,	     /* such commits that touched the files */
+	HR_FILE_BUGS_RECENT, /* ... weighted by when they were named */
+	HR_FILE_BUGRATE,     /* their share of the files' commits (mean) */
+	HR_FUNC_BUGS,	     /* such commits that touched the functions */
+	HR_DIR_BUGRATE,	     /* their share of the directories' commits */
+	HR_AUTHOR_BUGS,	     /* the author's commits that were named */
+	HR_AUTHOR_BUGRATE,   /* ... their share of the author's commits */
+	/*
+	 * How the words of the commit fared before: for each word, the
+	 * share of the earlier commits with it that were named by a fix
+	 * (against the tree's share, as a log ratio), averaged.
+	 */
+	HR_WORDS_CODE,	  /* the words of the added lines */
+	HR_WORDS_SUBJECT, /* the words of the subject */
+	/*
+	 * Lines added, each weighted by how much likelier than the tree's
+	 * its file's commits were to be named by a fix (the file's share
+	 * shrunk to its directory's, that to the tree's).
+	 */
+	HR_LA_WEIGHTED,
+	/*
+	 * Grounding: how much the added lines' words overlap those of the
+	 * most similar earlier commit to the same files that a fix named.
+	 */
+	HR_GROUND,
 	HR_N,
 };
 /*
@@ -98,10 +127,14 @@ enum {
 	HF_N,
 };
 
+/* Points of the fitted rows' logits a score is placed among. */
+#define HIST_MODEL_Q 201
+
 struct hist_model {
 	bool ok;
 	double mean[HF_N], sd[HF_N];
 	double w[HF_N + 1];	/* w[HF_N] is the intercept */
+	double q[HIST_MODEL_Q]; /* the fitted rows' logits, quantiles */
 	double threshold;	/* score at which the risk voter speaks */
 	double lambda;		/* L2 strength, chosen on held-out commits */
 	double heldout_auc;	/* of that choice, on the newest fifth */
@@ -350,6 +383,12 @@ int hist_risk_commit(struct hist_risk *r, git_repository *repo, int64_t seq,
 		     bool isfix, bool has_fixes,
 		     const struct hist_risk_change *ch, size_t nch,
 		     struct errmsg *err);
+/*
+ * The commit just passed to hist_risk_commit (fix_seq) names bug_seq:
+ * from the commit after it on, the bug's files, functions and author
+ * count one more commit that was later fixed.
+ */
+void hist_risk_label(struct hist_risk *r, int64_t fix_seq, int64_t bug_seq);
 /* Store the state and refit the model; *note says what was fitted. */
 int hist_risk_finish(struct hist_risk *r, char *note, size_t note_len,
 		     struct errmsg *err);

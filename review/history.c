@@ -330,7 +330,8 @@ static const char schema_sql[] =
 	" fix_seq INTEGER);"
 	"CREATE INDEX IF NOT EXISTS funcfix_ff ON funcfix(file, func);"
 	/* Risk features by commit, and the state that computes them. */
-	"CREATE TABLE IF NOT EXISTS risk(seq INTEGER PRIMARY KEY, x BLOB);"
+	"CREATE TABLE IF NOT EXISTS risk(seq INTEGER PRIMARY KEY, x BLOB,"
+	" foot TEXT, words BLOB);"
 	"CREATE TABLE IF NOT EXISTS riskstate(k TEXT PRIMARY KEY, v BLOB);"
 	"CREATE TABLE IF NOT EXISTS vectors(hunk_id INTEGER PRIMARY KEY,"
 	" v BLOB NOT NULL);"

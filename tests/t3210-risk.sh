@@ -50,6 +50,11 @@ tick; git add net.c && git commit -q -m "net: parse the interface name"
 BUG=$(git rev-parse HEAD)
 risk_history 12
 commit_net_fix "$BUG"
+# EARLY: an earlier change to net.c, named by a fix only after C.
+tick
+net_c_alias
+git commit -q -am "net: parse an alias"
+EARLY=$(git rev-parse HEAD)
 tick
 cat >>net.c <<'EOC'
 
@@ -73,9 +78,14 @@ git commit -q -am "net: open with a buffer"
 C=$(git rev-parse HEAD)
 git clone -q "$R" "$TMP/past"
 # The future: C is fixed, its file and functions fixed again, its
-# author commits much more. None of it may change C's features.
+# author commits much more, and EARLY (same file, same author, words
+# like C's) is named by a fix: the commits to net.c and the author's
+# later named, the words and the grounding they would give. None of it
+# may change C's features.
 tick; sed -i 's/return -EINVAL;/return -EIO;/' net.c
 git commit -q -am "net: fix the error of net_open" -m "$(fixes "$C")"
+tick; sed -i 's/o->mtu = parse_mtu_value(arg, arg_len);/o->mtu = 0;/' net.c
+git commit -q -am "net: no mtu from an alias" -m "$(fixes "$EARLY")"
 i=0
 while [ $i -lt 8 ]; do
 	tick; echo "/* $i */" >>net.c
@@ -89,6 +99,21 @@ features "$TMP/past" "$C" >"$TMP/f-past"
 cmp -s "$TMP/f-future" "$TMP/f-past"
 ok $? "no leakage: C's features are the same with and without the later commits"
 like "$TMP/f-past" ' [1-9]' "... (and there were features to compare)"
+
+# The fix of BUG came before C: C's file, author and words know of it.
+python3 - "$TMP/past/.git/quorum/history.db" "$C" >"$TMP/named" <<'EOP'
+import sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+names = db.execute("SELECT value FROM meta WHERE key = 'risk_features'").fetchone()[0].split()
+x = db.execute("SELECT r.x FROM risk r JOIN commits c ON c.seq = r.seq"
+               " WHERE c.oid = ?", (sys.argv[2],)).fetchone()[0]
+f = dict(zip(names, struct.unpack("%df" % len(names), x)))
+print("file_bugs=%g author_bugs=%g grounding=%.2f la_weighted=%g la=%g" %
+      (f["file_bugs"], f["author_bugs"], f["grounding"], f["la_weighted"], f["la"]))
+EOP
+like "$TMP/named" 'file_bugs=1 author_bugs=[1-9][0-9]* grounding=0\.[1-9]' "a commit after a fix counts the bug it names in its file, author and grounding"
+awk '{ split($4, w, "="); split($5, l, "="); exit !(w[2] > l[2]) }' "$TMP/named"
+ok $? "... and its lines weigh more in a file whose commits were fixed"
 like "$TMP/idx" '^risk model: fitted on [0-9]+ commits, [0-9]+ later fixed' "index says what the model was fitted on"
 
 # An incremental run computes what a full run does.

@@ -228,6 +228,8 @@ static void test_model(void **state)
 	big = hist_model_score(&m, x);
 	assert_true(big > small);
 	assert_true(small >= 0 && big <= 1);
+	/* A score is a share of the history: the top 5% start near 0.95. */
+	assert_true(m.threshold > 0.9 && m.threshold < 0.99);
 
 	/* The model round-trips through the db, score for score. */
 	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
