@@ -489,11 +489,16 @@ enum plan_kind {
 struct plan_item {
 	char *key;
 	char *subject;
-	double risk;  /* the highest history risk of its patches; < 0: none */
-	size_t bytes; /* of its diffs: the risk when the index has none */
-	double usd;   /* estimated model cost; PLAN_REST: what is left */
-	double est;   /* estimated model cost */
-	double worst; /* at every voter's max-tokens */
+	size_t thread; /* its thread's place in the pass */
+	char *author;  /* who posted it, and what it is called: a later */
+	char *title;   /* version by the same author is never reviewed first */
+	double risk;   /* the highest history risk of its patches; < 0: none */
+	size_t bytes;  /* of its diffs: the risk when the index has none */
+	double usd;    /* estimated model cost; PLAN_REST: what is left */
+	double want;   /* estimated model cost, within budget-per-review */
+	double floor1; /* its cheapest request at its voter's floor */
+	double est;    /* estimated model cost */
+	double worst;  /* at every voter's max-tokens */
 	enum plan_kind kind;
 	/* Its dry review; only its requests are read once the thread is gone.
 	 */
@@ -681,6 +686,56 @@ struct pass_grant *watch_grant(struct wlist *l, const char *key)
 	return NULL;
 }
 
+/*
+ * The series promised nothing (the plan ran out before them, or gave
+ * one what was left) share avail strictly riskiest first: each its
+ * estimate while it fits, the first that does not fit what is left
+ * when that buys one of its requests, the others nothing. Their
+ * shares in share[], by grant.
+ */
+static void replan_shares(const struct wlist *l, double avail, double *share)
+{
+	double rest = avail;
+	size_t i;
+
+	for (i = 0; i < l->ngrants; i++) {
+		const struct pass_grant *h = &l->grants[i];
+
+		share[i] = 0;
+		if (h->full || h->done || h->est <= 0)
+			continue;
+		if (h->est <= rest + 1e-12) {
+			share[i] = h->est;
+			rest -= h->est;
+			continue;
+		}
+		if (rest >= h->floor1)
+			share[i] = rest;
+		rest = 0;
+	}
+}
+
+double watch_grant_cap(struct wlist *l, struct pass_grant *g, double left)
+{
+	double *share = xcalloc(l->ngrants + 1, sizeof(*share));
+	double avail = left, others = 0;
+	size_t i;
+
+	/* The promises stand: those series were planned first. */
+	for (i = 0; i < l->ngrants; i++)
+		if (l->grants[i].full && !l->grants[i].done)
+			avail -= l->grants[i].usd;
+	replan_shares(l, avail > 0 ? avail : 0, share);
+	for (i = 0; i < l->ngrants; i++)
+		if (&l->grants[i] != g)
+			others += share[i];
+	g->models = g->full || share[g - l->grants] > 1e-9;
+	free(share);
+	if (g->full)
+		return avail + g->usd - others;
+	return g->models ? avail - others : 0;
+}
+
 /* --dry-run: what the pass would do with each series, and its requests. */
 static void plan_dry_say(struct watch *w, const struct wlist *l,
 			 struct plan_item **by, size_t n, bool capped)
@@ -752,12 +807,16 @@ static bool is_rerun(const struct mp_series *const *rerun, size_t n,
 	return false;
 }
 
-/* The series of one thread the pass will review, as items. */
-static void plan_thread(struct watch *w, struct wlist *l, const char *thread,
+/*
+ * The series of the pass's thread ti the pass will review, as items;
+ * true when the thread carries a #quorum command.
+ */
+static bool plan_thread(struct watch *w, struct wlist *l,
+			const struct strset *threads, size_t ti,
 			struct plan_item **items, size_t *n, size_t *alloc,
 			bool models)
 {
-	struct thread_ctx t = THREAD_CTX_INIT(w, l, thread);
+	struct thread_ctx t = THREAD_CTX_INIT(w, l, threads->v[ti]);
 	struct mp_set *set = thread_read(&t);
 	const struct mp_series **rerun = NULL;
 	size_t nrerun = 0, j;
@@ -784,6 +843,9 @@ static void plan_thread(struct watch *w, struct wlist *l, const char *thread,
 		it = &(*items)[(*n)++];
 		memset(it, 0, sizeof(*it));
 		it->key = sb_detach(&key, NULL);
+		it->thread = ti;
+		it->author = xstrdup_or_null(mp_series_first(s)->author_email);
+		it->title = xstrdup_or_null(mp_series_title(s));
 		it->subject = xstrdup_or_null(
 			mp_series_first(s)->subject_raw
 				? mp_series_first(s)->subject_raw
@@ -794,6 +856,8 @@ static void plan_thread(struct watch *w, struct wlist *l, const char *thread,
 		if (models || w->dry_run)
 			watch_series_dry(&t, s, &it->dry);
 		for (k = 0; it->dry && k < it->dry->ndry; k++) {
+			if (!k || it->dry->dry[k].floor < it->floor1)
+				it->floor1 = it->dry->dry[k].floor;
 			it->est += it->dry->dry[k].floor;
 			it->worst += it->dry->dry[k].worst;
 		}
@@ -803,16 +867,72 @@ out:
 	free(rerun);
 	mp_set_free(set);
 	thread_release(&t);
+	return t.ncmds > 0;
+}
+
+/*
+ * May series x be reviewed after y, a later one of the pass? Not when
+ * y may be a later version of x (its author, its title: v1's reply
+ * has the findings in full, v2's points to it), nor when they share an
+ * author the list holds to replies a day (the older one goes first).
+ */
+static bool plan_may_follow(const struct wlist *l, const struct plan_item *x,
+			    const struct plan_item *y)
+{
+	if (!x->author || !y->author || strcasecmp(x->author, y->author))
+		return true;
+	if (l->per_author_day > 0)
+		return false;
+	return !x->title || !y->title || strcmp(x->title, y->title);
+}
+
+/*
+ * Which threads wait for the end of the pass: those whose series the
+ * plan promised nothing, so that what the series promised money do not
+ * spend reaches them, riskiest first (watch_grant_cap). Never a thread
+ * with a command or before one (a mute changes what follows), never
+ * under a list's replies an hour (the oldest get them), never when a
+ * later version could be reviewed first (plan_may_follow).
+ */
+static void plan_defer(const struct wlist *l, const struct plan_item *items,
+		       size_t n, const bool *cmds, size_t nthreads, bool *defer)
+{
+	bool later_cmds = false;
+	size_t ti, i, j;
+
+	if (l->per_hour > 0)
+		return;
+	for (ti = nthreads; ti-- > 0;) {
+		bool ok = !cmds[ti] && !later_cmds, any = false;
+
+		later_cmds |= cmds[ti];
+		for (i = 0; ok && i < n; i++) {
+			const struct plan_item *x = &items[i];
+
+			if (x->thread != ti)
+				continue;
+			if (x->kind == PLAN_FULL || x->kind == PLAN_CAPS)
+				ok = false;
+			any |= x->dry && x->dry->ndry;
+			for (j = 0; ok && j < n; j++)
+				if (items[j].thread > ti &&
+				    !defer[items[j].thread] &&
+				    !plan_may_follow(l, x, &items[j]))
+					ok = false;
+		}
+		defer[ti] = ok && any;
+	}
 }
 
 static void plan_pass(struct watch *w, struct wlist *l,
-		      const struct strset *threads)
+		      const struct strset *threads, bool *defer)
 {
 	struct rv_review_opts o = w->s.opts;
 	struct rv_ledger *ledger = NULL;
 	struct rv_caps caps = {0};
 	struct errmsg err = {""};
 	struct plan_item *items = NULL, **by = NULL;
+	bool *cmds = xcalloc(threads->n + 1, sizeof(*cmds));
 	size_t n = 0, alloc = 0, i, j;
 	double left = 1e18;
 	char which[128] = "";
@@ -836,7 +956,8 @@ static void plan_pass(struct watch *w, struct wlist *l,
 	if (!capped && !w->dry_run)
 		goto out;
 	for (i = 0; i < threads->n; i++)
-		plan_thread(w, l, threads->v[i], &items, &n, &alloc, models);
+		cmds[i] = plan_thread(w, l, threads, i, &items, &n, &alloc,
+				      models);
 	by = xcalloc(n + 1, sizeof(*by));
 	for (i = 0; i < n; i++) {
 		by[i] = &items[i];
@@ -844,6 +965,7 @@ static void plan_pass(struct watch *w, struct wlist *l,
 		/* A review spends no more than its own cap. */
 		if (o.budget_review > 0 && items[i].usd > o.budget_review)
 			items[i].usd = o.budget_review;
+		items[i].want = items[i].usd;
 		if (!capped && models)
 			items[i].kind = PLAN_FULL;
 	}
@@ -864,21 +986,32 @@ static void plan_pass(struct watch *w, struct wlist *l,
 		plan_dry_say(w, l, by, n, capped);
 	if (!capped || !n)
 		goto out;
+	/* Riskiest first: the order each re-plan shares the money in. */
 	l->grants = xcalloc(n, sizeof(*l->grants));
 	for (i = 0; i < n; i++) {
-		if (items[i].kind == PLAN_CAPS)
-			continue; /* reviewed under the caps, as before */
-		l->grants[l->ngrants].key = items[i].key;
-		items[i].key = NULL;
-		l->grants[l->ngrants].usd = items[i].usd;
-		l->grants[l->ngrants++].models = items[i].kind != PLAN_OFFLINE;
+		struct pass_grant *g = &l->grants[l->ngrants++];
+
+		g->key = by[i]->key;
+		by[i]->key = NULL;
+		g->usd = by[i]->usd;
+		g->est = by[i]->want;
+		g->floor1 = by[i]->floor1;
+		g->full = by[i]->kind == PLAN_FULL || by[i]->kind == PLAN_CAPS;
+		/* Reviewed under the caps, as before the plan. */
+		g->caps = by[i]->kind == PLAN_CAPS;
+		g->models = by[i]->kind != PLAN_OFFLINE;
 	}
+	if (!w->dry_run)
+		plan_defer(l, items, n, cmds, threads->n, defer);
 out:
 	for (i = 0; i < n; i++) {
 		free(items[i].key);
 		free(items[i].subject);
+		free(items[i].author);
+		free(items[i].title);
 		rv_review_free(items[i].dry);
 	}
+	free(cmds);
 	free(items);
 	free(by);
 	rv_ledger_free(ledger);
@@ -890,7 +1023,8 @@ static int process_list(struct watch *w, struct wlist *l)
 	notmuch_query_t *q;
 	notmuch_messages_t *msgs = NULL;
 	struct sb qs = SB_INIT;
-	size_t i;
+	bool *defer = NULL;
+	size_t i, k;
 	int ret = 0;
 
 	hint_unmatched(w, l);
@@ -923,8 +1057,16 @@ static int process_list(struct watch *w, struct wlist *l)
 	/* Series still waiting for patches: look again (the wait may be over).
 	 */
 	state_series_waiting(w->st, l->name, strset_add, &threads);
-	plan_pass(w, l, &threads);
-	for (i = 0; i < threads.n && !stop_requested && !w->dry_run; i++) {
+	defer = xcalloc(threads.n + 1, sizeof(*defer));
+	plan_pass(w, l, &threads, defer);
+	/*
+	 * Oldest first; the threads the plan promised nothing at the end,
+	 * oldest first too, with what the others left (plan_defer).
+	 */
+	for (k = 0; k < 2 * threads.n && !stop_requested && !w->dry_run; k++) {
+		i = k % threads.n;
+		if (defer[i] != (k >= threads.n))
+			continue;
 		process_thread(w, l, threads.v[i]);
 		/*
 		 * notmuch keeps tag changes in memory until it commits (every
@@ -943,6 +1085,7 @@ static int process_list(struct watch *w, struct wlist *l)
 	}
 out:
 	plan_free(l);
+	free(defer);
 	if (q)
 		notmuch_query_destroy(q);
 	for (i = 0; i < threads.n; i++)
