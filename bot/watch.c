@@ -690,8 +690,9 @@ struct pass_grant *watch_grant(struct wlist *l, const char *key)
  * The series promised nothing (the plan ran out before them, or gave
  * one what was left) share avail strictly riskiest first: each its
  * estimate while it fits, the first that does not fit what is left
- * when that buys one of its requests, the others nothing. Their
- * shares in share[], by grant.
+ * (the plan's "what is left" however little, another's when that
+ * buys one of its requests), the others nothing. Their shares in
+ * share[], by grant.
  */
 static void replan_shares(const struct wlist *l, double avail, double *share)
 {
@@ -709,7 +710,7 @@ static void replan_shares(const struct wlist *l, double avail, double *share)
 			rest -= h->est;
 			continue;
 		}
-		if (rest >= h->floor1)
+		if (h->rest ? rest > 1e-9 : rest >= h->floor1)
 			share[i] = rest;
 		rest = 0;
 	}
@@ -886,22 +887,45 @@ static bool plan_may_follow(const struct wlist *l, const struct plan_item *x,
 	return !x->title || !y->title || strcmp(x->title, y->title);
 }
 
-/*
- * Which threads wait for the end of the pass: those whose series the
- * plan promised nothing, so that what the series promised money do not
- * spend reaches them, riskiest first (watch_grant_cap). Never a thread
- * with a command or before one (a mute changes what follows), never
- * under a list's replies an hour (the oldest get them), never when a
- * later version could be reviewed first (plan_may_follow).
- */
-static void plan_defer(const struct wlist *l, const struct plan_item *items,
-		       size_t n, const bool *cmds, size_t nthreads, bool *defer)
+/* May the threads a and b be reviewed in either order? */
+static bool plan_threads_free(const struct wlist *l,
+			      const struct plan_item *items, size_t n, size_t a,
+			      size_t b)
 {
+	size_t i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; items[i].thread == a && j < n; j++)
+			if (items[j].thread == b &&
+			    !plan_may_follow(l, &items[i], &items[j]))
+				return false;
+	return true;
+}
+
+/*
+ * The order of the pass's threads in order[]: oldest first, but those
+ * whose series the plan promised nothing wait for the end of the pass,
+ * riskiest first, so that what the series promised money do not spend
+ * reaches them, the riskiest first (watch_grant_cap). Never a thread
+ * with a command or before one (a mute changes what follows), never
+ * under a list's replies an hour (the oldest get them), never past a
+ * later version of its series (plan_may_follow).
+ */
+static void plan_defer(const struct wlist *l, struct plan_item **by,
+		       const struct plan_item *items, size_t n,
+		       const bool *cmds, size_t nthreads, size_t *order)
+{
+	bool *defer = xcalloc(nthreads + 1, sizeof(*defer));
+	size_t *rank = xcalloc(nthreads + 1, sizeof(*rank));
 	bool later_cmds = false;
-	size_t ti, i, j;
+	size_t ti, i, j, k;
 
 	if (l->per_hour > 0)
-		return;
+		goto out;
+	for (i = 0; i < nthreads; i++)
+		rank[i] = n;
+	for (i = n; i-- > 0;)
+		rank[by[i]->thread] = i;
 	for (ti = nthreads; ti-- > 0;) {
 		bool ok = !cmds[ti] && !later_cmds, any = false;
 
@@ -914,18 +938,33 @@ static void plan_defer(const struct wlist *l, const struct plan_item *items,
 			if (x->kind == PLAN_FULL || x->kind == PLAN_CAPS)
 				ok = false;
 			any |= x->dry && x->dry->ndry;
-			for (j = 0; ok && j < n; j++)
-				if (items[j].thread > ti &&
-				    !defer[items[j].thread] &&
-				    !plan_may_follow(l, x, &items[j]))
-					ok = false;
 		}
+		for (j = ti + 1; ok && j < nthreads; j++)
+			if (!defer[j] && !plan_threads_free(l, items, n, ti, j))
+				ok = false;
 		defer[ti] = ok && any;
 	}
+	for (i = k = 0; i < nthreads; i++)
+		if (!defer[i])
+			order[k++] = i;
+	for (i = 0; i < nthreads; i++) {
+		if (!defer[i])
+			continue;
+		/* Riskiest first, never past a thread it must follow. */
+		for (j = k++; j > 0 && defer[order[j - 1]] &&
+			      rank[order[j - 1]] > rank[i] &&
+			      plan_threads_free(l, items, n, order[j - 1], i);
+		     j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+out:
+	free(defer);
+	free(rank);
 }
 
 static void plan_pass(struct watch *w, struct wlist *l,
-		      const struct strset *threads, bool *defer)
+		      const struct strset *threads, size_t *order)
 {
 	struct rv_review_opts o = w->s.opts;
 	struct rv_ledger *ledger = NULL;
@@ -999,10 +1038,11 @@ static void plan_pass(struct watch *w, struct wlist *l,
 		g->full = by[i]->kind == PLAN_FULL || by[i]->kind == PLAN_CAPS;
 		/* Reviewed under the caps, as before the plan. */
 		g->caps = by[i]->kind == PLAN_CAPS;
+		g->rest = by[i]->kind == PLAN_REST;
 		g->models = by[i]->kind != PLAN_OFFLINE;
 	}
 	if (!w->dry_run)
-		plan_defer(l, items, n, cmds, threads->n, defer);
+		plan_defer(l, by, items, n, cmds, threads->n, order);
 out:
 	for (i = 0; i < n; i++) {
 		free(items[i].key);
@@ -1023,8 +1063,8 @@ static int process_list(struct watch *w, struct wlist *l)
 	notmuch_query_t *q;
 	notmuch_messages_t *msgs = NULL;
 	struct sb qs = SB_INIT;
-	bool *defer = NULL;
-	size_t i, k;
+	size_t *order = NULL;
+	size_t i;
 	int ret = 0;
 
 	hint_unmatched(w, l);
@@ -1057,17 +1097,13 @@ static int process_list(struct watch *w, struct wlist *l)
 	/* Series still waiting for patches: look again (the wait may be over).
 	 */
 	state_series_waiting(w->st, l->name, strset_add, &threads);
-	defer = xcalloc(threads.n + 1, sizeof(*defer));
-	plan_pass(w, l, &threads, defer);
-	/*
-	 * Oldest first; the threads the plan promised nothing at the end,
-	 * oldest first too, with what the others left (plan_defer).
-	 */
-	for (k = 0; k < 2 * threads.n && !stop_requested && !w->dry_run; k++) {
-		i = k % threads.n;
-		if (defer[i] != (k >= threads.n))
-			continue;
-		process_thread(w, l, threads.v[i]);
+	order = xcalloc(threads.n + 1, sizeof(*order));
+	for (i = 0; i < threads.n; i++)
+		order[i] = i;
+	/* Oldest first, but for the threads the plan left to the end. */
+	plan_pass(w, l, &threads, order);
+	for (i = 0; i < threads.n && !stop_requested && !w->dry_run; i++) {
+		process_thread(w, l, threads.v[order[i]]);
 		/*
 		 * notmuch keeps tag changes in memory until it commits (every
 		 * few thousand messages): reopen now and then so memory stays
@@ -1085,7 +1121,7 @@ static int process_list(struct watch *w, struct wlist *l)
 	}
 out:
 	plan_free(l);
-	free(defer);
+	free(order);
 	if (q)
 		notmuch_query_destroy(q);
 	for (i = 0; i < threads.n; i++)

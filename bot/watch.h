@@ -51,6 +51,7 @@ struct pass_grant {
 	double floor1; /* the cheapest of them */
 	bool full;   /* promised usd by the plan; else it waits for a re-plan */
 	bool caps;   /* the plan gave what was left: the caps alone bound it */
+	bool rest;   /* the plan gave it what was left, however little */
 	bool models; /* the models review it (the plan, then the re-plan) */
 	bool done;   /* reviewed in this pass: its promise is spent */
 };

@@ -4,10 +4,11 @@
 # riskiest (with no risk model: the largest diff), and a daily budget
 # that fits about one series' models: the riskiest gets the models, the
 # next riskiest what is left, the oldest the offline voters only, and
-# its reply says why; the series the plan promised money are reviewed
-# first, the others after them, oldest first, with what the first did
-# not spend, riskiest first; the server's billed usage stays under the
-# daily cap; one reply per series. With a budget that fits all,
+# its reply says why; the server's billed usage stays under the daily cap; one
+# reply per series, in the usual order under max-per-hour. Without it
+# the series the plan promised money go first, the others after them,
+# riskiest first, with what the first did not spend; never a v1 after
+# its v2. With a budget that fits all,
 # every series gets the models, as before the plan. A '#quorum rerun'
 # of the pass puts the series it reopens in the plan; budget.monthly,
 # when it is the tightest cap, is the one planned and never passed,
@@ -66,16 +67,18 @@ spent() {
 # the review builds it, bounded as the review bounds it (here by bytes:
 # this server has no token counter) at $3/M in, and the voter's answer
 # floor (512 tokens, no past answers) at $15/M out: about $0.03 each,
-# $0.06 with two voters. $0.065 fits one series and some of another;
-# what that one does not spend (its answers are shorter than the floor)
-# goes to the next riskiest, not to the oldest.
+# $0.06 with two voters. $0.10 fits one series and some of another.
 conf() {
+	b=$1
+	shift
 	watch_config "$(voter a openai ma price-in=3 price-out=15 max-tokens=1000)" \
 		"$(voter b openai mb price-in=3 price-out=15 max-tokens=1000)" \
-		'[review]' '	retries = 0' '[list "devel"]' "	budget-per-day = $1"
+		'[review]' '	retries = 0' '[list "devel"]' "	budget-per-day = $b" "$@"
 }
 
-conf 0.065
+# Replies an hour on the list: the oldest series get them first, so the
+# pass keeps to posting order.
+conf 0.10 '	max-per-hour = 100'
 mail_sized s1 01 small1 3
 mail_sized s2 02 small2 4
 mail_sized s3 03 big 60
@@ -86,13 +89,12 @@ is "$rc" 0 "the pass exits 0"
 [ -n "${KEEP:-}" ] && cp "$TMP/out" "$KEEP.out"
 is "$(outbox_count)" 3 "one reply per series"
 [ -n "${KEEP:-}" ] && cp -r "$OUTBOX/new" "$KEEP.outbox"
-like "$TMP/out" '^plan: \$0\.0650 left today for list devel; 3 series, riskiest first \(no risk model: the larger diff\): "\[PATCH\] lib: add f_big\(\)" \(\$0\.0[0-9]+\) gets the models, "\[PATCH\] lib: add f_small2\(\)" \(\$0\.0[0-9]+\) gets what is left, "\[PATCH\] lib: add f_small1\(\)" offline$' \
+like "$TMP/out" '^plan: \$0\.1000 left today for list devel; 3 series, riskiest first \(no risk model: the larger diff\): "\[PATCH\] lib: add f_big\(\)" \(\$0\.0[0-9]+\) gets the models, "\[PATCH\] lib: add f_small2\(\)" \(\$0\.0[0-9]+\) gets what is left, "\[PATCH\] lib: add f_small1\(\)" offline$' \
 	"the pass says its plan before the reviews: riskiest first, the next gets what is left"
 grep -n '^plan:\|^devel: reviewed' "$TMP/out" | cut -d: -f1 | tr '\n' ' ' >"$TMP/order"
 is "$(cat "$TMP/order")" "1 2 3 4 " "the plan comes first, then the three reviews"
-sed -n 2p "$TMP/out" | grep -q 'f_big' && sed -n 3p "$TMP/out" | grep -q 'f_small1' &&
-	sed -n 4p "$TMP/out" | grep -q 'f_small2'
-ok $? "the series promised money first, then the others oldest first"
+sed -n 2p "$TMP/out" | grep -q 'f_small1' && sed -n 4p "$TMP/out" | grep -q 'f_big'
+ok $? "the reviews still run oldest first"
 like "$TMP/out" 'f_small1.*offline voters only: the day.s budget went to riskier series first' \
 	"an offline series' run line says why"
 unlike "$TMP/out" 'f_big.*offline voters only' "the riskiest one's does not"
@@ -104,21 +106,59 @@ is "$n_small1" 0 "the offline one gets no model request"
 awk -v n="$n_small" 'BEGIN { exit !(n >= 1) }'
 ok $? "the next riskiest gets what is left: $n_small request(s)"
 s=$(spent)
-awk -v s="$s" 'BEGIN { exit !(s > 0 && s <= 0.065 + 1e-9) }'
-ok $? "the server's billed usage stays under the daily cap (\$$s of \$0.065)"
+awk -v s="$s" 'BEGIN { exit !(s > 0 && s <= 0.10 + 1e-9) }'
+ok $? "the server's billed usage stays under the daily cap (\$$s of \$0.10)"
 M=$(grep -l "In-Reply-To: <s1@example.org>" "$OUTBOX"/new/*)
 like "$M" "^budget: not reviewed by the models: the day's budget went to riskier" \
 	"the offline series' reply says the models were not asked"
-like "$M" '^budget: \$0\.0[0-9]+ left today of \$0\.07 for list devel$' \
+like "$M" '^budget: \$0\.1000 left today of \$0\.10 for list devel$' \
 	"and what is left of the day, as a review that asked would"
 like "$M" '^X-Quorum-Voters: rules$' "and names no model among its voters"
 M=$(grep -l "In-Reply-To: <s2@example.org>" "$OUTBOX"/new/*)
-like "$M" '^X-Quorum-Voters: .*a, b' \
-	"the next riskiest gets what the riskiest did not spend: both models"
+like "$M" '^budget: budget short: \$0\.0[0-9]+ left under the budget of this run' \
+	"the next riskiest is held to what the plan left it"
 unlike "$TMP/out" 'f_small2.*offline voters only' "and its run line does not say offline"
 M=$(grep -l "In-Reply-To: <s3@example.org>" "$OUTBOX"/new/*)
 like "$M" '^X-Quorum-Voters: .*a, b' "the riskiest series' reply names the models"
 unlike "$M" "riskier series first" "and says nothing of the plan"
+
+# The same without max-per-hour: the riskiest is reviewed first, then
+# the two the plan promised less, riskiest first, each with what the
+# ones before it did not spend; never more than the day's budget.
+rm -f "$REC"/*
+rm -rf "$OUTBOX"/new/* "$MAIL/.notmuch"
+conf 0.10
+notmuch new --quiet
+export XDG_STATE_HOME=$TMP/state1b
+watch
+[ -n "${KEEP:-}" ] && cp "$TMP/out" "$KEEP.out1b"
+is "$(outbox_count)" 3 "at the end: one reply per series"
+grep '^devel: reviewed' "$TMP/out" | sed 's/.*add f_\([a-z0-9]*\)().*/\1/' | tr '\n' ' ' >"$TMP/order"
+is "$(cat "$TMP/order")" "big small2 small1 " \
+	"at the end: the one promised money first, then the others riskiest first"
+s=$(spent)
+awk -v s="$s" 'BEGIN { exit !(s > 0 && s <= 0.10 + 1e-9) }'
+ok $? "at the end: the server's billed usage stays under the daily cap (\$$s of \$0.10)"
+
+# v1 (small, the plan leaves it what is left) and v2 (large, the
+# models) of one series, in two threads: v1 is not left to the end,
+# past v2, whose reply points at v1's findings.
+rm -f "$REC"/*
+rm -rf "$MAIL/new"/* "$MAIL/cur"/* "$OUTBOX"/new/* "$MAIL/.notmuch"
+conf 0.07
+mail_sized v1 51 ver 3
+mail_sized v2 52 ver 60
+sed 's/^Subject: \[PATCH\]/Subject: [PATCH v2]/' "$MAIL/new/v2" >"$TMP/v2" &&
+	mv "$TMP/v2" "$MAIL/new/v2"
+notmuch new --quiet
+export XDG_STATE_HOME=$TMP/state1c
+watch
+[ -n "${KEEP:-}" ] && cp "$TMP/out" "$KEEP.out1c"
+is "$(outbox_count)" 2 "v1 and v2: a reply each"
+like "$TMP/out" '^plan: .*"\[PATCH v2\] lib: add f_ver\(\)" \(\$0\.0[0-9]+\) gets the models, "\[PATCH\] lib: add f_ver\(\)" \(\$0\.0[0-9]+\) gets what is left$' \
+	"v1 and v2: the plan promises v2 the models, v1 what is left"
+grep '^devel: reviewed' "$TMP/out" | sed -n 1p | grep -q '"\[PATCH\] lib: add f_ver()"'
+ok $? "v1 and v2: v1 is still reviewed first"
 
 # A budget that fits all: every series gets the models, as before.
 rm -f "$REC"/*
