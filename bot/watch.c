@@ -106,10 +106,13 @@ const struct cmd cmd_watch_def = {
 	"where the server counts for free, else bytes) at each voter's "
 	"answer\n"
 	"floor; riskiest first (history risk, else the larger diff) each gets\n"
-	"that while the tightest cap lasts, the next what is left, the others\n"
-	"the offline voters only, and their replies say so. What a series "
-	"does\n"
-	"not spend goes on to the next; no cap is ever passed.\n"
+	"that while the tightest cap lasts, the next what is left. Those are\n"
+	"reviewed first; the others at the end of the pass, riskiest first,\n"
+	"each with what the series before it did not spend, or by the "
+	"offline\n"
+	"voters only, and their replies say so (posting order is kept for a\n"
+	"thread with a command and those before it, a v1 and its v2, and\n"
+	"under max-per-hour); no cap is ever passed.\n"
 	"\n"
 	"Commands, in a reply in the thread from the series' author or a\n"
 	"maintainer, on a line of their own: '#quorum rerun' (review again),\n"
@@ -474,10 +477,11 @@ static void hint_unmatched(struct watch *w, const struct wlist *l)
  * ranked by their offline risk and granted that estimate, riskiest
  * first, while the tightest cap (the list's day, the month) lasts; the
  * riskiest that does not fit gets what is left, the others are
- * reviewed by the offline voters only. The reviews still run oldest
- * first (a v2's reply points at v1's), each capped at what is left
- * less what the plan promised the series still to come
- * (watch-review.c); the ledger still holds every request to every cap.
+ * reviewed by the offline voters only. The series promised money are
+ * reviewed first, oldest first (a v2's reply points at v1's); the
+ * others at the end of the pass, riskiest first (plan_defer), each
+ * re-planned with what the ones before it left (watch_grant_cap); the
+ * ledger still holds every request to every cap.
  */
 enum plan_kind {
 	PLAN_FULL,    /* granted its estimate */
