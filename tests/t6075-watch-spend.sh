@@ -52,6 +52,7 @@ spent() {
 		awk '{ s += $1 * 3 / 1e6 + $2 * 15 / 1e6 } END { printf "%.6f", s }'
 }
 nusage() { ls "$REC"/*.usage 2>/dev/null | wc -l | tr -d ' '; }
+ntok() { ls "$REC.tok" 2>/dev/null | wc -l | tr -d ' '; }
 conf() {
 	watch_config "$(voter a openai ma price-in=3 price-out=15 max-tokens=1000)" \
 		"$(voter b openai mb price-in=3 price-out=15 max-tokens=1000)" \
@@ -84,7 +85,7 @@ for pct in 10 40 100; do
 	cp "$TMP/out" "$TMP/out$pct"
 	[ -n "${KEEP:-}" ] && cp "$TMP/out" "$KEEP.out$pct" && rm -rf "$KEEP.ob$pct" && cp -r "$OUTBOX/new" "$KEEP.ob$pct"
 	s=$(spent)
-	eval "S$pct=\$s N$pct=\$(nusage)"
+	eval "S$pct=\$s N$pct=\$(nusage) K$pct=\$(ntok)"
 	is "$(outbox_count)" 6 "$pct%: one reply per series"
 	awk -v s="$s" -v b="$B" 'BEGIN { exit !(s <= b + 1e-9) }'
 	ok $? "$pct%: the server's usage stays under the budget: \$$s of \$$B ($(nusage) requests)"
@@ -95,7 +96,7 @@ for pct in 10 40 100; do
 	ok $? "$pct%: what the planned series leave reaches the others: 85% of the budget is spent (\$$s of \$$B)"
 done
 echo "# spend: 10% $S10 ($N10 requests), 40% $S40 ($N40), 100% $S100 ($N100) of U=$U"
-echo "# pass time: 10% ${T10}s, 40% ${T40}s, 100% ${T100}s"
+echo "# pass time: 10% ${T10}s, 40% ${T40}s, 100% ${T100}s; token counts asked: $K10, $K40, $K100"
 fake_stop
 
 done_testing
