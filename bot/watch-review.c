@@ -608,9 +608,7 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 				printf("%s: \"%s\" gets the models after all: "
 				       "$%.4f the series before it left\n",
 				       l->name, subject_of(sr->s), cap);
-
-			/* A run budget of 0 is no cap: a billionth buys none.
-			 */
+			/* A run budget of 0 is no cap: 1e-9 buys none. */
 			if (g->models)
 				opts.budget_run = cap > 1e-9 ? cap : 1e-9;
 			else
