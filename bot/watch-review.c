@@ -538,32 +538,25 @@ int watch_series_dry(struct thread_ctx *t, const struct mp_series *s,
 }
 
 /*
- * The run budget of a series the plan gave the models: what is left
- * under the list's caps now, less what the plan promised the series
- * still to come. The money a series did not spend (its answers settle
- * below their bound) goes on to the next, and none is taken from them.
+ * The run budget of a series in the pass's plan, re-planned with what
+ * is left under the list's caps now (watch_grant_cap): the money the
+ * series before it did not spend goes on to the next, riskiest first,
+ * and none is taken from the series still promised theirs. 0: the
+ * offline voters only.
  */
-static double grant_cap(const struct wlist *l,
-			const struct rv_review_opts *opts,
-			const struct pass_grant *g)
+static double grant_cap(struct wlist *l, const struct rv_review_opts *opts,
+			struct pass_grant *g)
 {
 	struct rv_caps caps = {0};
-	double left = 0, cap;
-	size_t i;
+	double left = 0;
 
 	caps.list = l->name;
 	caps.per_day = opts->budget_day;
 	caps.monthly = opts->budget_month;
 	if (!opts->ledger ||
 	    rv_ledger_left(opts->ledger, &caps, &left, NULL, 0, NULL) < 0)
-		return g->usd;
-	cap = left;
-	for (i = 0; i < l->ngrants; i++)
-		if (&l->grants[i] != g && l->grants[i].models &&
-		    !l->grants[i].done)
-			cap -= l->grants[i].usd;
-	/* A run budget of 0 is no cap: a billionth of a dollar buys none. */
-	return cap > 1e-9 ? cap : 1e-9;
+		return g->models ? g->usd : 0; /* the plan as it was made */
+	return watch_grant_cap(l, g, left);
 }
 
 /*
@@ -607,10 +600,20 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 		 * and the offline voters vote alone.
 		 */
 		g = watch_grant(l, sr->key.buf);
-		if (g && g->models)
-			opts.budget_run = grant_cap(l, &opts, g);
-		else if (g)
-			opts.nllm = 0;
+		if (g && !g->caps) {
+			bool planned = g->models;
+			double cap = grant_cap(l, &opts, g);
+
+			if (g->models && !planned)
+				printf("%s: \"%s\" gets the models after all: "
+				       "$%.4f the series before it left\n",
+				       l->name, subject_of(sr->s), cap);
+			/* A run budget of 0 is no cap: 1e-9 buys none. */
+			if (g->models)
+				opts.budget_run = cap > 1e-9 ? cap : 1e-9;
+			else
+				opts.nllm = 0;
+		}
 	}
 	plan_prereqs(t, sr->s, l->rv, &opts.apply, &sr->pq);
 	opts.apply.prereqs = sr->pq.v;

@@ -106,10 +106,13 @@ const struct cmd cmd_watch_def = {
 	"where the server counts for free, else bytes) at each voter's "
 	"answer\n"
 	"floor; riskiest first (history risk, else the larger diff) each gets\n"
-	"that while the tightest cap lasts, the next what is left, the others\n"
-	"the offline voters only, and their replies say so. What a series "
-	"does\n"
-	"not spend goes on to the next; no cap is ever passed.\n"
+	"that while the tightest cap lasts, the next what is left. Those are\n"
+	"reviewed first; the others at the end of the pass, riskiest first,\n"
+	"each with what the series before it did not spend, or by the "
+	"offline\n"
+	"voters only, and their replies say so (posting order is kept for a\n"
+	"thread with a command and those before it, a v1 and its v2, and\n"
+	"under max-per-hour); no cap is ever passed.\n"
 	"\n"
 	"Commands, in a reply in the thread from the series' author or a\n"
 	"maintainer, on a line of their own: '#quorum rerun' (review again),\n"
@@ -474,10 +477,11 @@ static void hint_unmatched(struct watch *w, const struct wlist *l)
  * ranked by their offline risk and granted that estimate, riskiest
  * first, while the tightest cap (the list's day, the month) lasts; the
  * riskiest that does not fit gets what is left, the others are
- * reviewed by the offline voters only. The reviews still run oldest
- * first (a v2's reply points at v1's), each capped at what is left
- * less what the plan promised the series still to come
- * (watch-review.c); the ledger still holds every request to every cap.
+ * reviewed by the offline voters only. The series promised money are
+ * reviewed first, oldest first (a v2's reply points at v1's); the
+ * others at the end of the pass, riskiest first (plan_defer), each
+ * re-planned with what the ones before it left (watch_grant_cap); the
+ * ledger still holds every request to every cap.
  */
 enum plan_kind {
 	PLAN_FULL,    /* granted its estimate */
@@ -489,11 +493,16 @@ enum plan_kind {
 struct plan_item {
 	char *key;
 	char *subject;
-	double risk;  /* the highest history risk of its patches; < 0: none */
-	size_t bytes; /* of its diffs: the risk when the index has none */
-	double usd;   /* estimated model cost; PLAN_REST: what is left */
-	double est;   /* estimated model cost */
-	double worst; /* at every voter's max-tokens */
+	size_t thread; /* its thread's place in the pass */
+	char *author;  /* who posted it, and what it is called: a later */
+	char *title;   /* version by the same author is never reviewed first */
+	double risk;   /* the highest history risk of its patches; < 0: none */
+	size_t bytes;  /* of its diffs: the risk when the index has none */
+	double usd;    /* estimated model cost; PLAN_REST: what is left */
+	double want;   /* estimated model cost, within budget-per-review */
+	double floor1; /* its cheapest request at its voter's floor */
+	double est;    /* estimated model cost */
+	double worst;  /* at every voter's max-tokens */
 	enum plan_kind kind;
 	/* Its dry review; only its requests are read once the thread is gone.
 	 */
@@ -681,6 +690,57 @@ struct pass_grant *watch_grant(struct wlist *l, const char *key)
 	return NULL;
 }
 
+/*
+ * The series promised nothing (the plan ran out before them, or gave
+ * one what was left) share avail strictly riskiest first: each its
+ * estimate while it fits, the first that does not fit what is left
+ * (the plan's "what is left" however little, another's when that
+ * buys one of its requests), the others nothing. Their shares in
+ * share[], by grant.
+ */
+static void replan_shares(const struct wlist *l, double avail, double *share)
+{
+	double rest = avail;
+	size_t i;
+
+	for (i = 0; i < l->ngrants; i++) {
+		const struct pass_grant *h = &l->grants[i];
+
+		share[i] = 0;
+		if (h->full || h->done || h->est <= 0)
+			continue;
+		if (h->est <= rest + 1e-12) {
+			share[i] = h->est;
+			rest -= h->est;
+			continue;
+		}
+		if (h->rest ? rest > 1e-9 : rest >= h->floor1)
+			share[i] = rest;
+		rest = 0;
+	}
+}
+
+double watch_grant_cap(struct wlist *l, struct pass_grant *g, double left)
+{
+	double *share = xcalloc(l->ngrants + 1, sizeof(*share));
+	double avail = left, others = 0;
+	size_t i;
+
+	/* The promises stand: those series were planned first. */
+	for (i = 0; i < l->ngrants; i++)
+		if (l->grants[i].full && !l->grants[i].done)
+			avail -= l->grants[i].usd;
+	replan_shares(l, avail > 0 ? avail : 0, share);
+	for (i = 0; i < l->ngrants; i++)
+		if (&l->grants[i] != g)
+			others += share[i];
+	g->models = g->full || share[g - l->grants] > 1e-9;
+	free(share);
+	if (g->full)
+		return avail + g->usd - others;
+	return g->models ? avail - others : 0;
+}
+
 /* --dry-run: what the pass would do with each series, and its requests. */
 static void plan_dry_say(struct watch *w, const struct wlist *l,
 			 struct plan_item **by, size_t n, bool capped)
@@ -752,12 +812,16 @@ static bool is_rerun(const struct mp_series *const *rerun, size_t n,
 	return false;
 }
 
-/* The series of one thread the pass will review, as items. */
-static void plan_thread(struct watch *w, struct wlist *l, const char *thread,
+/*
+ * The series of the pass's thread ti the pass will review, as items;
+ * true when the thread carries a #quorum command.
+ */
+static bool plan_thread(struct watch *w, struct wlist *l,
+			const struct strset *threads, size_t ti,
 			struct plan_item **items, size_t *n, size_t *alloc,
 			bool models)
 {
-	struct thread_ctx t = THREAD_CTX_INIT(w, l, thread);
+	struct thread_ctx t = THREAD_CTX_INIT(w, l, threads->v[ti]);
 	struct mp_set *set = thread_read(&t);
 	const struct mp_series **rerun = NULL;
 	size_t nrerun = 0, j;
@@ -784,6 +848,9 @@ static void plan_thread(struct watch *w, struct wlist *l, const char *thread,
 		it = &(*items)[(*n)++];
 		memset(it, 0, sizeof(*it));
 		it->key = sb_detach(&key, NULL);
+		it->thread = ti;
+		it->author = xstrdup_or_null(mp_series_first(s)->author_email);
+		it->title = xstrdup_or_null(mp_series_title(s));
 		it->subject = xstrdup_or_null(
 			mp_series_first(s)->subject_raw
 				? mp_series_first(s)->subject_raw
@@ -794,6 +861,8 @@ static void plan_thread(struct watch *w, struct wlist *l, const char *thread,
 		if (models || w->dry_run)
 			watch_series_dry(&t, s, &it->dry);
 		for (k = 0; it->dry && k < it->dry->ndry; k++) {
+			if (!k || it->dry->dry[k].floor < it->floor1)
+				it->floor1 = it->dry->dry[k].floor;
 			it->est += it->dry->dry[k].floor;
 			it->worst += it->dry->dry[k].worst;
 		}
@@ -803,16 +872,110 @@ out:
 	free(rerun);
 	mp_set_free(set);
 	thread_release(&t);
+	return t.ncmds > 0;
+}
+
+/*
+ * May series x be reviewed after y, a later one of the pass? Not when
+ * y may be a later version of x (its author, its title: v1's reply
+ * has the findings in full, v2's points to it), nor when they share an
+ * author the list holds to replies a day (the older one goes first).
+ */
+static bool plan_may_follow(const struct wlist *l, const struct plan_item *x,
+			    const struct plan_item *y)
+{
+	if (!x->author || !y->author || strcasecmp(x->author, y->author))
+		return true;
+	if (l->per_author_day > 0)
+		return false;
+	return !x->title || !y->title || strcmp(x->title, y->title);
+}
+
+/* May the threads a and b be reviewed in either order? */
+static bool plan_threads_free(const struct wlist *l,
+			      const struct plan_item *items, size_t n, size_t a,
+			      size_t b)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; items[i].thread == a && j < n; j++)
+			if (items[j].thread == b &&
+			    !plan_may_follow(l, &items[i], &items[j]))
+				return false;
+	return true;
+}
+
+/*
+ * The order of the pass's threads in order[]: oldest first, but those
+ * whose series the plan promised nothing wait for the end of the pass,
+ * riskiest first, so that what the series promised money do not spend
+ * reaches them, the riskiest first (watch_grant_cap). Never a thread
+ * with a command or before one (a mute changes what follows), never
+ * under a list's replies an hour (the oldest get them), never past a
+ * later version of its series (plan_may_follow).
+ */
+static void plan_defer(const struct wlist *l, struct plan_item **by,
+		       const struct plan_item *items, size_t n,
+		       const bool *cmds, size_t nthreads, size_t *order)
+{
+	bool *defer = xcalloc(nthreads + 1, sizeof(*defer));
+	size_t *rank = xcalloc(nthreads + 1, sizeof(*rank));
+	bool later_cmds = false;
+	size_t ti, i, j, k;
+
+	if (l->per_hour > 0)
+		goto out;
+	for (i = 0; i < nthreads; i++)
+		rank[i] = n;
+	for (i = n; i-- > 0;)
+		rank[by[i]->thread] = i;
+	for (ti = nthreads; ti-- > 0;) {
+		bool ok = !cmds[ti] && !later_cmds, any = false;
+
+		later_cmds |= cmds[ti];
+		for (i = 0; ok && i < n; i++) {
+			const struct plan_item *x = &items[i];
+
+			if (x->thread != ti)
+				continue;
+			if (x->kind == PLAN_FULL || x->kind == PLAN_CAPS)
+				ok = false;
+			any |= x->dry && x->dry->ndry;
+		}
+		for (j = ti + 1; ok && j < nthreads; j++)
+			if (!defer[j] && !plan_threads_free(l, items, n, ti, j))
+				ok = false;
+		defer[ti] = ok && any;
+	}
+	for (i = k = 0; i < nthreads; i++)
+		if (!defer[i])
+			order[k++] = i;
+	for (i = 0; i < nthreads; i++) {
+		if (!defer[i])
+			continue;
+		/* Riskiest first, never past a thread it must follow. */
+		for (j = k++; j > 0 && defer[order[j - 1]] &&
+			      rank[order[j - 1]] > rank[i] &&
+			      plan_threads_free(l, items, n, order[j - 1], i);
+		     j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+out:
+	free(defer);
+	free(rank);
 }
 
 static void plan_pass(struct watch *w, struct wlist *l,
-		      const struct strset *threads)
+		      const struct strset *threads, size_t *order)
 {
 	struct rv_review_opts o = w->s.opts;
 	struct rv_ledger *ledger = NULL;
 	struct rv_caps caps = {0};
 	struct errmsg err = {""};
 	struct plan_item *items = NULL, **by = NULL;
+	bool *cmds = xcalloc(threads->n + 1, sizeof(*cmds));
 	size_t n = 0, alloc = 0, i, j;
 	double left = 1e18;
 	char which[128] = "";
@@ -836,7 +999,8 @@ static void plan_pass(struct watch *w, struct wlist *l,
 	if (!capped && !w->dry_run)
 		goto out;
 	for (i = 0; i < threads->n; i++)
-		plan_thread(w, l, threads->v[i], &items, &n, &alloc, models);
+		cmds[i] = plan_thread(w, l, threads, i, &items, &n, &alloc,
+				      models);
 	by = xcalloc(n + 1, sizeof(*by));
 	for (i = 0; i < n; i++) {
 		by[i] = &items[i];
@@ -844,6 +1008,7 @@ static void plan_pass(struct watch *w, struct wlist *l,
 		/* A review spends no more than its own cap. */
 		if (o.budget_review > 0 && items[i].usd > o.budget_review)
 			items[i].usd = o.budget_review;
+		items[i].want = items[i].usd;
 		if (!capped && models)
 			items[i].kind = PLAN_FULL;
 	}
@@ -864,21 +1029,33 @@ static void plan_pass(struct watch *w, struct wlist *l,
 		plan_dry_say(w, l, by, n, capped);
 	if (!capped || !n)
 		goto out;
+	/* Riskiest first: the order each re-plan shares the money in. */
 	l->grants = xcalloc(n, sizeof(*l->grants));
 	for (i = 0; i < n; i++) {
-		if (items[i].kind == PLAN_CAPS)
-			continue; /* reviewed under the caps, as before */
-		l->grants[l->ngrants].key = items[i].key;
-		items[i].key = NULL;
-		l->grants[l->ngrants].usd = items[i].usd;
-		l->grants[l->ngrants++].models = items[i].kind != PLAN_OFFLINE;
+		struct pass_grant *g = &l->grants[l->ngrants++];
+
+		g->key = by[i]->key;
+		by[i]->key = NULL;
+		g->usd = by[i]->usd;
+		g->est = by[i]->want;
+		g->floor1 = by[i]->floor1;
+		g->full = by[i]->kind == PLAN_FULL || by[i]->kind == PLAN_CAPS;
+		/* Reviewed under the caps, as before the plan. */
+		g->caps = by[i]->kind == PLAN_CAPS;
+		g->rest = by[i]->kind == PLAN_REST;
+		g->models = by[i]->kind != PLAN_OFFLINE;
 	}
+	if (!w->dry_run)
+		plan_defer(l, by, items, n, cmds, threads->n, order);
 out:
 	for (i = 0; i < n; i++) {
 		free(items[i].key);
 		free(items[i].subject);
+		free(items[i].author);
+		free(items[i].title);
 		rv_review_free(items[i].dry);
 	}
+	free(cmds);
 	free(items);
 	free(by);
 	rv_ledger_free(ledger);
@@ -890,6 +1067,7 @@ static int process_list(struct watch *w, struct wlist *l)
 	notmuch_query_t *q;
 	notmuch_messages_t *msgs = NULL;
 	struct sb qs = SB_INIT;
+	size_t *order = NULL;
 	size_t i;
 	int ret = 0;
 
@@ -923,9 +1101,13 @@ static int process_list(struct watch *w, struct wlist *l)
 	/* Series still waiting for patches: look again (the wait may be over).
 	 */
 	state_series_waiting(w->st, l->name, strset_add, &threads);
-	plan_pass(w, l, &threads);
+	order = xcalloc(threads.n + 1, sizeof(*order));
+	for (i = 0; i < threads.n; i++)
+		order[i] = i;
+	/* Oldest first, but for the threads the plan left to the end. */
+	plan_pass(w, l, &threads, order);
 	for (i = 0; i < threads.n && !stop_requested && !w->dry_run; i++) {
-		process_thread(w, l, threads.v[i]);
+		process_thread(w, l, threads.v[order[i]]);
 		/*
 		 * notmuch keeps tag changes in memory until it commits (every
 		 * few thousand messages): reopen now and then so memory stays
@@ -943,6 +1125,7 @@ static int process_list(struct watch *w, struct wlist *l)
 	}
 out:
 	plan_free(l);
+	free(order);
 	if (q)
 		notmuch_query_destroy(q);
 	for (i = 0; i < threads.n; i++)

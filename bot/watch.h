@@ -41,13 +41,19 @@ enum list_mode { MODE_DRY_RUN, MODE_REPLY, MODE_DIGEST };
 /* A [list "NAME"] section, and the repository its series apply to. */
 /*
  * A watch pass's plan for one series of a list: whether the models
- * review it, and with how much (watch.c, plan_pass).
+ * review it, and with how much (watch.c, plan_pass); the grants are
+ * kept riskiest first, for the re-plan before each review.
  */
 struct pass_grant {
-	char *key;  /* the series' key (watch_series_key) */
-	double usd; /* what the plan promised it when models */
-	bool models;
-	bool done; /* reviewed in this pass: its promise is spent */
+	char *key;     /* the series' key (watch_series_key) */
+	double usd;    /* promised to it (full): held until it is done */
+	double est;    /* its requests at the voters' answer floors */
+	double floor1; /* the cheapest of them */
+	bool full;   /* promised usd by the plan; else it waits for a re-plan */
+	bool caps;   /* the plan gave what was left: the caps alone bound it */
+	bool rest;   /* the plan gave it what was left, however little */
+	bool models; /* the models review it (the plan, then the re-plan) */
+	bool done;   /* reviewed in this pass: its promise is spent */
 };
 
 struct wlist {
@@ -148,6 +154,14 @@ struct thread_ctx {
 
 /* The pass's plan for the series of key on l, or NULL. */
 struct pass_grant *watch_grant(struct wlist *l, const char *key);
+/*
+ * Re-plan the list's money before series g's review, with left under
+ * the caps now: the series promised money keep it, the others share
+ * the rest riskiest first as the plan did. g's run budget (the money
+ * no other series holds), or 0: the offline voters only. Sets
+ * g->models.
+ */
+double watch_grant_cap(struct wlist *l, struct pass_grant *g, double left);
 struct tmsg *tmsg_find(struct thread_ctx *t, const char *msgid);
 /* The stable key of a series, whichever of its mails came first. */
 void watch_series_key(const struct mp_series *s, struct sb *key);

@@ -5,7 +5,10 @@
 # that fits about one series' models: the riskiest gets the models, the
 # next riskiest what is left, the oldest the offline voters only, and
 # its reply says why; the server's billed usage stays under the daily cap; one
-# reply per series, in the usual order. With a budget that fits all,
+# reply per series, in the usual order under max-per-hour. Without it
+# the series the plan promised money go first, the others after them,
+# riskiest first, with what the first did not spend; never a v1 after
+# its v2. With a budget that fits all,
 # every series gets the models, as before the plan. A '#quorum rerun'
 # of the pass puts the series it reopens in the plan; budget.monthly,
 # when it is the tightest cap, is the one planned and never passed,
@@ -66,12 +69,16 @@ spent() {
 # floor (512 tokens, no past answers) at $15/M out: about $0.03 each,
 # $0.06 with two voters. $0.10 fits one series and some of another.
 conf() {
+	b=$1
+	shift
 	watch_config "$(voter a openai ma price-in=3 price-out=15 max-tokens=1000)" \
 		"$(voter b openai mb price-in=3 price-out=15 max-tokens=1000)" \
-		'[review]' '	retries = 0' '[list "devel"]' "	budget-per-day = $1"
+		'[review]' '	retries = 0' '[list "devel"]' "	budget-per-day = $b" "$@"
 }
 
-conf 0.10
+# Replies an hour on the list: the oldest series get them first, so the
+# pass keeps to posting order.
+conf 0.10 '	max-per-hour = 100'
 mail_sized s1 01 small1 3
 mail_sized s2 02 small2 4
 mail_sized s3 03 big 60
@@ -114,6 +121,44 @@ unlike "$TMP/out" 'f_small2.*offline voters only' "and its run line does not say
 M=$(grep -l "In-Reply-To: <s3@example.org>" "$OUTBOX"/new/*)
 like "$M" '^X-Quorum-Voters: .*a, b' "the riskiest series' reply names the models"
 unlike "$M" "riskier series first" "and says nothing of the plan"
+
+# The same without max-per-hour: the riskiest is reviewed first, then
+# the two the plan promised less, riskiest first, each with what the
+# ones before it did not spend; never more than the day's budget.
+rm -f "$REC"/*
+rm -rf "$OUTBOX"/new/* "$MAIL/.notmuch"
+conf 0.10
+notmuch new --quiet
+export XDG_STATE_HOME=$TMP/state1b
+watch
+[ -n "${KEEP:-}" ] && cp "$TMP/out" "$KEEP.out1b"
+is "$(outbox_count)" 3 "at the end: one reply per series"
+grep '^devel: reviewed' "$TMP/out" | sed 's/.*add f_\([a-z0-9]*\)().*/\1/' | tr '\n' ' ' >"$TMP/order"
+is "$(cat "$TMP/order")" "big small2 small1 " \
+	"at the end: the one promised money first, then the others riskiest first"
+s=$(spent)
+awk -v s="$s" 'BEGIN { exit !(s > 0 && s <= 0.10 + 1e-9) }'
+ok $? "at the end: the server's billed usage stays under the daily cap (\$$s of \$0.10)"
+
+# v1 (small, the plan leaves it what is left) and v2 (large, the
+# models) of one series, in two threads: v1 is not left to the end,
+# past v2, whose reply points at v1's findings.
+rm -f "$REC"/*
+rm -rf "$MAIL/new"/* "$MAIL/cur"/* "$OUTBOX"/new/* "$MAIL/.notmuch"
+conf 0.07
+mail_sized v1 51 ver 3
+mail_sized v2 52 ver 60
+sed 's/^Subject: \[PATCH\]/Subject: [PATCH v2]/' "$MAIL/new/v2" >"$TMP/v2" &&
+	mv "$TMP/v2" "$MAIL/new/v2"
+notmuch new --quiet
+export XDG_STATE_HOME=$TMP/state1c
+watch
+[ -n "${KEEP:-}" ] && cp "$TMP/out" "$KEEP.out1c"
+is "$(outbox_count)" 2 "v1 and v2: a reply each"
+like "$TMP/out" '^plan: .*"\[PATCH v2\] lib: add f_ver\(\)" \(\$0\.0[0-9]+\) gets the models, "\[PATCH\] lib: add f_ver\(\)" \(\$0\.0[0-9]+\) gets what is left$' \
+	"v1 and v2: the plan promises v2 the models, v1 what is left"
+grep '^devel: reviewed' "$TMP/out" | sed -n 1p | grep -q '"\[PATCH\] lib: add f_ver()"'
+ok $? "v1 and v2: v1 is still reviewed first"
 
 # A budget that fits all: every series gets the models, as before.
 rm -f "$REC"/*

@@ -3,9 +3,11 @@
 # series of three patches, two LLM voters: the pass costs $U unbounded
 # (by the fake server's own usage log). Under a list's daily budget of
 # 10%, 40% and 100% of U, the pass spends at least half of the budget
-# and never more than it: the plan bounds each request as the review
-# does (the server's free /tokenize, at each voter's answer floor), and
-# what a series does not spend of its share goes on to the next.
+# (85% at 40% and 100%) and never more than it: the plan bounds each
+# request as the review does (the server's free /tokenize, at each
+# voter's answer floor), what a series does not spend of its share goes
+# on to the next, and the series the plan left offline are reviewed
+# last, with what the others did not spend, riskiest first.
 . "$(dirname "$0")/lib.sh"
 . "$TOP/tests/lib/llm.sh"
 . "$TOP/tests/lib/watch.sh"
@@ -50,6 +52,7 @@ spent() {
 		awk '{ s += $1 * 3 / 1e6 + $2 * 15 / 1e6 } END { printf "%.6f", s }'
 }
 nusage() { ls "$REC"/*.usage 2>/dev/null | wc -l | tr -d ' '; }
+ntok() { ls "$REC.tok" 2>/dev/null | wc -l | tr -d ' '; }
 conf() {
 	watch_config "$(voter a openai ma price-in=3 price-out=15 max-tokens=1000)" \
 		"$(voter b openai mb price-in=3 price-out=15 max-tokens=1000)" \
@@ -75,18 +78,25 @@ for pct in 10 40 100; do
 	B=$(awk -v x="$U" -v p=$pct 'BEGIN { printf "%.6f", x * p / 100 }')
 	conf "	budget-per-day = $B"
 	fresh $pct
+	t0=$(date +%s.%N)
 	watch
+	t1=$(date +%s.%N)
+	eval "T$pct=\$(awk -v a=\$t0 -v b=\$t1 'BEGIN { printf \"%.2f\", b - a }')"
 	cp "$TMP/out" "$TMP/out$pct"
 	[ -n "${KEEP:-}" ] && cp "$TMP/out" "$KEEP.out$pct" && rm -rf "$KEEP.ob$pct" && cp -r "$OUTBOX/new" "$KEEP.ob$pct"
 	s=$(spent)
-	eval "S$pct=\$s N$pct=\$(nusage)"
+	eval "S$pct=\$s N$pct=\$(nusage) K$pct=\$(ntok)"
 	is "$(outbox_count)" 6 "$pct%: one reply per series"
 	awk -v s="$s" -v b="$B" 'BEGIN { exit !(s <= b + 1e-9) }'
 	ok $? "$pct%: the server's usage stays under the budget: \$$s of \$$B ($(nusage) requests)"
 	awk -v s="$s" -v b="$B" 'BEGIN { exit !(s >= b / 2) }'
 	ok $? "$pct%: at least half the budget is spent (\$$s of \$$B)"
+	[ $pct = 10 ] && continue
+	awk -v s="$s" -v b="$B" 'BEGIN { exit !(s >= b * 0.85) }'
+	ok $? "$pct%: what the planned series leave reaches the others: 85% of the budget is spent (\$$s of \$$B)"
 done
 echo "# spend: 10% $S10 ($N10 requests), 40% $S40 ($N40), 100% $S100 ($N100) of U=$U"
+echo "# pass time: 10% ${T10}s, 40% ${T40}s, 100% ${T100}s; token counts asked: $K10, $K40, $K100"
 fake_stop
 
 done_testing
