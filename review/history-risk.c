@@ -1601,7 +1601,8 @@ static int finish_oldest(struct hist_risk *r, struct errmsg *err)
 			wt_get(&r->words, j->words[i], true)->n++;
 	}
 	/* In the order a later run rebuilds the grounding in (ground_load). */
-	qsort(j->bugs, j->nbugs, sizeof(*j->bugs), cmp_i64);
+	if (j->nbugs)
+		qsort(j->bugs, j->nbugs, sizeof(*j->bugs), cmp_i64);
 	for (i = 0; rc == SQLITE_DONE && i < j->nbugs; i++)
 		rc = apply_label(r, j->seq, j->bugs[i], j->time);
 	if (j->time > r->newest)
