@@ -316,7 +316,7 @@ static void locate(struct rv_history *h, int64_t seq, struct elocs *locs,
 }
 
 struct rscore {
-	double s;
+	double s, p; /* score; the fix rate it reads as (-1: unknown) */
 	int y;
 };
 
@@ -327,9 +327,13 @@ static int cmp_rscore(const void *a, const void *b)
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
-/* Deciles of predicted risk against the observed rate. */
-static void calibrate(const double *s, const int *y, size_t n,
-		      struct rv_eval_result *res)
+/*
+ * Deciles of score: the fix rate the model said the history had at
+ * those scores (predicted; the mean score when it could not say)
+ * against the rate observed.
+ */
+static void calibrate(const double *s, const double *p, const int *y,
+		      size_t n, struct rv_eval_result *res)
 {
 	struct rscore *v;
 	size_t i, b, nb = n < RV_EVAL_NBINS ? n : RV_EVAL_NBINS;
@@ -339,23 +343,27 @@ static void calibrate(const double *s, const int *y, size_t n,
 	v = xmalloc(n * sizeof(*v));
 	for (i = 0; i < n; i++) {
 		v[i].s = s[i];
+		v[i].p = p[i];
 		v[i].y = y[i];
 	}
 	qsort(v, n, sizeof(*v), cmp_rscore);
 	for (b = 0; b < nb; b++) {
 		struct rv_eval_bin *bin = &res->bins[b];
 		size_t lo = n * b / nb, hi = n * (b + 1) / nb;
-		double sum = 0;
+		double sum = 0, psum = 0;
+		bool rates = true;
 
 		memset(bin, 0, sizeof(*bin));
 		bin->lo = v[lo].s;
 		bin->hi = v[hi - 1].s;
 		for (i = lo; i < hi; i++) {
 			sum += v[i].s;
+			psum += v[i].p;
+			rates = rates && v[i].p >= 0;
 			bin->positives += v[i].y;
 		}
 		bin->n = hi - lo;
-		bin->predicted = sum / (double)bin->n;
+		bin->predicted = (rates ? psum : sum) / (double)bin->n;
 		bin->observed = (double)bin->positives / (double)bin->n;
 	}
 	res->nbins = nb;
@@ -403,7 +411,7 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 	};
 	struct rv_history *h = NULL;
 	struct ecommit *v = NULL;
-	double *rs = NULL, *bs = NULL;
+	double *rs = NULL, *bs = NULL, *ps = NULL;
 	int *ry = NULL, *by = NULL;
 	size_t n = 0, i, nwin = 0, done = 0, nscored = 0;
 	int64_t fitted_at = INT64_MIN;
@@ -433,6 +441,7 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 	for (i = 0; i < n; i++)
 		nwin += v[i].time >= opts->since && v[i].time <= opts->until;
 	rs = xcalloc(nwin + 1, sizeof(*rs));
+	ps = xcalloc(nwin + 1, sizeof(*ps));
 	ry = xcalloc(nwin + 1, sizeof(*ry));
 	bs = xcalloc(nwin + 1, sizeof(*bs));
 	by = xcalloc(nwin + 1, sizeof(*by));
@@ -480,6 +489,7 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 		/* The baseline on the same commits as the risk score. */
 		if (ec.risk >= 0) {
 			rs[nscored] = ec.risk;
+			ps[nscored] = hist_model_rate(&h->model, ec.risk);
 			ry[nscored] = ec.buggy;
 			bs[nscored] = (double)ec.lines;
 			by[nscored++] = ec.buggy;
@@ -534,7 +544,7 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 	res->scored = nscored;
 	res->auc = hist_auc(rs, ry, nscored);
 	res->baseline_auc = hist_auc(bs, by, nscored ? nscored : done);
-	calibrate(rs, ry, nscored, res);
+	calibrate(rs, ps, ry, nscored, res);
 	res->precision = ratio(res->flagged_positive, res->flagged);
 	res->recall = ratio(res->flagged_positive, res->positives);
 	if (res->findings)
@@ -555,6 +565,7 @@ out:
 	free(locs.v);
 	free(v);
 	free(rs);
+	free(ps);
 	free(ry);
 	free(bs);
 	free(by);

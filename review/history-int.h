@@ -129,12 +129,20 @@ enum {
 
 /* Points of the fitted rows' logits a score is placed among. */
 #define HIST_MODEL_Q 201
+/* Bins of score for the fix rate the fitted rows had there. */
+#define HIST_RATE_BINS 20
 
 struct hist_model {
 	bool ok;
 	double mean[HF_N], sd[HF_N];
 	double w[HF_N + 1];	/* w[HF_N] is the intercept */
 	double q[HIST_MODEL_Q]; /* the fitted rows' logits, quantiles */
+	/*
+	 * How often the fitted rows scoring in each twentieth of [0,1]
+	 * were later fixed (weighted, shrunk to the base rate, made
+	 * monotone); all 0 when not known (a model stored before it).
+	 */
+	double rate[HIST_RATE_BINS];
 	double threshold;	/* score at which the risk voter speaks */
 	double lambda;		/* L2 strength, chosen on held-out commits */
 	double heldout_auc;	/* of that choice, on the newest fifth */
@@ -216,6 +224,11 @@ bool hist_subject_adds(const char *subject);
 bool hist_subject_fixes(const char *subject);
 
 double hist_model_score(const struct hist_model *m, const double x[HF_N]);
+/*
+ * The share of the history's commits scoring about score that were
+ * later fixed: a probability, unlike the score. -1 when not known.
+ */
+double hist_model_rate(const struct hist_model *m, double score);
 /* Fit on n rows of X (n x HF_N) with labels y; threshold from the top frac. */
 void hist_model_fit(struct hist_model *m, const double *X, const int *y,
 		    size_t n, double top_frac);

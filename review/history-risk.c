@@ -1785,6 +1785,66 @@ double hist_model_score(const struct hist_model *m, const double x[HF_N])
 	return 0.999 * model_rank(m, z) + 0.001 / (1.0 + exp(-z));
 }
 
+double hist_model_rate(const struct hist_model *m, double score)
+{
+	double t;
+	int b;
+
+	if (!m->ok || score < 0 || !(m->rate[HIST_RATE_BINS - 1] > 0))
+		return -1;
+	/* Between the bins' middles, linearly. */
+	t = score * HIST_RATE_BINS - 0.5;
+	if (t <= 0)
+		return m->rate[0];
+	if (t >= HIST_RATE_BINS - 1)
+		return m->rate[HIST_RATE_BINS - 1];
+	b = (int)t;
+	return m->rate[b] + (t - b) * (m->rate[b + 1] - m->rate[b]);
+}
+
+/*
+ * The fix rate of the fitted rows by bin of score, each shrunk toward
+ * the base rate by RATE_PRIOR rows' worth, then pooled where a riskier
+ * bin had a lower rate (isotonic): the rate a score reads as must not
+ * fall as the score rises.
+ */
+#define RATE_PRIOR 5.0
+static void fit_rates(struct hist_model *m, const double *X, const int *y,
+		      const double *wt, size_t n, double base)
+{
+	double pw[HIST_RATE_BINS] = {0}, w[HIST_RATE_BINS] = {0};
+	double val[HIST_RATE_BINS], wgt[HIST_RATE_BINS];
+	int len[HIST_RATE_BINS], nb = 0, b, i;
+	size_t r;
+
+	for (r = 0; r < n; r++) {
+		double s = hist_model_score(m, &X[r * HF_N]);
+		double wr = wt ? wt[r] : 1;
+
+		b = (int)(s * HIST_RATE_BINS);
+		b = b < 0 ? 0 : b >= HIST_RATE_BINS ? HIST_RATE_BINS - 1 : b;
+		w[b] += wr;
+		pw[b] += y[r] ? wr : 0;
+	}
+	for (b = 0; b < HIST_RATE_BINS; b++) {
+		val[nb] = (pw[b] + RATE_PRIOR * base) / (w[b] + RATE_PRIOR);
+		wgt[nb] = w[b] + RATE_PRIOR;
+		len[nb] = 1;
+		while (nb > 0 && val[nb - 1] > val[nb]) {
+			val[nb - 1] = (val[nb - 1] * wgt[nb - 1] +
+				       val[nb] * wgt[nb]) /
+				      (wgt[nb - 1] + wgt[nb]);
+			wgt[nb - 1] += wgt[nb];
+			len[nb - 1] += len[nb];
+			nb--;
+		}
+		nb++;
+	}
+	for (b = 0, i = 0; i < nb; i++)
+		for (r = 0; r < (size_t)len[i]; r++)
+			m->rate[b++] = val[i];
+}
+
 static int cmp_double_asc(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -2129,6 +2189,7 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 	qsort(scores, n, sizeof(*scores), cmp_double_asc);
 	for (a = 0; a < HIST_MODEL_Q; a++)
 		m->q[a] = scores[(size_t)a * (n - 1) / (HIST_MODEL_Q - 1)];
+	fit_rates(m, X, y, wt, n, pos / wsum);
 	for (i = 0; i < n; i++)
 		scores[i] = hist_model_score(m, &X[i * HF_N]);
 	qsort(scores, n, sizeof(*scores), cmp_double_desc);
@@ -2138,7 +2199,8 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 	free(Z);
 }
 
-#define MODEL_FORMAT 3
+/* 4: the fix rates by score; a format 3 model loads without them. */
+#define MODEL_FORMAT 4
 
 int hist_model_save(sqlite3 *db, const struct hist_model *m)
 {
@@ -2154,6 +2216,8 @@ int hist_model_save(sqlite3 *db, const struct hist_model *m)
 		sb_addf(&s, " %.17g", m->w[i]);
 	for (i = 0; i < HIST_MODEL_Q; i++)
 		sb_addf(&s, " %.17g", m->q[i]);
+	for (i = 0; i < HIST_RATE_BINS; i++)
+		sb_addf(&s, " %.17g", m->rate[i]);
 	rc = hist_meta_set_text(db, "model", sb_str(&s));
 	if (!rc)
 		rc = hist_meta_set_text(db, "model_why", m->why);
@@ -2165,12 +2229,13 @@ void hist_model_load(sqlite3 *db, struct hist_model *m)
 {
 	struct sb s = SB_INIT, why = SB_INIT;
 	char *end;
-	int i, ok;
+	int i, ok, format;
 
 	memset(m, 0, sizeof(*m));
 	if (!hist_meta_text(db, "model", &s))
 		goto out;
-	if (strtol(sb_str(&s), &end, 10) != MODEL_FORMAT ||
+	format = (int)strtol(sb_str(&s), &end, 10);
+	if ((format != MODEL_FORMAT && format != 3) ||
 	    strtol(end, &end, 10) != HF_N)
 		goto out;
 	ok = (int)strtol(end, &end, 10);
@@ -2190,6 +2255,12 @@ void hist_model_load(sqlite3 *db, struct hist_model *m)
 	for (i = 0; i < HIST_MODEL_Q; i++) {
 		m->q[i] = strtod(end, &end);
 		if (i && !(m->q[i] >= m->q[i - 1]))
+			goto bad;
+	}
+	for (i = 0; format >= 4 && i < HIST_RATE_BINS; i++) {
+		m->rate[i] = strtod(end, &end);
+		if (!(m->rate[i] >= 0 && m->rate[i] <= 1) ||
+		    (i && m->rate[i] < m->rate[i - 1]))
 			goto bad;
 	}
 	m->ok = ok == 1;

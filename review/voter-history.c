@@ -702,6 +702,12 @@ bool hist_risk_anchor(const struct rv_diff *d, const char **file, int *line)
 	return best > 0;
 }
 
+/* The share of the fitted commits later fixed. */
+static double base_rate(const struct hist_model *m)
+{
+	return m->rows ? (double)m->positives / (double)m->rows : 0;
+}
+
 static int risk_review(const struct rv_voter *v, const struct rv_context *ctx,
 		       struct rv_findings *out, struct errmsg *err)
 {
@@ -709,7 +715,7 @@ static int risk_review(const struct rv_voter *v, const struct rv_context *ctx,
 	struct rv_finding f = {0};
 	struct sb why = SB_INIT, title = SB_INIT, expl = SB_INIT;
 	const char *file = NULL;
-	double score;
+	double score, rate;
 	int line = 0;
 
 	if (!ctx->history || !ctx->history->model.ok || !ctx->diff)
@@ -732,11 +738,18 @@ static int risk_review(const struct rv_voter *v, const struct rv_context *ctx,
 		"of this tree's commits",
 		score, HIST_RISK_TOP * 100);
 	f.title = (char *)sb_str(&title);
+	rate = hist_model_rate(&ctx->history->model, score);
 	sb_addf(&expl,
 		"Commits like this one were later named by a Fixes: trailer "
 		"more often than most in this tree's history (score %.2f, "
-		"threshold %.2f)%s%s. Worth a careful look.",
-		score, ctx->history->model.threshold, why.len ? ": " : "",
+		"threshold %.2f",
+		score, ctx->history->model.threshold);
+	if (rate >= 0)
+		sb_addf(&expl,
+			"; %.0f%% of the commits scored about as high "
+			"were later fixed, against %.0f%% of all",
+			rate * 100, base_rate(&ctx->history->model) * 100);
+	sb_addf(&expl, ")%s%s. Worth a careful look.", why.len ? ": " : "",
 		sb_str(&why));
 	f.explanation = (char *)sb_str(&expl);
 	f.voters = (char **)voters;

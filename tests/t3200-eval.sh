@@ -166,7 +166,9 @@ assert sum(b["commits"] for b in d["calibration"]) == d["scored"]
 for b in d["calibration"]:
     assert sorted(b) == ["commits", "decile", "observed", "positives",
                          "predicted", "risk_max", "risk_min"], sorted(b)
-    assert 0 <= b["risk_min"] <= b["predicted"] <= b["risk_max"] <= 1
+    assert 0 <= b["risk_min"] <= b["risk_max"] <= 1
+    # predicted: the fix rate the history had at those scores
+    assert 0 <= b["predicted"] <= 1
     assert 0 <= b["observed"] <= 1
 assert 0 <= d["history_flagged_positive"] <= d["history_flagged"] <= 5
 assert d["commits"] == 5 and d["positives"] == 2

@@ -230,6 +230,16 @@ static void test_model(void **state)
 	assert_true(small >= 0 && big <= 1);
 	/* A score is a share of the history: the top 5% start near 0.95. */
 	assert_true(m.threshold > 0.9 && m.threshold < 0.99);
+	/*
+	 * A score reads as the fix rate the history had there: the
+	 * biggest commits (half of those over 4000 lines were fixed) far
+	 * above the small ones (none), never falling as the score rises.
+	 */
+	assert_true(hist_model_rate(&m, big) > 0.3);
+	assert_true(hist_model_rate(&m, small) < 0.05);
+	for (i = 1; i < HIST_RATE_BINS; i++)
+		assert_true(m.rate[i] >= m.rate[i - 1]);
+	assert_true(hist_model_rate(&m, -1) < 0);
 
 	/* The model round-trips through the db, score for score. */
 	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
@@ -243,6 +253,8 @@ static void test_model(void **state)
 	assert_true(back.ok);
 	assert_true(fabs(back.threshold - m.threshold) < 1e-12);
 	assert_true(fabs(hist_model_score(&back, x) - big) < 1e-12);
+	assert_true(fabs(hist_model_rate(&back, big) -
+			 hist_model_rate(&m, big)) < 1e-12);
 
 	/* One class only: no model, scoring says so, and so does why. */
 	memset(y, 0, sizeof(y));
