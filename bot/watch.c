@@ -975,7 +975,7 @@ static void plan_pass(struct watch *w, struct wlist *l,
 	struct rv_caps caps = {0};
 	struct errmsg err = {""};
 	struct plan_item *items = NULL, **by = NULL;
-	bool *cmds = xcalloc(threads->n + 1, sizeof(*cmds));
+	bool *cmds;
 	size_t n = 0, alloc = 0, i, j;
 	double left = 1e18;
 	char which[128] = "";
@@ -983,6 +983,7 @@ static void plan_pass(struct watch *w, struct wlist *l,
 
 	if (!models && !w->dry_run)
 		return;
+	cmds = xcalloc(threads->n + 1, sizeof(*cmds));
 	if (models &&
 	    cost_review_opts(w->s.cfg, l->name, 0, &o, &ledger, &err) < 0) {
 		if (w->dry_run)
