@@ -36,11 +36,6 @@ fake_start "$TMP/s.json"
 } >"$TMP/config"
 export QUORUM_CONFIG=$TMP/config
 
-spent() {
-	cat "$REC"/*.usage 2>/dev/null |
-		awk '{ s += $1 * 3 / 1e6 + $2 * 15 / 1e6 } END { printf "%.6f", s }'
-}
-nusage() { ls "$REC"/*.usage 2>/dev/null | wc -l | tr -d ' '; }
 
 XDG_STATE_HOME=$TMP/state0 run "$QUORUM" ci -C "$R" --range base..HEAD
 is "$rc" 0 "unbounded: the range is reviewed"

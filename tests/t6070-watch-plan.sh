@@ -59,10 +59,6 @@ cat >"$TMP/script.json" <<'EOS'
 {"default": [{"answer": {"findings": []}, "usage": {"in": "auto", "out": 300}}]}
 EOS
 FAKE_TIMEOUT=300 fake_start "$TMP/script.json"
-spent() {
-	cat "$REC"/*.usage 2>/dev/null |
-		awk '{ s += $1 * 3 / 1e6 + $2 * 15 / 1e6 } END { printf "%.6f", s }'
-}
 # The plan's estimate of a one-patch series, per voter: its request as
 # the review builds it, bounded as the review bounds it (here by bytes:
 # this server has no token counter) at $3/M in, and the voter's answer

@@ -15,26 +15,7 @@ watch_setup
 NS=8
 k=1
 while [ $k -le $NS ]; do
-	git -C "$R" checkout -q -b s$k base
-	j=1
-	while [ $j -le 2 ]; do
-		{
-			printf 'int g%d_%d(int x)\n{\n' $k $j
-			i=0
-			while [ $i -lt $((3 * k)) ]; do
-				printf '\tx = x * %d + %d;\n' $i $j
-				i=$((i + 1))
-			done
-			printf '\treturn x;\n}\n'
-		} >"$R/g${k}_$j.c"
-		git -C "$R" add "g${k}_$j.c"
-		git -C "$R" commit -q -m "lib$k: add g${k}_$j()"
-		j=$((j + 1))
-	done
-	git -C "$R" format-patch -q --cover-letter --thread=shallow \
-		--to="$LIST" -o "$TMP/s$k" base..s$k
-	git -C "$R" checkout -q main
-	maildir_put "$TMP/s$k"
+	post_fn_series $k 2 $((3 * k))
 	k=$((k + 1))
 done
 
@@ -44,10 +25,6 @@ cat >"$TMP/script.json" <<'EOS'
  "tokenize": {}}
 EOS
 FAKE_TIMEOUT=600 fake_start "$TMP/script.json"
-spent() {
-	cat "$REC"/*.usage 2>/dev/null |
-		awk '{ s += $1 * 3 / 1e6 + $2 * 15 / 1e6 } END { printf "%.6f", s }'
-}
 conf() {
 	watch_config "$(voter a openai ma price-in=3 price-out=15 max-tokens=1000)" \
 		"$(voter b openai mb price-in=3 price-out=15 max-tokens=1000)" \

@@ -18,7 +18,6 @@ cat >"$TMP/script.json" <<'EOS'
  "tokenize": {}}
 EOS
 FAKE_TIMEOUT=300 fake_start "$TMP/script.json"
-nusage() { ls "$REC"/*.usage 2>/dev/null | wc -l | tr -d ' '; }
 nreq() { ls "$REC" 2>/dev/null | grep -c 'json$'; }
 conf() {
 	watch_config "$(voter a openai ma price-in=3 price-out=15 max-tokens=1000)" \

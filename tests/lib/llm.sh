@@ -56,3 +56,13 @@ print(d["messages"][-1]["content"])' "$1"
 requests() {
 	ls "$REC" | grep -c -- "-$1\.json$"
 }
+
+# spent: what the fake server billed so far, in USD, at the prices the
+# cost tests give their voters ($3 per million tokens in, $15 out).
+spent() {
+	cat "$REC"/*.usage 2>/dev/null |
+		awk '{ s += $1 * 3 / 1e6 + $2 * 15 / 1e6 } END { printf "%.6f", s }'
+}
+
+# nusage: how many answers the fake server billed.
+nusage() { ls "$REC"/*.usage 2>/dev/null | wc -l | tr -d ' '; }

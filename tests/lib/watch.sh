@@ -73,3 +73,29 @@ sent_count() { ls "$TMP/sent" | grep -c '^mail-'; }
 
 watch() { run "$QUORUM" watch --once "$@"; }
 outbox_count() { ls "$OUTBOX/new" 2>/dev/null | wc -l | tr -d ' '; }
+
+# post_fn_series K NPATCHES NSTMTS: series K on branch sK from base,
+# NPATCHES patches each adding a function gK_J() of NSTMTS statements,
+# formatted with a cover letter into $TMP/sK and posted to the list.
+post_fn_series() {
+	git -C "$R" checkout -q -b s$1 base
+	j=1
+	while [ $j -le $2 ]; do
+		{
+			printf 'int g%d_%d(int x)\n{\n' $1 $j
+			i=0
+			while [ $i -lt $3 ]; do
+				printf '\tx = x * %d + %d;\n' $i $j
+				i=$((i + 1))
+			done
+			printf '\treturn x;\n}\n'
+		} >"$R/g$1_$j.c"
+		git -C "$R" add "g$1_$j.c"
+		git -C "$R" commit -q -m "lib$1: add g$1_$j()"
+		j=$((j + 1))
+	done
+	git -C "$R" format-patch -q --cover-letter --thread=shallow \
+		--to="$LIST" -o "$TMP/s$1" base..s$1
+	git -C "$R" checkout -q main
+	maildir_put "$TMP/s$1"
+}
