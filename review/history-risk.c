@@ -1809,8 +1809,8 @@ double hist_model_rate(const struct hist_model *m, double score)
  * fall as the score rises.
  */
 #define RATE_PRIOR 5.0
-static void fit_rates(struct hist_model *m, const double *X, const int *y,
-		      const double *wt, size_t n, double base)
+static void fit_rates(struct hist_model *m, const double *score,
+		      const int *y, const double *wt, size_t n, double base)
 {
 	double pw[HIST_RATE_BINS] = {0}, w[HIST_RATE_BINS] = {0};
 	double val[HIST_RATE_BINS], wgt[HIST_RATE_BINS];
@@ -1818,10 +1818,9 @@ static void fit_rates(struct hist_model *m, const double *X, const int *y,
 	size_t r;
 
 	for (r = 0; r < n; r++) {
-		double s = hist_model_score(m, &X[r * HF_N]);
 		double wr = wt ? wt[r] : 1;
 
-		b = (int)(s * HIST_RATE_BINS);
+		b = (int)(score[r] * HIST_RATE_BINS);
 		b = b < 0 ? 0 : b >= HIST_RATE_BINS ? HIST_RATE_BINS - 1 : b;
 		w[b] += wr;
 		pw[b] += y[r] ? wr : 0;
@@ -2189,9 +2188,9 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 	qsort(scores, n, sizeof(*scores), cmp_double_asc);
 	for (a = 0; a < HIST_MODEL_Q; a++)
 		m->q[a] = scores[(size_t)a * (n - 1) / (HIST_MODEL_Q - 1)];
-	fit_rates(m, X, y, wt, n, pos / wsum);
 	for (i = 0; i < n; i++)
 		scores[i] = hist_model_score(m, &X[i * HF_N]);
+	fit_rates(m, scores, y, wt, n, pos / wsum);
 	qsort(scores, n, sizeof(*scores), cmp_double_desc);
 	i = (size_t)((double)n * top_frac);
 	m->threshold = scores[i < n ? i : n - 1];
