@@ -316,7 +316,7 @@ static void locate(struct rv_history *h, int64_t seq, struct elocs *locs,
 }
 
 struct rscore {
-	double s, p; /* score; the fix rate it reads as (-1: unknown) */
+	double s, p; /* score; the fix rate it reads as */
 	int y;
 };
 
@@ -329,11 +329,10 @@ static int cmp_rscore(const void *a, const void *b)
 
 /*
  * Deciles of score: the fix rate the model said the history had at
- * those scores (predicted; the mean score when it could not say)
- * against the rate observed.
+ * those scores (predicted) against the rate observed.
  */
-static void calibrate(const double *s, const double *p, const int *y,
-		      size_t n, struct rv_eval_result *res)
+static void calibrate(const double *s, const double *p, const int *y, size_t n,
+		      struct rv_eval_result *res)
 {
 	struct rscore *v;
 	size_t i, b, nb = n < RV_EVAL_NBINS ? n : RV_EVAL_NBINS;
@@ -350,20 +349,17 @@ static void calibrate(const double *s, const double *p, const int *y,
 	for (b = 0; b < nb; b++) {
 		struct rv_eval_bin *bin = &res->bins[b];
 		size_t lo = n * b / nb, hi = n * (b + 1) / nb;
-		double sum = 0, psum = 0;
-		bool rates = true;
+		double psum = 0;
 
 		memset(bin, 0, sizeof(*bin));
 		bin->lo = v[lo].s;
 		bin->hi = v[hi - 1].s;
 		for (i = lo; i < hi; i++) {
-			sum += v[i].s;
 			psum += v[i].p;
-			rates = rates && v[i].p >= 0;
 			bin->positives += v[i].y;
 		}
 		bin->n = hi - lo;
-		bin->predicted = (rates ? psum : sum) / (double)bin->n;
+		bin->predicted = psum / (double)bin->n;
 		bin->observed = (double)bin->positives / (double)bin->n;
 	}
 	res->nbins = nb;

@@ -140,7 +140,7 @@ struct hist_model {
 	/*
 	 * How often the fitted rows scoring in each twentieth of [0,1]
 	 * were later fixed (weighted, shrunk to the base rate, made
-	 * monotone); all 0 when not known (a model stored before it).
+	 * monotone).
 	 */
 	double rate[HIST_RATE_BINS];
 	double threshold;	/* score at which the risk voter speaks */

@@ -1790,7 +1790,7 @@ double hist_model_rate(const struct hist_model *m, double score)
 	double t;
 	int b;
 
-	if (!m->ok || score < 0 || !(m->rate[HIST_RATE_BINS - 1] > 0))
+	if (!m->ok || score < 0)
 		return -1;
 	/* Between the bins' middles, linearly. */
 	t = score * HIST_RATE_BINS - 0.5;
@@ -1809,8 +1809,8 @@ double hist_model_rate(const struct hist_model *m, double score)
  * fall as the score rises.
  */
 #define RATE_PRIOR 5.0
-static void fit_rates(struct hist_model *m, const double *score,
-		      const int *y, const double *wt, size_t n, double base)
+static void fit_rates(struct hist_model *m, const double *score, const int *y,
+		      const double *wt, size_t n, double base)
 {
 	double pw[HIST_RATE_BINS] = {0}, w[HIST_RATE_BINS] = {0};
 	double val[HIST_RATE_BINS], wgt[HIST_RATE_BINS];
@@ -2198,7 +2198,7 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 	free(Z);
 }
 
-/* 4: the fix rates by score; a format 3 model loads without them. */
+/* 4: the fix rates by score. */
 #define MODEL_FORMAT 4
 
 int hist_model_save(sqlite3 *db, const struct hist_model *m)
@@ -2228,13 +2228,12 @@ void hist_model_load(sqlite3 *db, struct hist_model *m)
 {
 	struct sb s = SB_INIT, why = SB_INIT;
 	char *end;
-	int i, ok, format;
+	int i, ok;
 
 	memset(m, 0, sizeof(*m));
 	if (!hist_meta_text(db, "model", &s))
 		goto out;
-	format = (int)strtol(sb_str(&s), &end, 10);
-	if ((format != MODEL_FORMAT && format != 3) ||
+	if (strtol(sb_str(&s), &end, 10) != MODEL_FORMAT ||
 	    strtol(end, &end, 10) != HF_N)
 		goto out;
 	ok = (int)strtol(end, &end, 10);
@@ -2256,7 +2255,7 @@ void hist_model_load(sqlite3 *db, struct hist_model *m)
 		if (i && !(m->q[i] >= m->q[i - 1]))
 			goto bad;
 	}
-	for (i = 0; format >= 4 && i < HIST_RATE_BINS; i++) {
+	for (i = 0; i < HIST_RATE_BINS; i++) {
 		m->rate[i] = strtod(end, &end);
 		if (!(m->rate[i] >= 0 && m->rate[i] <= 1) ||
 		    (i && m->rate[i] < m->rate[i - 1]))
