@@ -1519,7 +1519,15 @@ static void *risk_worker(void *arg)
 	struct hist_risk *r = arg;
 	git_repository *repo = NULL;
 
-	if (git_repository_open(&repo, r->gitdir) < 0)
+	/*
+	 * Bare: libgit2 looks up the diff driver of every blob pair in the
+	 * attributes, and with a work tree that is a dozen failed stat,
+	 * access and readlink calls each time, for a made-up path.
+	 */
+	if (git_repository_open_ext(&repo, r->gitdir,
+				    GIT_REPOSITORY_OPEN_BARE |
+					    GIT_REPOSITORY_OPEN_NO_SEARCH,
+				    NULL) < 0)
 		return NULL; /* the main thread counts what is left */
 	pthread_mutex_lock(&r->mu);
 	for (;;) {
