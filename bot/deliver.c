@@ -34,27 +34,6 @@ static void outbox_name(const char *msgid, char out[64])
 	snprintf(out, 64, "quorum-%s", hex);
 }
 
-static int mkdir_p(const char *dir)
-{
-	char *dup = xstrdup_or_null(dir), *p;
-	int ret = 0;
-
-	for (p = dup + 1;; p++) {
-		if (*p && *p != '/')
-			continue;
-		char c = *p;
-
-		*p = '\0';
-		if (mkdir(dup, 0700) < 0 && errno != EEXIST)
-			ret = -1;
-		*p = c;
-		if (!c)
-			break;
-	}
-	free(dup);
-	return ret;
-}
-
 bool outbox_has(const char *dir, const char *msgid)
 {
 	char name[64];
@@ -141,7 +120,7 @@ int deliver_outbox(const char *dir, const char *msgid, const char *raw,
 	for (i = 0; i < ARRAY_SIZE(sd); i++) {
 		sb_reset(&sub);
 		sb_addf(&sub, "%s/%s", dir, sd[i]);
-		if (mkdir_p(sub.buf) < 0) {
+		if (mkdir_parents(sub.buf, true) < 0) {
 			errmsg_set(err, -1, "cannot create outbox %s: %s",
 				   sub.buf, strerror(errno));
 			goto out;

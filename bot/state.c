@@ -53,24 +53,6 @@ static const char schema[] =
 	"CREATE INDEX IF NOT EXISTS fingerprints_age ON fingerprints(list, "
 	"at);";
 
-/* mkdir -p of the directory part of path. */
-static int make_parents(const char *path)
-{
-	char *dup = xstrdup_or_null(path), *p;
-	int ret = 0;
-
-	for (p = dup + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dup, 0700) < 0 && errno != EEXIST)
-			ret = -1;
-		*p = '/';
-	}
-	free(dup);
-	return ret;
-}
-
 char *state_default_path(void)
 {
 	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
@@ -90,7 +72,7 @@ int state_open(struct state **out, const char *path, struct errmsg *err)
 	char *msg = NULL;
 
 	*out = NULL;
-	if (make_parents(path) < 0) {
+	if (mkdir_parents(path, false) < 0) {
 		free(st);
 		return errmsg_set(err, -1,
 				  "cannot create the directory of %s: %s", path,

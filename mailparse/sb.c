@@ -2,9 +2,11 @@
 #include "sb.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static size_t sb_cap(const struct sb *sb)
 {
@@ -205,6 +207,29 @@ char *xstrndup(const char *s, size_t n)
 char *xstrdup_or_null(const char *s)
 {
 	return s ? xstrndup(s, strlen(s)) : NULL;
+}
+
+int mkdir_parents(const char *path, bool self)
+{
+	char *dup = xstrdup_or_null(path), *p;
+	int ret = 0;
+
+	for (p = dup + 1;; p++) {
+		char c = *p;
+
+		if (c && c != '/')
+			continue;
+		if (c || self) {
+			*p = '\0';
+			if (mkdir(dup, 0700) < 0 && errno != EEXIST)
+				ret = -1;
+			*p = c;
+		}
+		if (!c)
+			break;
+	}
+	free(dup);
+	return ret;
 }
 
 int sb_add_clean(struct sb *sb, const char *s, bool keep_newlines)

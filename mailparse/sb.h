@@ -91,6 +91,11 @@ int errmsg_set(struct errmsg *e, int code, const char *fmt, ...)
 
 /* strdup that returns NULL for NULL input; aborts on out-of-memory. */
 char *xstrdup_or_null(const char *s);
+/*
+ * mkdir -p (mode 0700) of path's directories: its parents only, or with
+ * self path itself too. 0, or -1 when one could not be made.
+ */
+int mkdir_parents(const char *path, bool self);
 /* strndup that aborts on out-of-memory. */
 char *xstrndup(const char *s, size_t n);
 /* malloc/calloc/realloc that abort with a message on out-of-memory. */

@@ -108,23 +108,6 @@ static int db_error(struct rv_ledger *l, struct errmsg *err, const char *what)
 			  l->path, what, sqlite3_errmsg(l->db));
 }
 
-static int make_parents(const char *path)
-{
-	char *dup = xstrdup_or_null(path), *p;
-	int ret = 0;
-
-	for (p = dup + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dup, 0700) < 0 && errno != EEXIST)
-			ret = -1;
-		*p = '/';
-	}
-	free(dup);
-	return ret;
-}
-
 static int check_schema(struct rv_ledger *l, struct errmsg *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -205,7 +188,7 @@ int rv_ledger_open(struct rv_ledger **out, const char *path, struct errmsg *err)
 	l->path = xstrdup_or_null(path);
 	snprintf(l->run, sizeof(l->run), "%ld-%lld-%u", (long)getpid(),
 		 (long long)now_s(), seq++);
-	if (make_parents(path) < 0) {
+	if (mkdir_parents(path, false) < 0) {
 		errmsg_set(err, RV_ERR_INTERNAL,
 			   "cannot create the directory of %s: %s", path,
 			   strerror(errno));

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <setjmp.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "mailparse/sb.h"
@@ -87,6 +91,39 @@ static void test_xstrndup_stops_at_nul(void **state)
 	assert_null(xstrdup_or_null(NULL));
 }
 
+static bool is_dir(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The state db, the ledger and the outbox all make their own parents. */
+static void test_mkdir_parents(void **state)
+{
+	char base[] = "/tmp/quorum-sb-XXXXXX", p[128];
+
+	assert_non_null(mkdtemp(base));
+	snprintf(p, sizeof(p), "%s/a/b/state.db", base);
+	assert_int_equal(mkdir_parents(p, false), 0);
+	snprintf(p, sizeof(p), "%s/a/b", base);
+	assert_true(is_dir(p));
+	snprintf(p, sizeof(p), "%s/a/b/state.db", base);
+	assert_false(is_dir(p));
+	/* Again: what exists is fine. With self, the last one too. */
+	assert_int_equal(mkdir_parents(p, false), 0);
+	snprintf(p, sizeof(p), "%s/a/c/outbox", base);
+	assert_int_equal(mkdir_parents(p, true), 0);
+	assert_true(is_dir(p));
+	/* A file in the way is an error, not a crash. */
+	snprintf(p, sizeof(p), "%s/a/b/f", base);
+	fclose(fopen(p, "w"));
+	snprintf(p, sizeof(p), "%s/a/b/f/x/y", base);
+	assert_int_equal(mkdir_parents(p, false), -1);
+	snprintf(p, sizeof(p), "rm -rf '%s'", base);
+	assert_int_equal(system(p), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -96,6 +133,7 @@ int main(void)
 		cmocka_unit_test(test_detach_and_trim),
 		cmocka_unit_test(test_errmsg),
 		cmocka_unit_test(test_xstrndup_stops_at_nul),
+		cmocka_unit_test(test_mkdir_parents),
 	};
 
 	return cmocka_run_group_tests_name("sb", tests, NULL, NULL);
