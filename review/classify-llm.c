@@ -201,7 +201,8 @@ static int build(struct cl_llm_job *j, const struct rv_llm_voter *v,
 		 const char *msg, const char *diff, const char *question,
 		 struct rv_ledger *ledger, bool no_cache)
 {
-	struct sb sys = SB_INIT, user = SB_INIT, body = SB_INIT, hdr = SB_INIT;
+	struct sb sys = SB_INIT, user = SB_INIT;
+	const char *why;
 	struct sb keytext = SB_INIT, ans = SB_INIT;
 	const char *texts[2] = {msg, diff};
 	int tokens = v->context_tokens > 0 ? v->context_tokens
@@ -240,35 +241,15 @@ static int build(struct cl_llm_job *j, const struct rv_llm_voter *v,
 			xstrdup_or_null("the data holds the boundary token");
 		goto out;
 	}
-	if (rv_llm_request_body(v, sys.buf, user.buf, &body) < 0) {
-		j->reason = xstrdup_or_null("cannot build the request");
+	if (rv_llm_req_prepare(v, sys.buf, user.buf, &j->req, &why) < 0) {
+		j->reason = xstrdup_or_null(why);
 		goto out;
 	}
-	j->req.url = rv_llm_endpoint(v);
-	j->req.body = sb_detach(&body, NULL);
-	j->req.timeout = v->timeout > 0 ? v->timeout : 120;
-	j->req.group_max = v->max_parallel > 0 ? v->max_parallel : 4;
-	j->req.headers =
-		curl_slist_append(NULL, "Content-Type: application/json");
-	if (v->key && *v->key) {
-		if (v->provider == RV_PROVIDER_ANTHROPIC)
-			sb_addf(&hdr, "x-api-key: %s", v->key);
-		else
-			sb_addf(&hdr, "Authorization: Bearer %s", v->key);
-		j->req.headers = curl_slist_append(j->req.headers, hdr.buf);
-	}
-	if (v->provider == RV_PROVIDER_ANTHROPIC)
-		j->req.headers = curl_slist_append(
-			j->req.headers, "anthropic-version: 2023-06-01");
 	j->sent = true;
 	ret = 0;
 out:
-	if (hdr.buf)
-		memset(hdr.buf, 0, hdr.alloc); /* it held the key */
-	sb_release(&hdr);
 	sb_release(&sys);
 	sb_release(&user);
-	sb_release(&body);
 	sb_release(&keytext);
 	sb_release(&ans);
 	return ret;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <curl/curl.h>
 
 #include "voter-llm.h"
 
@@ -337,4 +338,36 @@ bool rv_llm_cut_short(const struct rv_llm_voter *v, const char *body,
 	}
 	cJSON_Delete(root);
 	return cut;
+}
+
+int rv_llm_req_prepare(const struct rv_llm_voter *v, const char *system,
+		       const char *user, struct rv_llm_req *r,
+		       const char **reason)
+{
+	struct sb body = SB_INIT, hdr = SB_INIT;
+
+	if (rv_llm_request_body(v, system, user, &body) < 0) {
+		sb_release(&body);
+		*reason = "cannot build the request";
+		return -1;
+	}
+	r->url = rv_llm_endpoint(v);
+	r->body = sb_detach(&body, NULL);
+	r->timeout = v->timeout > 0 ? v->timeout : 120;
+	r->group_max = v->max_parallel > 0 ? v->max_parallel : 4;
+	r->headers = curl_slist_append(NULL, "Content-Type: application/json");
+	if (v->key && *v->key) {
+		if (v->provider == RV_PROVIDER_ANTHROPIC)
+			sb_addf(&hdr, "x-api-key: %s", v->key);
+		else
+			sb_addf(&hdr, "Authorization: Bearer %s", v->key);
+		r->headers = curl_slist_append(r->headers, hdr.buf);
+		/* The key was in hdr: wipe it before the memory goes back. */
+		memset(hdr.buf, 0, hdr.alloc);
+		sb_release(&hdr);
+	}
+	if (v->provider == RV_PROVIDER_ANTHROPIC)
+		r->headers = curl_slist_append(r->headers,
+					       "anthropic-version: 2023-06-01");
+	return 0;
 }

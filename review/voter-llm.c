@@ -82,13 +82,13 @@ static int build_job(struct job *j, const struct rv_llm_voter *v,
 		     const struct rv_context_in *in,
 		     const struct rv_prompts *prompts, struct sb *left_out)
 {
-	struct sb sys = SB_INIT, user = SB_INIT, body = SB_INIT;
+	struct sb sys = SB_INIT, user = SB_INIT;
+	const char *why;
 	const char *texts[4];
 	char b[40];
 	size_t budget;
 	int tokens = v->context_tokens > 0 ? v->context_tokens
 					   : DEFAULT_CONTEXT_TOKENS;
-	struct sb hdr = SB_INIT;
 	int ret = -1;
 
 	texts[0] = in->patch->commit_message;
@@ -120,36 +120,15 @@ static int build_job(struct job *j, const struct rv_llm_voter *v,
 			xstrdup_or_null("the data holds the boundary token");
 		goto out;
 	}
-	if (rv_llm_request_body(v, sys.buf, user.buf, &body) < 0) {
-		j->reason = xstrdup_or_null("cannot build the request");
+	if (rv_llm_req_prepare(v, sys.buf, user.buf, &j->req, &why) < 0) {
+		j->reason = xstrdup_or_null(why);
 		goto out;
 	}
-	j->req.url = rv_llm_endpoint(v);
-	j->req.body = sb_detach(&body, NULL);
-	j->req.timeout = v->timeout > 0 ? v->timeout : 120;
-	j->req.group_max = v->max_parallel > 0 ? v->max_parallel : 4;
-	j->req.headers =
-		curl_slist_append(NULL, "Content-Type: application/json");
-	if (v->key && *v->key) {
-		if (v->provider == RV_PROVIDER_ANTHROPIC)
-			sb_addf(&hdr, "x-api-key: %s", v->key);
-		else
-			sb_addf(&hdr, "Authorization: Bearer %s", v->key);
-		j->req.headers = curl_slist_append(j->req.headers, hdr.buf);
-	}
-	if (v->provider == RV_PROVIDER_ANTHROPIC)
-		j->req.headers = curl_slist_append(
-			j->req.headers, "anthropic-version: 2023-06-01");
 	j->sent = true;
 	ret = 0;
 out:
-	/* The key was in hdr: wipe it before the memory goes back. */
-	if (hdr.buf)
-		memset(hdr.buf, 0, hdr.alloc);
-	sb_release(&hdr);
 	sb_release(&sys);
 	sb_release(&user);
-	sb_release(&body);
 	return ret;
 }
 

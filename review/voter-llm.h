@@ -15,6 +15,8 @@
 #define RV_LLM_MAX_TITLE 300
 #define RV_LLM_MAX_TEXT 8000 /* explanation, quote */
 
+struct rv_llm_req;
+
 /* ---- voter-llm-provider.c ---------------------------------------------- */
 
 /* The endpoint to POST to: url itself or url + the API's path. */
@@ -26,6 +28,15 @@ char *rv_llm_endpoint(const struct rv_llm_voter *v);
  */
 int rv_llm_request_body(const struct rv_llm_voter *v, const char *system,
 			const char *user, struct sb *out);
+
+/*
+ * Fill r's url, body, headers (with v's key), timeout and group limit
+ * for asking v with the system and user texts. 0, or -1 with *reason
+ * (static text) when the body cannot be built.
+ */
+int rv_llm_req_prepare(const struct rv_llm_voter *v, const char *system,
+		       const char *user, struct rv_llm_req *r,
+		       const char **reason);
 
 /*
  * Take the model's text and token usage out of an HTTP answer body.
