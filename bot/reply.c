@@ -580,14 +580,64 @@ static int message_finish(GMimeMessage *m, const char *body, struct sb *out)
 	return ret;
 }
 
+/* A message being composed: what every kind of mail quorum sends has. */
+struct draft {
+	GMimeMessage *m;
+	GDateTime *date;
+	char *from_name, *from_addr;
+};
+
+/* A message from o->from with o's Message-ID and date; -1 on a bad From. */
+static int draft_open(struct draft *d, const struct reply_opts *o,
+		      struct errmsg *err)
+{
+	memset(d, 0, sizeof(*d));
+	if (!split_from(o->from, &d->from_name, &d->from_addr))
+		return errmsg_set(err, -1, "watch.from '%s' is not an address",
+				  o->from);
+	d->m = g_mime_message_new(TRUE);
+	add_mailbox(d->m, GMIME_ADDRESS_TYPE_FROM, d->from_name, d->from_addr);
+	g_mime_message_set_message_id(d->m, o->msgid);
+	d->date = g_date_time_new_from_unix_utc(o->now);
+	g_mime_message_set_date(d->m, d->date);
+	return 0;
+}
+
+/* Body in, the whole message appended to out; what names it in errors. */
+static int draft_finish(struct draft *d, const char *body, struct sb *out,
+			const char *what, struct errmsg *err)
+{
+	if (message_finish(d->m, body, out) < 0)
+		return errmsg_set(err, -1, "cannot write the %s", what);
+	return 0;
+}
+
+static void draft_close(struct draft *d)
+{
+	if (d->m)
+		g_object_unref(d->m);
+	if (d->date)
+		g_date_time_unref(d->date);
+	free(d->from_name);
+	free(d->from_addr);
+	memset(d, 0, sizeof(*d));
+}
+
+/* A robot wrote it (RFC 3834), and which version. */
+static void set_auto_headers(GMimeMessage *m)
+{
+	g_mime_object_set_header((GMimeObject *)m, "Auto-Submitted",
+				 "auto-generated", NULL);
+	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Version",
+				 QUORUM_VERSION, NULL);
+}
+
 /* From, To and Cc, by the reply-to policy of o. */
 static void set_addresses(GMimeMessage *m, const struct mp_patch *parent,
-			  const struct reply_opts *o, const char *from_name,
-			  const char *from_addr)
+			  const struct reply_opts *o)
 {
 	size_t i;
 
-	add_mailbox(m, GMIME_ADDRESS_TYPE_FROM, from_name, from_addr);
 	if (o->command && o->sender_only) {
 		/* What only the one who asked needs to hear. */
 		if (addr_is_safe(o->command->author_email))
@@ -661,10 +711,7 @@ static void set_quorum_headers(GMimeMessage *m, const struct rv_review *r,
 	struct sb voters = SB_INIT, hv = SB_INIT;
 	size_t i;
 
-	g_mime_object_set_header((GMimeObject *)m, "Auto-Submitted",
-				 "auto-generated", NULL);
-	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Version",
-				 QUORUM_VERSION, NULL);
+	set_auto_headers(m);
 	for (i = 0; r && i < r->nvoters; i++)
 		sb_addf(&voters, "%s%s", i ? ", " : "", r->voters[i]);
 	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Voters",
@@ -687,10 +734,8 @@ int reply_compose(struct sb *out, const struct mp_series *s,
 		  struct errmsg *err)
 {
 	const struct mp_patch *parent = mp_series_first(s);
-	GMimeMessage *m = NULL;
-	GDateTime *date = NULL;
+	struct draft d = {0};
 	struct sb body = SB_INIT;
-	char *from_name = NULL, *from_addr = NULL;
 	int ret = -1;
 
 	if (!parent || !mp_msgid_valid(parent->message_id)) {
@@ -699,36 +744,20 @@ int reply_compose(struct sb *out, const struct mp_series *s,
 			   "reply to");
 		goto out;
 	}
-	if (!split_from(o->from, &from_name, &from_addr)) {
-		errmsg_set(err, -1, "watch.from '%s' is not an address",
-			   o->from);
+	if (draft_open(&d, o, err) < 0)
 		goto out;
-	}
-	m = g_mime_message_new(TRUE);
-	set_addresses(m, parent, o, from_name, from_addr);
-	set_subject(m, parent);
-	g_mime_message_set_message_id(m, o->msgid);
-	date = g_date_time_new_from_unix_utc(o->now);
-	g_mime_message_set_date(m, date);
+	set_addresses(d.m, parent, o);
+	set_subject(d.m, parent);
 	/* An answer to a command goes under the command mail. */
-	set_thread_headers(m,
+	set_thread_headers(d.m,
 			   o->command && mp_msgid_valid(o->command->message_id)
 				   ? o->command
 				   : parent);
-	set_quorum_headers(m, r, o);
+	set_quorum_headers(d.m, r, o);
 	add_body(&body, s, r, o);
-	if (message_finish(m, sb_str(&body), out) < 0) {
-		errmsg_set(err, -1, "cannot write the reply");
-		goto out;
-	}
-	ret = 0;
+	ret = draft_finish(&d, sb_str(&body), out, "reply", err);
 out:
-	if (m)
-		g_object_unref(m);
-	if (date)
-		g_date_time_unref(date);
-	free(from_name);
-	free(from_addr);
+	draft_close(&d);
 	sb_release(&body);
 	return ret;
 }
@@ -737,10 +766,8 @@ int reply_compose_note(struct sb *out, const struct mp_patch *cmd,
 		       const char *text, const struct reply_opts *o,
 		       struct errmsg *err)
 {
-	GMimeMessage *m = NULL;
-	GDateTime *date = NULL;
+	struct draft d = {0};
 	struct sb body = SB_INIT;
-	char *from_name = NULL, *from_addr = NULL;
 	int ret = -1;
 
 	if (!mp_msgid_valid(cmd->message_id) ||
@@ -750,42 +777,22 @@ int reply_compose_note(struct sb *out, const struct mp_patch *cmd,
 			   "sender to answer");
 		goto out;
 	}
-	if (!split_from(o->from, &from_name, &from_addr)) {
-		errmsg_set(err, -1, "watch.from '%s' is not an address",
-			   o->from);
+	if (draft_open(&d, o, err) < 0)
 		goto out;
-	}
-	m = g_mime_message_new(TRUE);
-	add_mailbox(m, GMIME_ADDRESS_TYPE_FROM, from_name, from_addr);
-	add_mailbox(m, GMIME_ADDRESS_TYPE_TO, cmd->author_name,
+	add_mailbox(d.m, GMIME_ADDRESS_TYPE_TO, cmd->author_name,
 		    cmd->author_email);
-	set_subject(m, cmd);
-	g_mime_message_set_message_id(m, o->msgid);
-	date = g_date_time_new_from_unix_utc(o->now);
-	g_mime_message_set_date(m, date);
-	set_thread_headers(m, cmd);
-	g_mime_object_set_header((GMimeObject *)m, "Auto-Submitted",
-				 "auto-generated", NULL);
-	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Version",
-				 QUORUM_VERSION, NULL);
+	set_subject(d.m, cmd);
+	set_thread_headers(d.m, cmd);
+	set_auto_headers(d.m);
 	add_wrapped(&body, text, "");
 	sb_adds(&body, "\n-- \n");
 	add_wrapped(&body,
 		    "This is an automated answer by quorum " QUORUM_VERSION
 		    " to your #quorum command; it went to you only.",
 		    "");
-	if (message_finish(m, sb_str(&body), out) < 0) {
-		errmsg_set(err, -1, "cannot write the note");
-		goto out;
-	}
-	ret = 0;
+	ret = draft_finish(&d, sb_str(&body), out, "note", err);
 out:
-	if (m)
-		g_object_unref(m);
-	if (date)
-		g_date_time_unref(date);
-	free(from_name);
-	free(from_addr);
+	draft_close(&d);
 	sb_release(&body);
 	return ret;
 }
@@ -794,37 +801,25 @@ int reply_compose_digest(struct sb *out, const char *list, const char *lines,
 			 size_t n, const struct reply_opts *o,
 			 struct errmsg *err)
 {
-	GMimeMessage *m = NULL;
-	GDateTime *date = NULL;
+	struct draft d = {0};
 	struct sb body = SB_INIT, subj = SB_INIT;
-	char *from_name = NULL, *from_addr = NULL, *day;
+	char *day;
 	const char *p;
 	size_t i;
 	int ret = -1;
 
-	if (!split_from(o->from, &from_name, &from_addr)) {
-		errmsg_set(err, -1, "watch.from '%s' is not an address",
-			   o->from);
+	if (draft_open(&d, o, err) < 0)
 		goto out;
-	}
-	m = g_mime_message_new(TRUE);
-	add_mailbox(m, GMIME_ADDRESS_TYPE_FROM, from_name, from_addr);
 	for (i = 0; i < o->nmaintainers; i++)
 		if (addr_is_safe(o->maintainers[i]))
-			add_mailbox(m, GMIME_ADDRESS_TYPE_TO, NULL,
+			add_mailbox(d.m, GMIME_ADDRESS_TYPE_TO, NULL,
 				    o->maintainers[i]);
-	date = g_date_time_new_from_unix_utc(o->now);
-	day = g_date_time_format(date, "%Y-%m-%d");
+	day = g_date_time_format(d.date, "%Y-%m-%d");
 	sb_addf(&subj, "quorum digest for %s: %zu series reviewed (%s)", list,
 		n, day);
 	g_free(day);
-	g_mime_message_set_subject(m, subj.buf, "utf-8");
-	g_mime_message_set_message_id(m, o->msgid);
-	g_mime_message_set_date(m, date);
-	g_mime_object_set_header((GMimeObject *)m, "Auto-Submitted",
-				 "auto-generated", NULL);
-	g_mime_object_set_header((GMimeObject *)m, "X-Quorum-Version",
-				 QUORUM_VERSION, NULL);
+	g_mime_message_set_subject(d.m, subj.buf, "utf-8");
+	set_auto_headers(d.m);
 
 	sb_reset(&subj);
 	sb_addf(&subj,
@@ -851,18 +846,9 @@ int reply_compose_digest(struct sb *out, const char *list, const char *lines,
 		    "this list is in digest mode, so none was sent to the "
 		    "list.",
 		    "");
-	if (message_finish(m, sb_str(&body), out) < 0) {
-		errmsg_set(err, -1, "cannot write the digest");
-		goto out;
-	}
-	ret = 0;
+	ret = draft_finish(&d, sb_str(&body), out, "digest", err);
 out:
-	if (m)
-		g_object_unref(m);
-	if (date)
-		g_date_time_unref(date);
-	free(from_name);
-	free(from_addr);
+	draft_close(&d);
 	sb_release(&body);
 	sb_release(&subj);
 	return ret;
