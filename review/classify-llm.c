@@ -348,28 +348,11 @@ static void done(void *arg, size_t i, struct rv_llm_req *req)
 {
 	struct run *rn = arg;
 	struct cl_llm_job *j = &rn->jobs[rn->map[i]];
-	const struct rv_llm_voter *v = &rn->o->llm[j->voter];
 	struct rv_charge c;
-	long cached;
 
-	if (!rn->o->ledger || !j->resv)
-		return;
-	if (!req->ok &&
-	    (!req->body_sent ||
-	     (req->status >= 300 || (req->status > 0 && req->status < 200)))) {
-		rv_ledger_release(rn->o->ledger, j->resv, NULL);
-		j->resv = 0;
-		return;
-	}
 	charge_of(rn, j, &c);
-	if (!req->ok ||
-	    !rv_cost_of_answer(v, req->answer.buf, req->answer.len,
-			       &c.tokens_in, &c.tokens_out, &cached, &c.cost)) {
-		c.cost = j->worst;
-		c.assumed = true;
-	}
-	rv_ledger_settle(rn->o->ledger, j->resv, &c, NULL);
-	j->resv = 0;
+	rv_llm_req_settle(rn->o->ledger, &j->resv, &rn->o->llm[j->voter], req,
+			  &c, j->worst);
 }
 
 static void record(struct cl_llm_job *j, const struct rv_llm_voter *v,

@@ -16,6 +16,7 @@
 
 #include <curl/curl.h>
 
+#include "cost.h"
 #include "voter-llm.h"
 
 enum { REQ_WAITING, REQ_RUNNING, REQ_DONE };
@@ -445,4 +446,28 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 	curl_multi_cleanup(multi);
 	free(told);
 	free(gs);
+}
+
+void rv_llm_req_settle(struct rv_ledger *l, int64_t *resv,
+		       const struct rv_llm_voter *v, const struct rv_llm_req *r,
+		       struct rv_charge *c, double worst)
+{
+	long cached;
+
+	if (!l || !*resv)
+		return;
+	if (!r->ok && (!r->body_sent || r->status >= 300 ||
+		       (r->status > 0 && r->status < 200))) {
+		rv_ledger_release(l, *resv, NULL);
+		*resv = 0;
+		return;
+	}
+	if (!r->ok ||
+	    !rv_cost_of_answer(v, r->answer.buf, r->answer.len, &c->tokens_in,
+			       &c->tokens_out, &cached, &c->cost)) {
+		c->cost = worst;
+		c->assumed = true;
+	}
+	rv_ledger_settle(l, *resv, c, NULL);
+	*resv = 0;
 }

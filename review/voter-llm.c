@@ -459,34 +459,14 @@ static void cost_done(void *arg, size_t i, struct rv_llm_req *req)
 {
 	struct cost_run *cr = arg;
 	struct job *j = &cr->jobs[cr->map[i]];
-	const struct rv_llm_voter *v = &cr->opts->llm[j->voter];
 	struct rv_charge c;
-	long cached;
 
 	if (!cr->opts->ledger || !j->resv)
 		return;
 	cr->open--;
-	/*
-	 * An HTTP error is not billed, nor is a request that never went
-	 * out; one that went out and got no whole answer (a timeout, a
-	 * reset, a cut body) may be: charge its worst case.
-	 */
-	if (!req->ok &&
-	    (!req->body_sent ||
-	     (req->status >= 300 || (req->status > 0 && req->status < 200)))) {
-		rv_ledger_release(cr->opts->ledger, j->resv, NULL);
-		j->resv = 0;
-		return;
-	}
 	cost_charge(cr, j, &c);
-	if (!req->ok ||
-	    !rv_cost_of_answer(v, req->answer.buf, req->answer.len,
-			       &c.tokens_in, &c.tokens_out, &cached, &c.cost)) {
-		c.cost = j->worst;
-		c.assumed = true;
-	}
-	rv_ledger_settle(cr->opts->ledger, j->resv, &c, NULL);
-	j->resv = 0;
+	rv_llm_req_settle(cr->opts->ledger, &j->resv, &cr->opts->llm[j->voter],
+			  req, &c, j->worst);
 }
 
 /* A voter's circuit opened: it abstains for the rest of the run. */

@@ -116,6 +116,20 @@ struct rv_llm_req {
 
 void rv_llm_req_release(struct rv_llm_req *r);
 
+struct rv_ledger;
+struct rv_charge;
+/*
+ * Close reservation *resv of voter v's finished request r in ledger l:
+ * an HTTP error is not billed, nor is a request that never went out
+ * (released); an answer is charged what it says it used, and one that
+ * went out and got no whole answer (a timeout, a reset, a cut body), or
+ * that says nothing usable, is charged worst. c names the charge; its
+ * tokens and cost are filled here. *resv is 0 after.
+ */
+void rv_llm_req_settle(struct rv_ledger *l, int64_t *resv,
+		       const struct rv_llm_voter *v, const struct rv_llm_req *r,
+		       struct rv_charge *c, double worst);
+
 struct rv_llm_run_opts {
 	double deadline;   /* seconds from now for everything */
 	int retries;	   /* retries per request on 429, 5xx, reset */
