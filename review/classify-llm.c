@@ -39,37 +39,6 @@ struct cl_llm_job {
 	double worst;
 };
 
-static int read_prompt(const char *dir, const char *name, struct sb *out,
-		       struct errmsg *err)
-{
-	struct sb path = SB_INIT;
-	char buf[8192];
-	ssize_t n;
-	int fd, ret = 0;
-
-	sb_addf(&path, "%s/%s", dir, name);
-	fd = open(path.buf, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = errmsg_set(err, RV_ERR_INPUT,
-				 "cannot read prompt file %s: %s", path.buf,
-				 strerror(errno));
-		goto out;
-	}
-	out->cap = PROMPT_MAX;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		if (sb_add(out, buf, (size_t)n) < 0) {
-			ret = errmsg_set(err, RV_ERR_INPUT,
-					 "prompt file %s is larger than %zu "
-					 "bytes",
-					 path.buf, PROMPT_MAX);
-			break;
-		}
-	close(fd);
-out:
-	sb_release(&path);
-	return ret;
-}
-
 static void replace_all(struct sb *out, const char *text, const char *key,
 			const char *val)
 {
@@ -425,8 +394,8 @@ void cl_llm_run(struct rv_classifier *c, const struct rv_classify_opts *o,
 	size_t nj = 0, i, v, x;
 	static unsigned nrun;
 
-	if (read_prompt(o->prompts_dir ? o->prompts_dir : ".", c->q.prompt,
-			&prompt, &err) < 0) {
+	if (rv_prompt_read(o->prompts_dir ? o->prompts_dir : ".", c->q.prompt,
+			   PROMPT_MAX, &prompt, &err) < 0) {
 		for (i = 0; i < n; i++)
 			for (v = 0; v < o->nllm; v++) {
 				struct cl_llm_job j = {0};

@@ -154,10 +154,10 @@ struct rv_prompts {
 	size_t nsubs;
 };
 
-static int read_prompt(const char *dir, const char *name, char **out,
-		       struct errmsg *err)
+int rv_prompt_read(const char *dir, const char *name, size_t cap,
+		   struct sb *out, struct errmsg *err)
 {
-	struct sb path = SB_INIT, text = SB_INIT;
+	struct sb path = SB_INIT;
 	char buf[8192];
 	ssize_t n;
 	int fd, ret = 0;
@@ -170,13 +170,13 @@ static int read_prompt(const char *dir, const char *name, char **out,
 				 strerror(errno));
 		goto out;
 	}
-	text.cap = PROMPT_FILE_MAX;
+	out->cap = cap;
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		if (sb_add(&text, buf, (size_t)n) < 0) {
+		if (sb_add(out, buf, (size_t)n) < 0) {
 			ret = errmsg_set(
 				err, RV_ERR_INPUT,
 				"prompt file %s is larger than %zu bytes",
-				path.buf, PROMPT_FILE_MAX);
+				path.buf, cap);
 			break;
 		}
 	}
@@ -184,10 +184,19 @@ static int read_prompt(const char *dir, const char *name, char **out,
 		ret = errmsg_set(err, RV_ERR_INPUT, "cannot read %s: %s",
 				 path.buf, strerror(errno));
 	close(fd);
-	if (!ret)
-		*out = xstrdup_or_null(sb_str(&text));
 out:
 	sb_release(&path);
+	return ret;
+}
+
+static int read_prompt(const char *dir, const char *name, char **out,
+		       struct errmsg *err)
+{
+	struct sb text = SB_INIT;
+	int ret = rv_prompt_read(dir, name, PROMPT_FILE_MAX, &text, err);
+
+	if (!ret)
+		*out = xstrdup_or_null(sb_str(&text));
 	sb_release(&text);
 	return ret;
 }

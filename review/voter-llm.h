@@ -227,6 +227,13 @@ int rv_context_build(const struct rv_context_in *in, size_t budget,
 int rv_boundary_make(char out[40], const char *const *texts, size_t n);
 
 /*
+ * Append file dir/name, at most cap bytes, to out. 0, or RV_ERR_INPUT
+ * with a reason naming the file when it cannot be read or is larger.
+ */
+int rv_prompt_read(const char *dir, const char *name, size_t cap,
+		   struct sb *out, struct errmsg *err);
+
+/*
  * Append the system prompt for a patch touching d's files to out. 0, or
  * RV_ERR_INPUT when it is over out's cap.
  */
