@@ -170,6 +170,18 @@ static int run(sqlite3_stmt *s)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* Run a query: 1 when it has a row, 0 when none, -1. Finalizes s. */
+static int exists(sqlite3_stmt *s)
+{
+	int rc;
+
+	if (!s)
+		return -1;
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
 int state_message_first_seen(struct state *st, const char *msgid, int64_t now,
 			     int64_t *first_seen)
 {
@@ -537,15 +549,8 @@ int state_command_once(struct state *st, const char *msgid, int64_t now)
 
 int state_command_done(struct state *st, const char *msgid)
 {
-	sqlite3_stmt *s =
-		prep(st, "SELECT 1 FROM commands WHERE msgid = ?1", "s", msgid);
-	int rc;
-
-	if (!s)
-		return -1;
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+	return exists(prep(st, "SELECT 1 FROM commands WHERE msgid = ?1", "s",
+			   msgid));
 }
 
 int state_mute_add(struct state *st, const char *list, const char *address,
@@ -569,17 +574,10 @@ int state_mute_remove(struct state *st, const char *list, const char *address)
 
 int state_is_muted(struct state *st, const char *list, const char *address)
 {
-	sqlite3_stmt *s = prep(st,
-			       "SELECT 1 FROM mutes WHERE list = ?1 AND"
-			       " address = lower(?2)",
-			       "ss", list, address);
-	int rc;
-
-	if (!s)
-		return -1;
-	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
-	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+	return exists(prep(st,
+			   "SELECT 1 FROM mutes WHERE list = ?1 AND"
+			   " address = lower(?2)",
+			   "ss", list, address));
 }
 
 int state_digest_add(struct state *st, const char *key, const char *list,
