@@ -34,10 +34,16 @@ notmuch new --quiet
 # the kills land during the work on fast and on sanitizer builds alike.
 printf '[notmuch]\n\tdatabase = %s\n[list "probe"]\n\taddress = nobody@nowhere.invalid\n[watch]\n\tstate = %s\n' \
 	"$MAIL" "$TMP/probe.db" >"$TMP/probe.conf"
-t0=$(date +%s.%N)
-QUORUM_CONFIG=$TMP/probe.conf "$QUORUM" watch --once >/dev/null 2>&1
-t1=$(date +%s.%N)
-startup=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+# The quicker of two probes: a loaded machine can stretch one of them,
+# and kills that come too late find every run already done.
+startup=
+for probe in 1 2; do
+	t0=$(date +%s.%N)
+	QUORUM_CONFIG=$TMP/probe.conf "$QUORUM" watch --once >/dev/null 2>&1
+	t1=$(date +%s.%N)
+	startup=$(awk -v a="$t0" -v b="$t1" -v f="$startup" \
+		'BEGIN { t = b - a; if (f != "" && f < t) t = f; printf "%.3f", t }')
+done
 echo "# a run starts in $startup s"
 
 # Kill at random points; restart each time, until every series has its

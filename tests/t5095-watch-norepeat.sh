@@ -293,11 +293,16 @@ check_trial() {
 	is "$(grep -c 'Still open' "$(reply_to co1)")" 0 \
 		"$1: o1's reply lists nothing as still open"
 }
-fresh
-t0=$(date +%s.%N)
-"$QUORUM" watch --once >/dev/null 2>&1
-t1=$(date +%s.%N)
-full=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+# The quicker of two undisturbed runs: the first one warms the caches.
+full=
+for warm in 1 2; do
+	fresh
+	t0=$(date +%s.%N)
+	"$QUORUM" watch --once >/dev/null 2>&1
+	t1=$(date +%s.%N)
+	full=$(awk -v a="$t0" -v b="$t1" -v f="$full" \
+		'BEGIN { t = b - a; if (f != "" && f < t) t = f; printf "%.3f", t }')
+done
 echo "# an undisturbed run takes $full s"
 check_trial "undisturbed"
 kills=0
@@ -311,7 +316,10 @@ while [ $trial -lt 8 ]; do
 		runs=$((runs + 1))
 		"$QUORUM" watch --once >/dev/null 2>&1 &
 		pid=$!
-		sleep "$(awk -v s="$trial$runs" -v t="$full" 'BEGIN { srand(s * 7919); printf "%.3f", t * (0.3 + rand() * 0.8) }')"
+		# Within the time of a whole run (a rerun has less left to
+		# do, and a loaded machine made the first one slow): early
+		# enough that most runs are still going when the kill comes.
+		sleep "$(awk -v s="$trial$runs" -v t="$full" 'BEGIN { srand(s * 7919); printf "%.3f", t * (0.1 + rand() * 0.7) }')"
 		if kill -9 $pid 2>/dev/null; then
 			kills=$((kills + 1))
 			wait $pid 2>/dev/null
