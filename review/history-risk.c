@@ -183,18 +183,25 @@ static bool is_test_path(const char *p)
 	       strstr(p, "selftest");
 }
 
+/* C sources and headers: the files whose lines' words are counted. */
+static bool is_code_path(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	return dot && !strchr(dot, '/') &&
+	       (!strcmp(dot, ".c") || !strcmp(dot, ".h"));
+}
+
 void hist_racc_file(struct hist_racc *a, const char *path, bool added)
 {
 	struct rfile *f;
-	const char *dot = strrchr(path, '.');
 
 	ALLOC_GROW(a->files, a->nfiles + 1, a->files_alloc);
 	f = &a->files[a->nfiles++];
 	memset(f, 0, sizeof(*f));
 	f->path = xstrdup_or_null(path);
 	f->added = added;
-	f->code = dot && !strchr(dot, '/') &&
-		  (!strcmp(dot, ".c") || !strcmp(dot, ".h"));
+	f->code = is_code_path(path);
 	f->test = is_test_path(path);
 	a->cur = f;
 }
@@ -357,6 +364,7 @@ static bool error_return(const char *s, size_t len)
  */
 #define TOK_SUBJECT 0x80000000u
 #define RISK_MAX_TOKS 4096 /* words of one commit's added lines */
+#define RISK_MAX_WORD 64   /* longer "words" are data, not names */
 
 static uint32_t tok_hash(const char *s, size_t n, uint32_t kind)
 {
@@ -365,30 +373,46 @@ static uint32_t tok_hash(const char *s, size_t n, uint32_t kind)
 	return (h ? h : 1) | kind;
 }
 
+/*
+ * The next word (identifier or keyword, 2 to RISK_MAX_WORD - 1
+ * characters, so identifier characters only) of s from *i: its start in
+ * *start and its length, or 0 when there is none left.
+ */
+static size_t next_word(const char *s, size_t len, size_t *i, size_t *start)
+{
+	while (*i < len) {
+		size_t b;
+
+		if (!(isalpha((unsigned char)s[*i]) || s[*i] == '_')) {
+			(*i)++;
+			continue;
+		}
+		b = *i;
+		while (*i < len &&
+		       (isalnum((unsigned char)s[*i]) || s[*i] == '_'))
+			(*i)++;
+		if (*i - b < 2 || *i - b >= RISK_MAX_WORD)
+			continue;
+		*start = b;
+		return *i - b;
+	}
+	return 0;
+}
+
 /* Append the words (identifiers, keywords) of s to a's, as hashes. */
 static void add_words(uint32_t **v, size_t *n, size_t *alloc, const char *s,
 		      size_t len, uint32_t kind, bool lower)
 {
-	size_t i = 0;
+	size_t i = 0, b, wl, k;
 
-	while (i < len && *n < RISK_MAX_TOKS) {
-		char w[64];
-		size_t b, k;
+	while (*n < RISK_MAX_TOKS && (wl = next_word(s, len, &i, &b))) {
+		char w[RISK_MAX_WORD];
 
-		if (!(isalpha((unsigned char)s[i]) || s[i] == '_')) {
-			i++;
-			continue;
-		}
-		b = i;
-		while (i < len && (isalnum((unsigned char)s[i]) || s[i] == '_'))
-			i++;
-		if (i - b < 2 || i - b >= sizeof(w))
-			continue;
-		for (k = b; k < i; k++)
-			w[k - b] = lower ? (char)tolower((unsigned char)s[k])
-					 : s[k];
+		for (k = 0; k < wl; k++)
+			w[k] = lower ? (char)tolower((unsigned char)s[b + k])
+				     : s[b + k];
 		ALLOC_GROW(*v, *n + 1, *alloc);
-		(*v)[(*n)++] = tok_hash(w, i - b, kind);
+		(*v)[(*n)++] = tok_hash(w, wl, kind);
 	}
 }
 
@@ -411,6 +435,23 @@ static size_t uniq_u32(uint32_t *v, size_t n)
 		if (v[i] != v[k])
 			v[++k] = v[i];
 	return k + 1;
+}
+
+/*
+ * An added line past its indentation, *len cut to match; NULL for a
+ * comment line: comments say nothing about behaviour.
+ */
+static const char *code_of_line(const char *s, size_t *len)
+{
+	const char *p, *end = s + *len;
+
+	for (p = s; p < end && isspace((unsigned char)*p); p++)
+		;
+	if (p < end && (*p == '*' || (*p == '/' && p + 1 < end &&
+				      (p[1] == '*' || p[1] == '/'))))
+		return NULL;
+	*len = (size_t)(end - p);
+	return p;
 }
 
 void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
@@ -438,13 +479,9 @@ void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
 	a->v[HR_LA_CODE]++;
 	if (starts_function(s, len))
 		a->v[HR_NEWFUNC]++;
-	/* Past the indentation: comments say nothing about behaviour. */
-	for (p = s; p < s + len && isspace((unsigned char)*p); p++)
-		;
-	if (p < s + len && (*p == '*' || (*p == '/' && p + 1 < s + len &&
-					  (p[1] == '*' || p[1] == '/'))))
+	p = code_of_line(s, &len);
+	if (!p)
 		return;
-	len -= (size_t)(p - s);
 	add_words(&a->toks, &a->ntoks, &a->toks_alloc, p, len, 0, false);
 	count_calls(p, len, cw);
 	a->v[HR_ALLOC] += cw[CW_ALLOC] + cw[CW_STRDUP] + cw[CW_ASPRINTF];
