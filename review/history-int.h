@@ -410,9 +410,30 @@ void hist_risk_free(struct hist_risk *r);
 void hist_risk_patch(struct rv_history *h, const struct rv_diff *d,
 		     const char *message, const char *author_email,
 		     struct hist_rfeat *out);
-/* Words for the top reasons of a score ("adds 3 error paths"). */
+/*
+ * The words of a patch that most raised its words features, by name:
+ * those of its added C lines (code) and of its subject, each seen in
+ * enough earlier commits and likelier than the tree's to be later fixed.
+ */
+#define HIST_RWORDS 3
+struct hist_rword {
+	char text[64];	   /* identifier characters only, NUL-terminated */
+	unsigned int n, b; /* earlier commits with it, of which later fixed */
+};
+struct hist_rwords {
+	struct hist_rword code[HIST_RWORDS], subject[HIST_RWORDS];
+	size_t ncode, nsubject;
+	double base; /* the share of all commits later fixed; <0: unknown */
+};
+/* Fills *out from the words table the index left (empty without one). */
+void hist_risk_words(struct rv_history *h, const struct rv_diff *d,
+		     const char *message, struct hist_rwords *out);
+/*
+ * Words for the top reasons of a score ("adds 3 error paths"); words
+ * (may be NULL) names the patch's words when those features are one.
+ */
 void hist_risk_explain(const struct hist_model *m, const struct hist_rfeat *r,
-		       struct sb *why);
+		       const struct hist_rwords *words, struct sb *why);
 /* The stored features of commit seq (0, or -1 when there are none). */
 int hist_risk_load(sqlite3 *db, int64_t seq, struct hist_rfeat *out);
 /*

@@ -183,18 +183,25 @@ static bool is_test_path(const char *p)
 	       strstr(p, "selftest");
 }
 
+/* C sources and headers: the files whose lines' words are counted. */
+static bool is_code_path(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	return dot && !strchr(dot, '/') &&
+	       (!strcmp(dot, ".c") || !strcmp(dot, ".h"));
+}
+
 void hist_racc_file(struct hist_racc *a, const char *path, bool added)
 {
 	struct rfile *f;
-	const char *dot = strrchr(path, '.');
 
 	ALLOC_GROW(a->files, a->nfiles + 1, a->files_alloc);
 	f = &a->files[a->nfiles++];
 	memset(f, 0, sizeof(*f));
 	f->path = xstrdup_or_null(path);
 	f->added = added;
-	f->code = dot && !strchr(dot, '/') &&
-		  (!strcmp(dot, ".c") || !strcmp(dot, ".h"));
+	f->code = is_code_path(path);
 	f->test = is_test_path(path);
 	a->cur = f;
 }
@@ -357,6 +364,7 @@ static bool error_return(const char *s, size_t len)
  */
 #define TOK_SUBJECT 0x80000000u
 #define RISK_MAX_TOKS 4096 /* words of one commit's added lines */
+#define RISK_MAX_WORD 64   /* longer "words" are data, not names */
 
 static uint32_t tok_hash(const char *s, size_t n, uint32_t kind)
 {
@@ -365,30 +373,46 @@ static uint32_t tok_hash(const char *s, size_t n, uint32_t kind)
 	return (h ? h : 1) | kind;
 }
 
+/*
+ * The next word (identifier or keyword, 2 to RISK_MAX_WORD - 1
+ * characters, so identifier characters only) of s from *i: its start in
+ * *start and its length, or 0 when there is none left.
+ */
+static size_t next_word(const char *s, size_t len, size_t *i, size_t *start)
+{
+	while (*i < len) {
+		size_t b;
+
+		if (!(isalpha((unsigned char)s[*i]) || s[*i] == '_')) {
+			(*i)++;
+			continue;
+		}
+		b = *i;
+		while (*i < len &&
+		       (isalnum((unsigned char)s[*i]) || s[*i] == '_'))
+			(*i)++;
+		if (*i - b < 2 || *i - b >= RISK_MAX_WORD)
+			continue;
+		*start = b;
+		return *i - b;
+	}
+	return 0;
+}
+
 /* Append the words (identifiers, keywords) of s to a's, as hashes. */
 static void add_words(uint32_t **v, size_t *n, size_t *alloc, const char *s,
 		      size_t len, uint32_t kind, bool lower)
 {
-	size_t i = 0;
+	size_t i = 0, b, wl, k;
 
-	while (i < len && *n < RISK_MAX_TOKS) {
-		char w[64];
-		size_t b, k;
+	while (*n < RISK_MAX_TOKS && (wl = next_word(s, len, &i, &b))) {
+		char w[RISK_MAX_WORD];
 
-		if (!(isalpha((unsigned char)s[i]) || s[i] == '_')) {
-			i++;
-			continue;
-		}
-		b = i;
-		while (i < len && (isalnum((unsigned char)s[i]) || s[i] == '_'))
-			i++;
-		if (i - b < 2 || i - b >= sizeof(w))
-			continue;
-		for (k = b; k < i; k++)
-			w[k - b] = lower ? (char)tolower((unsigned char)s[k])
-					 : s[k];
+		for (k = 0; k < wl; k++)
+			w[k] = lower ? (char)tolower((unsigned char)s[b + k])
+				     : s[b + k];
 		ALLOC_GROW(*v, *n + 1, *alloc);
-		(*v)[(*n)++] = tok_hash(w, i - b, kind);
+		(*v)[(*n)++] = tok_hash(w, wl, kind);
 	}
 }
 
@@ -411,6 +435,23 @@ static size_t uniq_u32(uint32_t *v, size_t n)
 		if (v[i] != v[k])
 			v[++k] = v[i];
 	return k + 1;
+}
+
+/*
+ * An added line past its indentation, *len cut to match; NULL for a
+ * comment line: comments say nothing about behaviour.
+ */
+static const char *code_of_line(const char *s, size_t *len)
+{
+	const char *p, *end = s + *len;
+
+	for (p = s; p < end && isspace((unsigned char)*p); p++)
+		;
+	if (p < end && (*p == '*' || (*p == '/' && p + 1 < end &&
+				      (p[1] == '*' || p[1] == '/'))))
+		return NULL;
+	*len = (size_t)(end - p);
+	return p;
 }
 
 void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
@@ -438,13 +479,9 @@ void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
 	a->v[HR_LA_CODE]++;
 	if (starts_function(s, len))
 		a->v[HR_NEWFUNC]++;
-	/* Past the indentation: comments say nothing about behaviour. */
-	for (p = s; p < s + len && isspace((unsigned char)*p); p++)
-		;
-	if (p < s + len && (*p == '*' || (*p == '/' && p + 1 < s + len &&
-					  (p[1] == '*' || p[1] == '/'))))
+	p = code_of_line(s, &len);
+	if (!p)
 		return;
-	len -= (size_t)(p - s);
 	add_words(&a->toks, &a->ntoks, &a->toks_alloc, p, len, 0, false);
 	count_calls(p, len, cw);
 	a->v[HR_ALLOC] += cw[CW_ALLOC] + cw[CW_STRDUP] + cw[CW_ASPRINTF];
@@ -2491,13 +2528,272 @@ void hist_risk_patch(struct rv_history *h, const struct rv_diff *d,
 
 /* ---- explanations --------------------------------------------------- */
 
+/*
+ * A word is named only when at least RISK_WORD_MIN_N earlier commits had
+ * it and RISK_WORD_MIN_B of those were later fixed. Below that its share
+ * is one commit's story, not a rate a maintainer can weigh: the feature
+ * shrinks such words towards the tree's share as if RISK_RATE_PRIOR (10)
+ * more commits had them, so at 5 a word's own share is still only a
+ * third of its shrunk one, and one later fixed commit among five is
+ * what the grounding feature already says of the nearest one.
+ */
+#define RISK_WORD_MIN_N 5
+#define RISK_WORD_MIN_B 2
+/*
+ * And only when its commits were fixed at least half again as often as
+ * the tree's: nearer than that, the shares printed side by side look
+ * alike and tell a maintainer nothing.
+ */
+#define RISK_WORD_MIN_LIFT 1.5
+
+/*
+ * Words that are grammar, not names: the feature counts them, but "its
+ * code uses int" or "its subject says 'the'" points a reader nowhere.
+ */
+static bool grammar_word(const char *s, size_t len, bool subject)
+{
+	static const char *const c[] = {
+		"auto",	    "bool",	"break",    "case",	"char",
+		"const",    "continue", "default",  "do",	"double",
+		"else",	    "enum",	"extern",   "false",	"float",
+		"for",	    "goto",	"if",	    "inline",	"int",
+		"long",	    "NULL",	"register", "return",	"short",
+		"signed",   "sizeof",	"static",   "struct",	"switch",
+		"true",	    "typedef",	"union",    "unsigned", "void",
+		"volatile", "while"};
+	static const char *const en[] = {
+		"an",	"and", "as",   "at",  "be", "by",   "for",
+		"from", "in",  "into", "is",  "it", "its",  "not",
+		"of",	"on",  "or",   "the", "to", "when", "with"};
+	const char *const *v = subject ? en : c;
+	size_t i, n = subject ? ARRAY_SIZE(en) : ARRAY_SIZE(c);
+
+	for (i = 0; i < n; i++)
+		if (strlen(v[i]) == len &&
+		    !(subject ? strncasecmp : strncmp)(v[i], s, len))
+			return true;
+	return false;
+}
+
+_Static_assert(sizeof(((struct hist_rword *)0)->text) >= RISK_MAX_WORD,
+	       "a named word is shorter than RISK_MAX_WORD, with its NUL");
+
+/* One word of the patch: where its text is, and what the table says. */
+struct pword {
+	const char *s; /* in the patch: identifier characters only */
+	uint32_t h, len;
+	double n, b, lr;
+};
+
+static void pword_add(struct pword **v, size_t *n, size_t *alloc, const char *s,
+		      size_t len, uint32_t kind)
+{
+	char w[RISK_MAX_WORD];
+	size_t k;
+
+	for (k = 0; k < len; k++)
+		w[k] = kind ? (char)tolower((unsigned char)s[k]) : s[k];
+	ALLOC_GROW(*v, *n + 1, *alloc);
+	memset(&(*v)[*n], 0, sizeof(**v));
+	(*v)[*n].s = s;
+	(*v)[*n].len = (uint32_t)len;
+	(*v)[*n].h = tok_hash(w, len, kind);
+	(*n)++;
+}
+
+static int cmp_pword_hash(const void *a, const void *b)
+{
+	const struct pword *x = a, *y = b;
+
+	return x->h < y->h ? -1 : x->h > y->h;
+}
+
+/* Most raising first; then the more often seen; then by text, for ties. */
+static int cmp_pword_rank(const void *a, const void *b)
+{
+	const struct pword *x = a, *y = b;
+	int c;
+
+	if (x->lr != y->lr)
+		return x->lr > y->lr ? -1 : 1;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+	return c ? c : (int)x->len - (int)y->len;
+}
+
+/*
+ * The patch's words as commit_words() hashes them: the identifiers of
+ * the added lines of its C files, past comments, then its subject's,
+ * lowercased; at most RISK_MAX_TOKS in all, as there.
+ */
+static size_t patch_words(const struct rv_diff *d, const char *message,
+			  struct pword **v, size_t *alloc)
+{
+	const char *nl = message ? strchr(message, '\n') : NULL;
+	size_t i, j, k, n = 0, ntok = 0, x, b, wl, len;
+
+	for (i = 0; i < d->nfiles && ntok < RISK_MAX_TOKS; i++) {
+		const struct rv_file *f = &d->files[i];
+		const char *path = f->new_path ? f->new_path : f->old_path;
+
+		if (!path || !is_code_path(path))
+			continue;
+		for (j = 0; j < f->nhunks && ntok < RISK_MAX_TOKS; j++)
+			for (k = 0;
+			     k < f->hunks[j].nlines && ntok < RISK_MAX_TOKS;
+			     k++) {
+				const struct rv_line *l = &f->hunks[j].lines[k];
+				const char *p;
+
+				if (l->origin != '+' || !l->text)
+					continue;
+				len = strlen(l->text);
+				p = code_of_line(l->text, &len);
+				for (x = 0; p && ntok < RISK_MAX_TOKS &&
+					    (wl = next_word(p, len, &x, &b));
+				     ntok++)
+					pword_add(v, &n, alloc, p + b, wl, 0);
+			}
+	}
+	len = message ? (nl ? (size_t)(nl - message) : strlen(message)) : 0;
+	if (len > HIST_MAX_SUBJECT)
+		len = HIST_MAX_SUBJECT;
+	for (x = 0;
+	     ntok < RISK_MAX_TOKS && (wl = next_word(message, len, &x, &b));
+	     ntok++)
+		pword_add(v, &n, alloc, message + b, wl, TOK_SUBJECT);
+	return n;
+}
+
+/* Keeps the best HIST_RWORDS of v[0..n) (ranked) into out[]. */
+static size_t name_words(const struct pword *v, size_t n,
+			 struct hist_rword *out)
+{
+	size_t i, k;
+
+	for (i = 0; i < n && i < HIST_RWORDS; i++) {
+		memcpy(out[i].text, v[i].s, v[i].len);
+		out[i].text[v[i].len] = '\0';
+		for (k = 0; (v[i].h & TOK_SUBJECT) && k < v[i].len; k++)
+			out[i].text[k] =
+				(char)tolower((unsigned char)out[i].text[k]);
+		out[i].n = (unsigned int)v[i].n;
+		out[i].b = (unsigned int)v[i].b;
+	}
+	return i;
+}
+
+void hist_risk_words(struct rv_history *h, const struct rv_diff *d,
+		     const char *message, struct hist_rwords *out)
+{
+	struct rsource src = {NULL, NULL, NULL};
+	struct pword *v = NULL;
+	size_t i, k, n, alloc = 0, ncand = 0;
+	struct rstate g;
+	double r0;
+
+	memset(out, 0, sizeof(*out));
+	out->base = -1;
+	if (!h || !h->db || !d ||
+	    sqlite3_prepare_v2(h->db, "SELECT v FROM riskstate WHERE k = ?", -1,
+			       &src.get, NULL) != SQLITE_OK)
+		goto out;
+	n = patch_words(d, message, &v, &alloc);
+	qsort(v, n, sizeof(*v), cmp_pword_hash);
+	for (i = k = 0; i < n; i++)
+		if (!k || v[i].h != v[k - 1].h)
+			v[k++] = v[i];
+	n = k;
+	/* One pass over the table as stored, as wt_load reads it. */
+	sqlite3_bind_text(src.get, 1, "W", -1, SQLITE_STATIC);
+	if (n && sqlite3_step(src.get) == SQLITE_ROW) {
+		const unsigned char *p = sqlite3_column_blob(src.get, 0);
+		size_t len = (size_t)sqlite3_column_bytes(src.get, 0);
+
+		for (i = 0; p && i + 12 <= len; i += 12) {
+			struct pword key = {0}, *hit;
+			float wn, wb;
+
+			memcpy(&key.h, p + i, 4);
+			hit = key.h ? bsearch(&key, v, n, sizeof(*v),
+					      cmp_pword_hash)
+				    : NULL;
+			if (!hit)
+				continue;
+			memcpy(&wn, p + i + 4, 4);
+			memcpy(&wb, p + i + 8, 4);
+			hit->n = wn;
+			hit->b = wb;
+		}
+	}
+	sqlite3_reset(src.get);
+	r0 = tree_rate(&src);
+	if (rget(&src, "G", &g) && g.a > 0)
+		out->base = g.e / g.a;
+	/* The feature's own log ratio: how far the word raised its mean. */
+	for (i = 0; i < n; i++) {
+		v[i].lr = log((v[i].b + RISK_RATE_PRIOR * r0) /
+			      (v[i].n + RISK_RATE_PRIOR) / r0);
+		if (v[i].n >= RISK_WORD_MIN_N && v[i].b >= RISK_WORD_MIN_B &&
+		    v[i].lr > 0 &&
+		    (out->base < 0 ||
+		     v[i].b >= RISK_WORD_MIN_LIFT * out->base * v[i].n) &&
+		    !grammar_word(v[i].s, v[i].len, v[i].h & TOK_SUBJECT))
+			v[ncand++] = v[i];
+	}
+	/* Code words hash below subject ones: they come first, as sorted. */
+	for (k = 0; k < ncand && !(v[k].h & TOK_SUBJECT); k++)
+		;
+	qsort(v, k, sizeof(*v), cmp_pword_rank);
+	qsort(v + k, ncand - k, sizeof(*v), cmp_pword_rank);
+	out->ncode = name_words(v, k, out->code);
+	out->nsubject = name_words(v + k, ncand - k, out->subject);
+out:
+	sqlite3_finalize(src.get);
+	free(v);
+}
+
+/* The separator before item i of n in "a, b and c". */
+static const char *list_sep(size_t i, size_t n)
+{
+	return !i ? "" : i + 1 == n ? " and " : ", ";
+}
+
+/*
+ * "A, B and C (in 14, 31 and 8 earlier commits, 43%, 29% and 25% of them
+ * later fixed, against 9% of all)"; the words are identifier characters
+ * only, so a hostile patch's text cannot say more than a name.
+ */
+static void say_words(const struct hist_rword *w, size_t n, bool quote,
+		      const char *where, double base, struct sb *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sb_addf(out, "%s%s%s%s", list_sep(i, n), quote ? "'" : "",
+			w[i].text, quote ? "'" : "");
+	sb_addf(out, " (in %s", where);
+	for (i = 0; i < n; i++)
+		sb_addf(out, "%s%u", list_sep(i, n), w[i].n);
+	sb_adds(out, " earlier commits, "); /* RISK_WORD_MIN_N of them */
+	for (i = 0; i < n; i++)
+		sb_addf(out, "%s%.0f%%", list_sep(i, n),
+			w[i].n ? 100.0 * w[i].b / w[i].n : 0);
+	sb_adds(out, " of them later fixed");
+	if (base >= 0)
+		sb_addf(out, ", against %.0f%% of all", 100 * base);
+	sb_addch(out, ')');
+}
+
 static const char *plural(double n)
 {
 	return n >= 0.5 && n < 1.5 ? "" : "s";
 }
 
 /* One phrase for feature i of r, or nothing when it reads as noise. */
-static void phrase(int i, const struct hist_rfeat *r, struct sb *out)
+static void phrase(int i, const struct hist_rfeat *r,
+		   const struct hist_rwords *words, struct sb *out)
 {
 	const double *v = r->v;
 
@@ -2660,13 +2956,30 @@ static void phrase(int i, const struct hist_rfeat *r, struct sb *out)
 				"were later fixed",
 				v[HR_AUTHOR_BUGS], v[HR_EXP]);
 		break;
+	/*
+	 * By name when some words were seen often enough to be weighed;
+	 * else the mean of many rarer ones is all there is to say.
+	 */
 	case HR_WORDS_CODE:
-		sb_adds(out, "its code uses names that earlier commits later "
-			     "fixed used more often than most");
+		if (!words || !words->ncode) {
+			sb_adds(out, "its code uses names that earlier "
+				     "commits later fixed used more often "
+				     "than most");
+			break;
+		}
+		sb_adds(out, "its code uses ");
+		say_words(words->code, words->ncode, false, "", words->base,
+			  out);
 		break;
 	case HR_WORDS_SUBJECT:
-		sb_adds(out, "its subject's words were more often those of "
-			     "commits later fixed");
+		if (!words || !words->nsubject) {
+			sb_adds(out, "its subject's words were more often "
+				     "those of commits later fixed");
+			break;
+		}
+		sb_addf(out, "its subject says ");
+		say_words(words->subject, words->nsubject, true,
+			  "the subjects of ", words->base, out);
 		break;
 	case HR_GROUND:
 		sb_addf(out,
@@ -2678,7 +2991,7 @@ static void phrase(int i, const struct hist_rfeat *r, struct sb *out)
 }
 
 void hist_risk_explain(const struct hist_model *m, const struct hist_rfeat *r,
-		       struct sb *why)
+		       const struct hist_rwords *words, struct sb *why)
 {
 	double x[HF_N], contrib[HF_N];
 	int order[HF_N], i, j, said = 0;
@@ -2719,8 +3032,15 @@ void hist_risk_explain(const struct hist_model *m, const struct hist_rfeat *r,
 		if (finfo[fi].count && r->v[fi] < 0.5 && fi != HR_EXP &&
 		    fi != HR_REXP && fi != HR_SEXP)
 			continue;
+		/*
+		 * Words raise a score by being likelier than the tree's to
+		 * be fixed (a mean log ratio above 0), or they are no reason.
+		 */
+		if ((fi == HR_WORDS_CODE || fi == HR_WORDS_SUBJECT) &&
+		    (r->v[fi] <= 0 || m->w[fi] <= 0))
+			continue;
 		sb_reset(&p);
-		phrase(fi, r, &p);
+		phrase(fi, r, words, &p);
 		/* Two size features give the same phrase: say it once. */
 		if (!p.len || strstr(sb_str(why), sb_str(&p)))
 			continue;
@@ -2793,7 +3113,10 @@ int rv_history_risk(struct rv_history *h, const struct rv_diff *d,
 	hist_features(&f, x);
 	*score = hist_model_score(&h->model, x);
 	if (why) {
-		hist_risk_explain(&h->model, &f, why);
+		struct hist_rwords words;
+
+		hist_risk_words(h, d, message, &words);
+		hist_risk_explain(&h->model, &f, &words, why);
 		add_function_fixes(h, d, why);
 	}
 	return 0;

@@ -288,7 +288,7 @@ static void test_explain(void **state)
 	f.v[HR_FIXES] = 6;
 	f.v[HR_FIXES_YEAR] = 4;
 	f.v[HR_LA] = 7;
-	hist_risk_explain(&m, &f, &why);
+	hist_risk_explain(&m, &f, NULL, &why);
 	assert_non_null(strstr(sb_str(&why), "adds 3 error paths"));
 	assert_non_null(strstr(sb_str(&why), "fixed 6 times before"));
 	assert_null(strstr(sb_str(&why), "bytes"));
@@ -296,6 +296,205 @@ static void test_explain(void **state)
 	assert_true(strstr(sb_str(&why), "error paths") <
 		    strstr(sb_str(&why), "fixed 6"));
 	sb_release(&why);
+}
+
+/* The words features' reasons name the words, with their figures. */
+static void test_explain_words(void **state)
+{
+	struct hist_model m;
+	struct hist_rfeat f = {{0}};
+	struct hist_rwords w = {0};
+	struct sb why = SB_INIT;
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	m.ok = true;
+	for (i = 0; i < HF_N; i++)
+		m.sd[i] = 1;
+	m.w[HR_WORDS_CODE] = 1;
+	m.w[HR_WORDS_SUBJECT] = 0.5;
+	f.v[HR_WORDS_CODE] = 0.8;
+	f.v[HR_WORDS_SUBJECT] = 0.4;
+	snprintf(w.code[0].text, sizeof(w.code[0].text), "mlx5_ifc_dr_ste");
+	w.code[0].n = 14, w.code[0].b = 6;
+	snprintf(w.code[1].text, sizeof(w.code[1].text), "MLX5_SET");
+	w.code[1].n = 31, w.code[1].b = 9;
+	w.ncode = 2;
+	snprintf(w.subject[0].text, sizeof(w.subject[0].text), "steering");
+	w.subject[0].n = 10, w.subject[0].b = 5;
+	w.nsubject = 1;
+	w.base = 0.09;
+	hist_risk_explain(&m, &f, &w, &why);
+	assert_string_equal(
+		sb_str(&why),
+		"its code uses mlx5_ifc_dr_ste and MLX5_SET (in 14 and 31 "
+		"earlier commits, 43% and 29% of them later fixed, against 9% "
+		"of all); its subject says 'steering' (in the subjects of 10 "
+		"earlier commits, 50% of them later fixed, against 9% of all)");
+
+	/* Three words: a list; no base known: no comparison. */
+	snprintf(w.code[2].text, sizeof(w.code[2].text), "dr_ste_v1");
+	w.code[2].n = 8, w.code[2].b = 2;
+	w.ncode = 3;
+	w.nsubject = 0;
+	w.base = -1;
+	sb_reset(&why);
+	hist_risk_explain(&m, &f, &w, &why);
+	assert_non_null(strstr(sb_str(&why),
+			       "its code uses mlx5_ifc_dr_ste, MLX5_SET and "
+			       "dr_ste_v1 (in 14, 31 and 8 earlier commits, "
+			       "43%, 29% and 25% of them later fixed)"));
+	/* No word named: the feature's own sentence, which is still true. */
+	assert_non_null(strstr(sb_str(&why), "its subject's words were more "
+					     "often those of commits"));
+
+	/* Without the words (eval, a test): the general sentences. */
+	sb_reset(&why);
+	hist_risk_explain(&m, &f, NULL, &why);
+	assert_non_null(strstr(sb_str(&why), "its code uses names that"));
+	assert_null(strstr(sb_str(&why), "MLX5_SET"));
+
+	/*
+	 * Words less likely to be fixed than the tree's (a mean log ratio
+	 * below 0) may sit above the fitted mean, yet are no reason.
+	 */
+	m.mean[HR_WORDS_CODE] = -0.5;
+	m.mean[HR_WORDS_SUBJECT] = -0.5;
+	f.v[HR_WORDS_CODE] = -0.1;
+	f.v[HR_WORDS_SUBJECT] = 0;
+	sb_reset(&why);
+	hist_risk_explain(&m, &f, &w, &why);
+	assert_string_equal(sb_str(&why), "");
+	sb_release(&why);
+}
+
+/* What commit_words() hashes: the index's word hash, top bit the kind. */
+static uint32_t word_hash(const char *s, bool subject)
+{
+	uint32_t h = (uint32_t)hist_hash(s, strlen(s)) & ~0x80000000u;
+
+	return (h ? h : 1) | (subject ? 0x80000000u : 0);
+}
+
+static void put_word(unsigned char *blob, size_t *len, const char *s,
+		     bool subject, float n, float b)
+{
+	uint32_t h = word_hash(s, subject);
+
+	memcpy(blob + *len, &h, 4);
+	memcpy(blob + *len + 4, &n, 4);
+	memcpy(blob + *len + 8, &b, 4);
+	*len += 12;
+}
+
+/*
+ * The words a patch is explained by are read from its own text with the
+ * feature's rules and looked up in the table the index left: only added
+ * lines of C files, no comments, no keywords, no over-long "words";
+ * seen in 5 commits, 2 of them later fixed, and more likely to be fixed
+ * than the tree's; the best 3, most raising first.
+ */
+static void test_risk_words(void **state)
+{
+	static const char diff[] =
+		"diff --git a/dr.c b/dr.c\n"
+		"--- a/dr.c\n"
+		"+++ b/dr.c\n"
+		"@@ -1,3 +1,9 @@\n"
+		" int x;\n"
+		"-\tgone_word(1);\n"
+		"+\t/* comment_word */\n"
+		"+\tMLX5_SET(mlx5_ifc_dr_ste, p, rare_name, once_fixed);\n"
+		"+\treturn cold_name(dr_ste_v1, ste_ctx_x);\n"
+		"+\tAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+		"AA"
+		"AAAAAAAAA();\n"
+		"+\tdr_ste_v1++;\n"
+		"+\t<script>\"x\"</script>;\n"
+		"+\tx = 1;\n"
+		" int y;\n"
+		"diff --git a/README b/README\n"
+		"--- a/README\n"
+		"+++ b/README\n"
+		"@@ -1 +1,2 @@\n"
+		" x\n"
+		"+doc_word\n";
+	/* 63 characters: what a 70-character name would be if cut. */
+	char long_word[64];
+	unsigned char blob[12 * 32];
+	size_t blen = 0;
+	struct rv_history h = {0};
+	struct rv_diff *d = NULL;
+	struct errmsg err = {""};
+	struct hist_rwords w;
+	sqlite3_stmt *st;
+
+	memset(long_word, 'A', 63);
+	long_word[63] = '\0';
+	assert_int_equal(sqlite3_open(":memory:", &h.db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h.db,
+				      "CREATE TABLE riskstate(k TEXT PRIMARY "
+				      "KEY, v BLOB)",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(rv_diff_parse(&d, diff, strlen(diff), &err), 0);
+
+	/* No table: nothing named, and no share of all to compare with. */
+	hist_risk_words(&h, d, "net/mlx5: Steering DR", &w);
+	assert_int_equal(w.ncode + w.nsubject, 0);
+	assert_true(w.base < 0);
+
+	put_word(blob, &blen, "mlx5_ifc_dr_ste", false, 14, 6);
+	put_word(blob, &blen, "MLX5_SET", false, 31, 9);
+	put_word(blob, &blen, "dr_ste_v1", false, 8, 3);
+	put_word(blob, &blen, "ste_ctx_x", false, 40, 5);
+	put_word(blob, &blen, "rare_name", false, 4, 4);      /* too few */
+	put_word(blob, &blen, "once_fixed", false, 20, 1);    /* one fix */
+	put_word(blob, &blen, "cold_name", false, 50, 2);     /* below */
+	put_word(blob, &blen, "return", false, 90, 60);	      /* keyword */
+	put_word(blob, &blen, "comment_word", false, 10, 10); /* comment */
+	put_word(blob, &blen, "gone_word", false, 10, 10);    /* removed */
+	put_word(blob, &blen, "doc_word", false, 10, 10);     /* not C */
+	put_word(blob, &blen, "script", false, 10, 10);	 /* its letters only */
+	put_word(blob, &blen, long_word, false, 10, 10); /* cut */
+	put_word(blob, &blen, "steering", true, 10, 5);
+	put_word(blob, &blen, "dr", true, 8, 3);
+	put_word(blob, &blen, "net", true, 400, 30); /* below */
+	put_word(blob, &blen, "mlx5", true, 10, 10);
+	put_word(blob, &blen, "MLX5_SET", true, 10, 10); /* kinds apart */
+	assert_int_equal(sqlite3_prepare_v2(h.db,
+					    "INSERT INTO riskstate VALUES "
+					    "('W', ?)",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	sqlite3_bind_blob(st, 1, blob, (int)blen, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+
+	hist_risk_words(&h, d, "net/mlx5: Steering DR\n\nBody dr_ste_v1.", &w);
+	/*
+	 * The tree's share without a "G" row is shrunk from nothing to
+	 * 1/10: script (10 of 10) raises most, then mlx5_ifc_dr_ste
+	 * (6 of 14), then MLX5_SET (9 of 31) over dr_ste_v1 (3 of 8).
+	 */
+	assert_int_equal(w.ncode, 3);
+	assert_string_equal(w.code[0].text, "script");
+	assert_string_equal(w.code[1].text, "mlx5_ifc_dr_ste");
+	assert_int_equal(w.code[1].n, 14);
+	assert_int_equal(w.code[1].b, 6);
+	assert_string_equal(w.code[2].text, "MLX5_SET");
+	assert_int_equal(w.code[2].n, 31);
+	/* Subject words lowercased, as hashed; "net" is below the tree's. */
+	assert_int_equal(w.nsubject, 3);
+	assert_string_equal(w.subject[0].text, "mlx5");
+	assert_string_equal(w.subject[1].text, "steering");
+	assert_string_equal(w.subject[2].text, "dr");
+	assert_int_equal(w.subject[2].n, 8);
+	assert_int_equal(w.subject[2].b, 3);
+	assert_true(w.base < 0);
+
+	rv_diff_free(d);
+	sqlite3_close(h.db);
 }
 
 /* What the added lines do, counted line by line. */
@@ -398,6 +597,8 @@ int main(void)
 		cmocka_unit_test(test_text_helpers),
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_explain),
+		cmocka_unit_test(test_explain_words),
+		cmocka_unit_test(test_risk_words),
 		cmocka_unit_test(test_content_counts),
 		cmocka_unit_test(test_db_not_a_db),
 	};
