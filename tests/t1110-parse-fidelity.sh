@@ -399,6 +399,9 @@ cov1=$(sed -n 's/^Message-I[dD]: <\(.*\)>$/\1/p' "$TMP"/rs1/0000-*.patch)
 # format-patch's message-ids hold the time: make the second posting's own
 git -C "$R" format-patch -q --cover-letter --thread --in-reply-to="$cov1" \
 	-o "$TMP/rs2" "$BASE"
+# ... and the same cover id when the two runs fell in different seconds.
+cov2=$(sed -n 's/^Message-I[dD]: <\(.*\)>$/\1/p' "$TMP"/rs2/0000-*.patch)
+sed -i "s/$cov2/$cov1/g" "$TMP"/rs2/*.patch
 sed -i 's/^\(Message-I[dD]: <\)\([^>]*\)>/\1r2.\2>/; s/^\(In-Reply-To: <\)\(cover\)/\1r2.\2/; s/^\(References: .* <\)\(cover\)/\1r2.\2/' \
 	"$TMP"/rs2/*.patch
 sed -i 's/^\(In-Reply-To: <\)r2\./\1/' "$TMP"/rs2/0000-*.patch
