@@ -29,12 +29,18 @@ export QUORUM_CONFIG=$TMP/config
 
 # How long one review takes here (sanitizer builds are slower), measured
 # against its own state db so it costs the capped ledger nothing.
-start=$(date +%s.%N)
-XDG_STATE_HOME=$TMP/measure "$QUORUM" review -C "$R" --base base \
-	"$TMP/p/0001-g1-add-g1.patch" >/dev/null 2>&1
-end=$(date +%s.%N)
+# The quicker of two: a loaded machine can stretch one, and kills timed
+# from it come after most reviews are over.
+SPAN=
+for m in 1 2; do
+	start=$(date +%s.%N)
+	XDG_STATE_HOME=$TMP/measure$m "$QUORUM" review -C "$R" --base base \
+		"$TMP/p/0001-g1-add-g1.patch" >/dev/null 2>&1
+	end=$(date +%s.%N)
+	SPAN=$(awk -v s="$start" -v e="$end" -v f="$SPAN" \
+		'BEGIN { t = (e - s) * 1.3; if (f != "" && f < t) t = f; printf "%.3f", t }')
+done
 measure=$(ls "$REC"/*.usage | wc -l | tr -d ' ')
-SPAN=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.3f", (e - s) * 1.3 }')
 
 kills=0
 seed=6010
