@@ -18,8 +18,6 @@
 
 /* Refit the model when the replay has moved on this far. */
 #define EVAL_REFIT_SECONDS (30 * 86400)
-/* Labels of commits younger than this at fit time are not yet known. */
-#define EVAL_LABEL_RIPE (180 * 86400)
 
 struct ecommit {
 	int64_t seq, time;
@@ -103,7 +101,7 @@ static void refit(struct hist_model *m, const struct ecommit *v, size_t k)
 	size_t i, n = 0;
 
 	for (i = 0; i < k; i++) {
-		if (v[i].time > v[k].time - EVAL_LABEL_RIPE || !v[i].has_x)
+		if (v[i].time > v[k].time - HIST_LABEL_RIPE || !v[i].has_x)
 			continue;
 		memcpy(&X[n * HF_N], v[i].x, sizeof(v[i].x));
 		y[n] = v[i].first_fix && v[i].first_fix < v[k].seq;

@@ -15,6 +15,18 @@
 
 #define HIST_SCHEMA_VERSION "7"
 
+/*
+ * A commit enters the risk fit (of the index and of each eval refit)
+ * once this old. Its label is what the fixes so far say: on iproute2 and
+ * rdma-core 29-31% of the fixes named their commit within 90 days, 42-44%
+ * within 180 (the median is 8 to 10 months), so no delay makes labels
+ * whole; a shorter one fits on fresher commits. Over fifteen yearly eval
+ * windows the margin over lines changed was +0.021 at 180 days and
+ * +0.025 to +0.026 at 30 to 120 (iproute2 2015, its first year of
+ * Fixes:, from -0.028 to +0.013).
+ */
+#define HIST_LABEL_RIPE (90 * 86400)
+
 /* Caps on what one hostile commit may make the index store. */
 #define HIST_MAX_MSG ((size_t)64 << 10) /* bytes of a message we parse */
 #define HIST_MAX_FIXES_PER_COMMIT 16

@@ -30,8 +30,6 @@
 #define RISK_MAX_BLOB ((size_t)1 << 20)
 /* Files of one commit diffed with content; the rest count by size. */
 #define RISK_MAX_FILES 64
-/* Commits younger than this at fit time have labels not yet known. */
-#define RISK_LABEL_RIPE (180 * 86400)
 #define RISK_MAX_AUTHORS 16 /* distinct authors remembered per file */
 /* Commits' worth of the tree's bug rate a file's or author's starts at. */
 #define RISK_RATE_PRIOR 10.0
@@ -2367,7 +2365,7 @@ fail:
 
 /*
  * The rows a model is fitted on, oldest first: commits at least
- * RISK_LABEL_RIPE older than before_time, labelled by the fixes that
+ * HIST_LABEL_RIPE older than before_time, labelled by the fixes that
  * came before seq before_seq (INT64_MAX: all).
  */
 int hist_risk_rows(sqlite3 *db, int64_t before_time, int64_t before_seq,
@@ -2388,7 +2386,7 @@ int hist_risk_rows(sqlite3 *db, int64_t before_time, int64_t before_seq,
 		    " WHERE c.time <= ?1 ORDER BY c.seq",
 		    -1, &st, NULL) != SQLITE_OK)
 		return -1;
-	sqlite3_bind_int64(st, 1, before_time - RISK_LABEL_RIPE);
+	sqlite3_bind_int64(st, 1, before_time - HIST_LABEL_RIPE);
 	sqlite3_bind_int64(st, 2, before_seq);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct hist_rfeat f;
