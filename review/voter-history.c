@@ -60,7 +60,32 @@ static bool in_set(const uint64_t *v, size_t n, const char *s)
 	return false;
 }
 
-/* A buggy line distinctive enough to stand as evidence on its own. */
+/*
+ * Words of control flow (C, Python): every other line has them, so they
+ * tell one line from another no more than punctuation. A declaration's
+ * type (`char *s = malloc(len);`) says what the line is about.
+ */
+static bool keyword(const char *w, size_t n)
+{
+	static const char *const kw[] = {
+		"and",	  "break",  "case",   "continue", "def",   "elif",
+		"else",	  "except", "for",    "goto",	  "if",	   "import",
+		"in",	  "is",	    "not",    "or",	  "pass",  "raise",
+		"return", "self",   "switch", "try",	  "while", "with",
+		"None",	  "True",   "False",  "NULL",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kw); i++)
+		if (strlen(kw[i]) == n && !strncmp(kw[i], w, n))
+			return true;
+	return false;
+}
+
+/*
+ * A buggy line distinctive enough to stand as evidence on its own: long,
+ * or three names that are not keywords ("for dev in lst:" is not).
+ */
 static bool distinctive(const char *line)
 {
 	const unsigned char *p = (const unsigned char *)line;
@@ -72,7 +97,8 @@ static bool distinctive(const char *line)
 
 			while (isalnum(*p) || *p == '_')
 				p++;
-			idents += p - w >= 3;
+			idents += p - w >= 3 &&
+				  !keyword((const char *)w, (size_t)(p - w));
 		} else {
 			p++;
 		}

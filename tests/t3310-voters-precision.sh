@@ -315,6 +315,97 @@ run "$QUORUM" review -C "$TMP/disp" "$TMP"/portdisp/*.patch
 like "$TMP/out" "code that $(git rev-parse --short=12 "$PORT_FIX") had to fix" \
 	"... one that uses the port index does"
 
+# 3d. A short line of keywords and two names ("for dev in lst:", "if
+# len(lst) == 0:") is in every test that loops over devices: a fix that
+# changed it is no evidence against the next loop (rdma-core
+# 57b2f8c216d9, flagged for 2da066ae0fb5). A long line the fix changed
+# still is (cbb04cdfaff1 repeated `port_attr = ctx.query_port(1)` and was
+# fixed the same way later).
+cd "$TMP" && mkdir devtest && cd devtest && git init -q
+cat >test_device.py <<'EOC'
+import unittest
+import pyverbs.device as d
+
+
+class DeviceTest(unittest.TestCase):
+    def test_open_dev(self):
+        lst = d.get_device_list()
+        if len(lst) == 0:
+            raise unittest.SkipTest('No IB devices found')
+        for dev in lst:
+            d.Context(name=dev.name.decode())
+
+    def test_query_gid_table(self):
+        with d.Context(name=self.dev_name) as ctx:
+            device_attr = ctx.query_device()
+            port_attr = ctx.query_port(1)
+            max_entries = device_attr.phys_port_cnt * port_attr.gid_tbl_len
+            ctx.query_gid_table(max_entries)
+EOC
+tick; git add test_device.py && git commit -q -m "tests: device tests"
+DEVT=$(git rev-parse HEAD)
+python3 - <<'EOP'
+s = open("test_device.py").read()
+s = s.replace("""    def test_open_dev(self):
+        lst = d.get_device_list()
+        if len(lst) == 0:
+            raise unittest.SkipTest('No IB devices found')
+        for dev in lst:""", """    @staticmethod
+    def get_device_list():
+        lst = d.get_device_list()
+        if len(lst) == 0:
+            raise unittest.SkipTest('No IB device found')
+        return lst
+
+    def test_open_dev(self):
+        for dev in self.get_device_list():""")
+s = s.replace("""            port_attr = ctx.query_port(1)
+            max_entries = device_attr.phys_port_cnt * port_attr.gid_tbl_len""",
+"""            max_entries = 0
+            for port_num in range(1, device_attr.phys_port_cnt + 1):
+                port_attr = ctx.query_port(port_num)
+                max_entries += port_attr.gid_tbl_len""")
+open("test_device.py", "w").write(s)
+EOP
+tick; git commit -q -am "tests: fix the device list and the GID table size" \
+	-m "Devices with two ports have a GID table per port.
+
+$(fixes "$DEVT")"
+DEVT_FIX=$(git rev-parse HEAD)
+git tag devtest
+run "$QUORUM" index -C "$TMP/devtest"
+cat >>test_device.py <<'EOC'
+
+    def test_query_device(self):
+        lst = d.get_device_list()
+        if len(lst) == 0:
+            raise unittest.SkipTest('No device')
+        for dev in lst:
+            with d.Context(name=dev.name.decode()) as ctx:
+                ctx.query_device()
+EOC
+tick; git commit -q -am "tests: query the device"
+git format-patch -q -o "$TMP/devloop" -1 HEAD
+git reset -q --hard devtest
+cat >>test_device.py <<'EOC'
+
+    def test_query_gid_ex(self):
+        with d.Context(name=self.dev_name) as ctx:
+            device_attr = ctx.query_device()
+            port_attr = ctx.query_port(1)
+            max_entries = device_attr.phys_port_cnt * port_attr.gid_tbl_len
+            ctx.query_gid_ex(max_entries)
+EOC
+tick; git commit -q -am "tests: query the GIDs of all ports"
+git format-patch -q -o "$TMP/devgid" -1 HEAD
+git reset -q --hard devtest
+run "$QUORUM" review -C "$TMP/devtest" "$TMP"/devloop/*.patch
+unlike "$TMP/out" "had to fix" "a loop over the devices like the one a fix changed has no history finding"
+run "$QUORUM" review -C "$TMP/devtest" "$TMP"/devgid/*.patch
+like "$TMP/out" "resembles code that $(git rev-parse --short=12 "$DEVT_FIX") had to fix" \
+	"... the port 1 the fix replaced, repeated, has"
+like "$TMP/out" 'The fix changed this line: port_attr = ctx.query_port\(1\)' "... quoting it"
+
 # 4. The rules voter. A file split in two moves its code: the moved lines
 # are as old as the code (rdma-core 7237cedf3767 "Flatten the
 # infiniband-diags tools", iproute2 e42256699cac "move into lib": 26
