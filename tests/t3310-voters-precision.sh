@@ -406,6 +406,80 @@ like "$TMP/out" "resembles code that $(git rev-parse --short=12 "$DEVT_FIX") had
 	"... the port 1 the fix replaced, repeated, has"
 like "$TMP/out" 'The fix changed this line: port_attr = ctx.query_port\(1\)' "... quoting it"
 
+# 3e. A fix that made the line it changed depend on a condition (`offset
+# = GRH_SIZE if qp_type == e.IBV_QPT_UD else 0`, then `mr.write(msg,
+# agr_obj.msg_size + offset)`) fixed it for that case only: the same line
+# where the code tests no QP type has no bug (rdma-core aa98634f41ea, a
+# RAW QP's send buffer, flagged for 2e3550083e69). Where it does, the
+# line is flagged.
+cd "$TMP" && mkdir ud && cd ud && git init -q
+cat >traffic.py <<'EOC'
+from pyverbs.wr import SGE, SendWR
+import pyverbs.enums as e
+
+GRH_SIZE = 40
+
+
+def get_send_wr(agr_obj, is_server):
+    qp_type = agr_obj.qp.qp_type
+    mr = agr_obj.mr
+    send_sge = SGE(mr.buf, agr_obj.msg_size, mr.lkey)
+    msg = agr_obj.msg_size * ('s' if is_server else 'c')
+    mr.write(msg, agr_obj.msg_size)
+    return SendWR(num_sge=1, sg=[send_sge])
+EOC
+tick; git add traffic.py && git commit -q -m "tests: traffic helpers"
+TRAF=$(git rev-parse HEAD)
+python3 - <<'EOP'
+s = open("traffic.py").read()
+s = s.replace("""    send_sge = SGE(mr.buf, agr_obj.msg_size, mr.lkey)
+    msg = agr_obj.msg_size * ('s' if is_server else 'c')
+    mr.write(msg, agr_obj.msg_size)""", """    offset = GRH_SIZE if qp_type == e.IBV_QPT_UD else 0
+    send_sge = SGE(mr.buf + offset, agr_obj.msg_size, mr.lkey)
+    msg = (agr_obj.msg_size + offset) * ('s' if is_server else 'c')
+    mr.write(msg, agr_obj.msg_size + offset)""")
+open("traffic.py", "w").write(s)
+EOP
+tick; git commit -q -am "tests: fix traffic methods for UD QP" \
+	-m "Properly handle the GRH offset when creating an SGE.
+
+$(fixes "$TRAF")"
+TRAF_FIX=$(git rev-parse HEAD)
+git tag ud
+run "$QUORUM" index -C "$TMP/ud"
+cat >>traffic.py <<'EOC'
+
+
+def get_send_elements_raw_qp(agr_obj):
+    mr = agr_obj.mr
+    msg = gen_ipv4_udp_packet(agr_obj.msg_size)
+    mr.write(msg, agr_obj.msg_size)
+    send_sge = SGE(mr.buf, agr_obj.msg_size, mr.lkey)
+    return SendWR(opcode=e.IBV_WR_SEND, num_sge=1, sg=[send_sge])
+EOC
+tick; git commit -q -am "tests: raw ethernet traffic"
+git format-patch -q -o "$TMP/rawqp" -1 HEAD
+git reset -q --hard ud
+cat >>traffic.py <<'EOC'
+
+
+def get_send_wr_xrc(agr_obj, is_server):
+    qp_type = agr_obj.sqp_lst[0].qp_type
+    mr = agr_obj.mr
+    send_sge = SGE(mr.buf, agr_obj.msg_size, mr.lkey)
+    msg = agr_obj.msg_size * ('s' if is_server else 'c')
+    mr.write(msg, agr_obj.msg_size)
+    return SendWR(num_sge=1, sg=[send_sge])
+EOC
+tick; git commit -q -am "tests: XRC traffic"
+git format-patch -q -o "$TMP/xrcqp" -1 HEAD
+git reset -q --hard ud
+run "$QUORUM" review -C "$TMP/ud" "$TMP"/rawqp/*.patch
+unlike "$TMP/out" "had to fix" "a line a fix made conditional, where nothing tests the condition, has no history finding"
+run "$QUORUM" review -C "$TMP/ud" "$TMP"/xrcqp/*.patch
+like "$TMP/out" "resembles code that $(git rev-parse --short=12 "$TRAF_FIX") had to fix" \
+	"... where the code has the QP type, it has"
+
 # 4. The rules voter. A file split in two moves its code: the moved lines
 # are as old as the code (rdma-core 7237cedf3767 "Flatten the
 # infiniband-diags tools", iproute2 e42256699cac "move into lib": 26
