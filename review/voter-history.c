@@ -471,6 +471,34 @@ static long hunk_find(const struct fix_hunk *fh, char origin, const char *line)
 }
 
 /*
+ * Did the fix add, next to the kept line at, code of the function it is
+ * in (a check, a call), and not only a function of its own? A new
+ * function written before the next one's definition adds nothing that
+ * line was missing.
+ */
+static bool site_in_function(const struct fix_hunk *fh, size_t at)
+{
+	size_t i, lo = at > 2 ? at - 2 : 0, a, b;
+
+	for (i = lo; i < fh->n && i <= at + 2; i++) {
+		bool defn = false;
+
+		if (fh->v[i].origin != '+')
+			continue;
+		/* Its run of added lines: a definition in it makes it one. */
+		for (a = i; a > 0 && fh->v[a - 1].origin == '+'; a--)
+			;
+		for (b = i; b < fh->n && fh->v[b].origin == '+'; b++)
+			defn = defn || fh->v[b].defn;
+		for (; a < i; a++)
+			defn = defn || fh->v[a].defn;
+		if (!defn)
+			return true;
+	}
+	return false;
+}
+
+/*
  * The line the fix wrote in place of a line it removed: its most similar
  * added line of the hunk, sharing half its names; or NULL (the fix
  * removed the line outright).
@@ -549,7 +577,8 @@ static void replacement_tested(const struct fix_hunk *fh, const char *line,
  * that check only when the patch's code around it uses one of them; a
  * dispatcher like every other does not, nor a buffer of a QP of another
  * type. A NULL check of the line's own result (`if (!buf)` after `buf =
- * malloc(n);`) names nothing new and asks nothing more.
+ * malloc(n);`) names nothing new and asks nothing more. Next to a line
+ * the fix kept, what it added must belong to the line's function.
  */
 static bool check_applies(const struct rv_history *h,
 			  const struct rv_similar *s, const struct rv_diff *d,
@@ -558,7 +587,7 @@ static bool check_applies(const struct rv_history *h,
 {
 	struct names tested = {0};
 	char origin = m->fix_removed ? '-' : ' ';
-	size_t i, j, k, others = 0, found = 0;
+	size_t i, j, k, others = 0, found = 0, sites = 0;
 	bool ret = false;
 
 	pair_code_load(h, s, pc);
@@ -573,6 +602,8 @@ static bool check_applies(const struct rv_history *h,
 			replacement_tested(fh, m->past_line, &tested);
 			continue;
 		}
+		if (site_in_function(fh, (size_t)at))
+			sites++;
 		for (j = 0; j < fh->n; j++)
 			if (fh->v[j].origin == '+')
 				tested_names(&tested, fh->v[j].norm);
@@ -582,6 +613,8 @@ static bool check_applies(const struct rv_history *h,
 		for (j = 0; j < pc->hunks[i].n; j++)
 			if (pc->hunks[i].v[j].origin == '+')
 				tested_names(&tested, pc->hunks[i].v[j].norm);
+	if (found && !m->fix_removed && !sites)
+		goto out;
 	for (i = 0; i < tested.n && !ret; i++) {
 		if (has_word(m->past_line, tested.v[i]))
 			continue;
@@ -607,6 +640,7 @@ static bool check_applies(const struct rv_history *h,
 		}
 	}
 	ret = ret || !others;
+out:
 	names_release(&tested);
 	return ret;
 }

@@ -480,6 +480,138 @@ run "$QUORUM" review -C "$TMP/ud" "$TMP"/xrcqp/*.patch
 like "$TMP/out" "resembles code that $(git rev-parse --short=12 "$TRAF_FIX") had to fix" \
 	"... where the code has the QP type, it has"
 
+# 3f. A fix that wrote a new function before another one's definition
+# added nothing that definition's line was missing: code of that shape
+# does not miss it (iproute2 c2d7c45c320d, a reload stats printer like
+# pr_out_health(), flagged for 746b66b00578 that added
+# pr_out_dump_report_timestamp() before it). A check the fix added in
+# the function, next to its first line, is still missed by a copy.
+cd "$TMP" && mkdir health && cd health && git init -q
+cat >health.c <<'EOC'
+#include "devlink.h"
+
+static void pr_out_region(struct dl *dl, struct nlattr **tb)
+{
+	pr_out_str(dl, "region", mnl_attr_get_str(tb[DEVLINK_ATTR_REGION_NAME]));
+	pr_out_u64(dl, "size", mnl_attr_get_u64(tb[DEVLINK_ATTR_REGION_SIZE]));
+	pr_out_u32(dl, "snapshot", mnl_attr_get_u32(tb[DEVLINK_ATTR_REGION_SNAPSHOT_ID]));
+}
+
+static void pr_out_health(struct dl *dl, struct nlattr **tb_health)
+{
+	struct nlattr *tb[DEVLINK_ATTR_MAX + 1] = {};
+	enum devlink_health_reporter_state state;
+	const struct nlattr *attr;
+	int err;
+
+	err = mnl_attr_parse_nested(tb_health[DEVLINK_ATTR_HEALTH_REPORTER],
+				    attr_cb, tb);
+	if (err != MNL_CB_OK)
+		return;
+	pr_out_str(dl, "reporter",
+		   mnl_attr_get_str(tb[DEVLINK_ATTR_HEALTH_REPORTER_NAME]));
+	state = mnl_attr_get_u8(tb[DEVLINK_ATTR_HEALTH_REPORTER_STATE]);
+	pr_out_str(dl, "state", health_state_name(state));
+	if (tb[DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS])
+		pr_out_u64(dl, "last_dump",
+			   mnl_attr_get_u64(tb[DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS]));
+}
+EOC
+tick; git add health.c && git commit -q -m "devlink: add health show"
+HEALTH=$(git rev-parse HEAD)
+python3 - <<'EOP'
+s = open("health.c").read()
+s = s.replace("""static void pr_out_health(""", """static void pr_out_dump_ts(struct dl *dl, const struct nlattr *attr)
+{
+	char dump_date[32];
+	time_t tv_sec;
+
+	tv_sec = mnl_attr_get_u64(attr) / 1000000000;
+	strftime(dump_date, sizeof(dump_date), "%Y-%m-%d", localtime(&tv_sec));
+	pr_out_str(dl, "last_dump_date", dump_date);
+}
+
+static void pr_out_health(""")
+s = s.replace("""	if (tb[DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS])
+		pr_out_u64(dl, "last_dump",""", """	if (tb[DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS_NS])
+		pr_out_dump_ts(dl, tb[DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS_NS]);
+	else if (tb[DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS])
+		pr_out_u64(dl, "last_dump",""")
+open("health.c", "w").write(s)
+EOP
+tick; git commit -q -am "devlink: a time stamp in ns for the health dump" \
+	-m "$(fixes "$HEALTH")"
+HEALTH_FIX=$(git rev-parse HEAD)
+cat >trap.c <<'EOC'
+#include "devlink.h"
+
+static void pr_out_trap_group(struct dl *dl, struct nlattr **tb_group)
+{
+	const char *group_name;
+	uint32_t policer_id;
+
+	group_name = mnl_attr_get_str(tb_group[DEVLINK_ATTR_TRAP_GROUP_NAME]);
+	policer_id = mnl_attr_get_u32(tb_group[DEVLINK_ATTR_TRAP_POLICER_ID]);
+	pr_out_str(dl, "name", group_name);
+	pr_out_uint(dl, "policer", policer_id);
+	pr_out_bool(dl, "generic", !!tb_group[DEVLINK_ATTR_TRAP_GENERIC]);
+}
+EOC
+tick; git add trap.c && git commit -q -m "devlink: show trap groups"
+TRAP=$(git rev-parse HEAD)
+sed -i 's/^{$/{\n\tif (!tb_group[DEVLINK_ATTR_TRAP_POLICER_ID])\n\t\treturn;/' trap.c
+tick; git commit -q -am "devlink: fix a crash on a trap group without a policer" \
+	-m "$(fixes "$TRAP")"
+TRAP_FIX=$(git rev-parse HEAD)
+git tag health
+run "$QUORUM" index -C "$TMP/health"
+cat >reload.c <<'EOC'
+#include "devlink.h"
+
+static void pr_out_reload_data(struct dl *dl, struct nlattr **tb_reload)
+{
+	struct nlattr *tb[DEVLINK_ATTR_MAX + 1] = {};
+	enum devlink_reload_action action;
+	const struct nlattr *attr;
+	int err;
+
+	err = mnl_attr_parse_nested(tb_reload[DEVLINK_ATTR_RELOAD_STATS],
+				    attr_cb, tb);
+	if (err != MNL_CB_OK)
+		return;
+	pr_out_str(dl, "reload",
+		   mnl_attr_get_str(tb[DEVLINK_ATTR_RELOAD_STATS_NAME]));
+	action = mnl_attr_get_u8(tb[DEVLINK_ATTR_RELOAD_ACTION]);
+	pr_out_str(dl, "action", reload_action_name(action));
+}
+EOC
+git add reload.c; tick; git commit -q -m "devlink: show reload stats"
+git format-patch -q -o "$TMP/reload" -1 HEAD
+git reset -q --hard health
+cat >police.c <<'EOC'
+#include "devlink.h"
+
+static void pr_out_trap_policer(struct dl *dl, struct nlattr **tb_policer)
+{
+	const char *policer_name;
+	uint32_t policer_id;
+
+	policer_name = mnl_attr_get_str(tb_policer[DEVLINK_ATTR_TRAP_POLICER_NAME]);
+	policer_id = mnl_attr_get_u32(tb_policer[DEVLINK_ATTR_TRAP_POLICER_ID]);
+	pr_out_str(dl, "name", policer_name);
+	pr_out_uint(dl, "policer", policer_id);
+	pr_out_bool(dl, "generic", !!tb_policer[DEVLINK_ATTR_TRAP_GENERIC]);
+}
+EOC
+git add police.c; tick; git commit -q -m "devlink: show trap policers"
+git format-patch -q -o "$TMP/police" -1 HEAD
+git reset -q --hard health
+run "$QUORUM" review -C "$TMP/health" "$TMP"/reload/*.patch
+unlike "$TMP/out" "had to fix" "code like a definition a fix wrote a new function before has no history finding"
+run "$QUORUM" review -C "$TMP/health" "$TMP"/police/*.patch
+like "$TMP/out" "repeats, with other names, code that $(git rev-parse --short=12 "$TRAP_FIX") had to fix" \
+	"... code like one whose first line a fix added a check to has"
+
 # 4. The rules voter. A file split in two moves its code: the moved lines
 # are as old as the code (rdma-core 7237cedf3767 "Flatten the
 # infiniband-diags tools", iproute2 e42256699cac "move into lib": 26
