@@ -645,6 +645,174 @@ out:
 	return ret;
 }
 
+/* Are two tokens the same text? */
+static bool tok_eq(const struct hist_stok *a, const struct hist_stok *b)
+{
+	return a->len == b->len && !memcmp(a->s, b->s, a->len);
+}
+
+/* The longest common subsequence of a and b: for each of a, its b or -1. */
+static void tok_align(const struct hist_shape *a, const struct hist_shape *b,
+		      long *to)
+{
+	size_t n = a->n, m = b->n, i, j;
+	unsigned short *L = xcalloc((n + 1) * (m + 1), sizeof(*L));
+
+	for (i = n; i-- > 0;)
+		for (j = m; j-- > 0;)
+			L[i * (m + 1) + j] =
+				tok_eq(&a->v[i], &b->v[j])
+					? L[(i + 1) * (m + 1) + j + 1] + 1
+				: L[(i + 1) * (m + 1) + j] >
+						L[i * (m + 1) + j + 1]
+					? L[(i + 1) * (m + 1) + j]
+					: L[i * (m + 1) + j + 1];
+	for (i = 0; i < n; i++)
+		to[i] = -1;
+	for (i = 0, j = 0; i < n && j < m;)
+		if (tok_eq(&a->v[i], &b->v[j])) {
+			to[i++] = (long)j++;
+		} else if (L[(i + 1) * (m + 1) + j] >= L[i * (m + 1) + j + 1]) {
+			i++;
+		} else {
+			j++;
+		}
+	free(L);
+}
+
+/*
+ * A name in capitals (RDMA_NLDEV_ATTR_MAX, ETH_ALEN) is a constant: its
+ * value is its definition's, not the code's around it.
+ */
+static bool constant(const struct hist_stok *t)
+{
+	uint32_t i, upper = 0;
+
+	for (i = 0; i < t->len; i++) {
+		if (islower((unsigned char)t->s[i]))
+			return false;
+		upper += isupper((unsigned char)t->s[i]) != 0;
+	}
+	return upper >= 2;
+}
+
+/*
+ * Does the patch line q hold the past line's tokens p[lo..hi) as they
+ * are, between p[lo - 1] and p[hi] (or the line's ends) of the same
+ * shape? Where the fix only inserted (exact_sides), a constant beside
+ * the insertion must be the same one: `- 1` after RDMA_NLDEV_ATTR_MAX
+ * corrects that constant, not another; after a variable (`len + 1`) it
+ * corrects the role the renaming maps (`n + 1`).
+ */
+static bool window_in(const struct hist_shape *p, long lo, long hi,
+		      const struct hist_shape *q, bool exact_sides)
+{
+	long from = lo - 1, to = hi, n = to - from + 1, i, k;
+
+	for (i = 0; i + n <= (long)q->n + 2; i++) {
+		for (k = 0; k < n; k++) {
+			long pi = from + k, qi = i - 1 + k;
+			bool pin = pi >= 0 && pi < (long)p->n;
+			bool qin = qi >= 0 && qi < (long)q->n;
+
+			if (pin != qin)
+				break;
+			if (!pin)
+				continue;
+			if (pi >= lo && pi < hi) {
+				if (!tok_eq(&p->v[pi], &q->v[qi]))
+					break;
+			} else if (!p->v[pi].ident || !q->v[qi].ident ||
+				   (exact_sides && (constant(&p->v[pi]) ||
+						    constant(&q->v[qi])))) {
+				if (!tok_eq(&p->v[pi], &q->v[qi]))
+					break;
+			}
+		}
+		if (k == n)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Does the patch line repeat what the fix changed in the past line, given
+ * the line the fix wrote in its place? Each edit (tokens deleted or
+ * replaced, tokens inserted between two) has a site: the tokens it
+ * deleted, between neighbours of the same shape; or, where it only
+ * inserted, the two tokens it inserted between (the same constant). A
+ * line that ends where the past line had `{};` (`struct sockstat stat =
+ * {` of an initializer that goes on) or names another constant where the
+ * fix adjusted one does not repeat it.
+ */
+static bool edit_repeated(const struct rv_history *h, const char *past,
+			  const char *fixed, const char *patch)
+{
+	struct hist_shape p = {0}, r = {0}, q = {0};
+	long *to = NULL, i, prev = -1, prevj = -1;
+	bool ret = false, edits = false;
+
+	hist_shape_lex(past, strlen(past), &h->api, &p, 256);
+	hist_shape_lex(fixed, strlen(fixed), &h->api, &r, 256);
+	hist_shape_lex(patch, strlen(patch), &h->api, &q, 256);
+	if (!p.n || !q.n) {
+		ret = true; /* nothing to compare: do not judge */
+		goto out;
+	}
+	to = xcalloc(p.n + 1, sizeof(*to));
+	tok_align(&p, &r, to);
+	for (i = 0; i <= (long)p.n && !ret; i++) {
+		long j = i < (long)p.n ? to[i] : (long)r.n;
+
+		if (i < (long)p.n && j < 0)
+			continue;
+		/* p[prev + 1 .. i) deleted, r[prevj + 1 .. j) inserted */
+		if (i - prev > 1 || j - prevj > 1) {
+			edits = true;
+			ret = i - prev > 1
+				      ? window_in(&p, prev + 1, i, &q, false)
+				      : window_in(&p, i, i, &q, true);
+		}
+		prev = i;
+		prevj = j;
+	}
+	/* No edit (a comment, blanks): the fix changed nothing there. */
+	ret = ret && edits;
+out:
+	free(to);
+	hist_shape_release(&p);
+	hist_shape_release(&r);
+	hist_shape_release(&q);
+	return ret;
+}
+
+/*
+ * For a line the fix removed: does the patch line repeat what the fix
+ * changed in it? The line the fix wrote in its place is its most similar
+ * added line of the hunk (sharing half its names); none, and the whole
+ * line was the bug.
+ */
+static bool fix_repeated(const struct rv_history *h, const struct rv_similar *s,
+			 const struct rv_similar_match *m, struct pair_code *pc)
+{
+	size_t i, found = 0;
+
+	pair_code_load(h, s, pc);
+	for (i = 0; i < pc->nhunks; i++) {
+		const struct fix_hunk *fh = &pc->hunks[i];
+		const char *best;
+
+		if (hunk_find(fh, '-', m->past_line) < 0)
+			continue;
+		found++;
+		best = fix_replacement(fh, m->past_line);
+		if (!best ||
+		    edit_repeated(h, m->past_line, best, m->patch_line))
+			return true;
+	}
+	return !found;
+}
+
 /* The shape of a line, its names abstracted ("$ = malloc ( $ ) ;"). */
 static void shape_text(const struct rv_history *h, const char *line,
 		       struct sb *out)
@@ -730,6 +898,7 @@ static bool strong(const struct rv_history *h, const struct rv_diff *d,
 		    !m->file || strcmp(m->file, s->file) ||
 		    !distinctive(m->past_line) ||
 		    in_set(rm, nrm, m->patch_line) || ambiguous(h, s, m, pc) ||
+		    !fix_repeated(h, s, m, pc) ||
 		    !check_applies(h, s, d, m, pc))
 			continue;
 		for (j = 0; j < s->nmatches; j++)
@@ -778,6 +947,7 @@ static bool strong_shape(const struct rv_history *h, const struct rv_diff *d,
 		if (!(m->fix_removed || m->fix_site) || m->similarity < 0.999 ||
 		    !m->file || !distinctive(m->past_line) ||
 		    in_set(rm, nrm, m->patch_line) || ambiguous(h, s, m, pc) ||
+		    (m->fix_removed && !fix_repeated(h, s, m, pc)) ||
 		    !check_applies(h, s, d, m, pc))
 			continue;
 		for (j = 0; j < s->nmatches; j++)

@@ -612,6 +612,148 @@ run "$QUORUM" review -C "$TMP/health" "$TMP"/police/*.patch
 like "$TMP/out" "repeats, with other names, code that $(git rev-parse --short=12 "$TRAP_FIX") had to fix" \
 	"... code like one whose first line a fix added a check to has"
 
+# 3g. What the fix changed in a line must be in the patch's line: the
+# tokens it replaced, or the two it inserted between. `struct sockstat
+# stat = {` that opens an initializer going on is not `... = {};` whose
+# braces a fix filled (iproute2 c759116a0b2b, for 99bb68ff666c); `- 1`
+# after RDMA_NLDEV_ATTR_MAX corrects that constant, and the same
+# callback with DEVLINK_ATTR_MAX, whose value is right, repeats nothing
+# (b3adafd15431, for f0cabaca38e5). The empty initializer itself, and the
+# callback with the same constant and other local names, are flagged.
+cd "$TMP" && mkdir edits && cd edits && git init -q
+cat >ss.c <<'EOC'
+#include "ss.h"
+
+static int unix_show_sock(struct nlmsghdr *nlh, void *arg)
+{
+	struct filter *f = (struct filter *)arg;
+	struct unix_diag_msg *r = NLMSG_DATA(nlh);
+	struct sockstat stat = {};
+
+	stat.type = r->udiag_type;
+	stat.state = r->udiag_state;
+	unix_stats_print(&stat, f);
+	return 0;
+}
+EOC
+cat >utils.c <<'EOC'
+#include "rdma.h"
+
+int rd_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	int type;
+
+	if (mnl_attr_type_valid(attr, RDMA_NLDEV_ATTR_MAX) < 0)
+		return MNL_CB_OK;
+
+	type = mnl_attr_get_type(attr);
+	if (mnl_attr_validate(attr, nldev_policy[type]) < 0)
+		return MNL_CB_ERROR;
+
+	tb[type] = attr;
+	return MNL_CB_OK;
+}
+EOC
+tick; git add ss.c utils.c && git commit -q -m "ss, rdma: unix sockets, attributes"
+SS=$(git rev-parse HEAD)
+sed -i 's/struct sockstat stat = {};/struct sockstat stat = { .name = "*", .peer_name = "*" };/' ss.c
+tick; git commit -q -am "ss: fix crash when dumping unix sockets" \
+	-m "The printer reads the name.
+
+$(fixes "$SS")"
+SS_FIX=$(git rev-parse HEAD)
+sed -i 's/RDMA_NLDEV_ATTR_MAX) < 0)/RDMA_NLDEV_ATTR_MAX - 1) < 0)/' utils.c
+tick; git commit -q -am "rdma: fix incorrectly handled NLA validation" \
+	-m "mnl_attr_type_valid() takes the maximum attribute type, not their number.
+
+$(fixes "$SS")"
+NLA_FIX=$(git rev-parse HEAD)
+git tag edits
+run "$QUORUM" index -C "$TMP/edits"
+# add_patch NAME SUBJECT FILE: append stdin to FILE, format it, reset.
+add_patch() {
+	cat >>"$3"
+	git add "$3"; tick; git commit -q -m "$2"
+	git format-patch -q -o "$TMP/$1" -1 HEAD
+	git reset -q --hard edits
+}
+add_patch vsock "ss: add AF_VSOCK support" ss.c <<'EOC'
+
+static int vsock_show_sock(struct nlmsghdr *nlh, void *arg)
+{
+	struct filter *f = (struct filter *)arg;
+	struct vsock_diag_msg *r = NLMSG_DATA(nlh);
+	struct sockstat stat = {
+		.type = r->vdiag_type,
+		.state = r->vdiag_state,
+	};
+
+	vsock_stats_print(&stat, f);
+	return 0;
+}
+EOC
+add_patch packet "ss: packet sockets" ss.c <<'EOC'
+
+static int packet_show_sock(struct nlmsghdr *nlh, void *arg)
+{
+	struct filter *f = (struct filter *)arg;
+	struct packet_diag_msg *r = NLMSG_DATA(nlh);
+	struct sockstat stat = {};
+
+	stat.type = r->pdiag_type;
+	packet_stats_print(&stat, f);
+	return 0;
+}
+EOC
+add_patch devattr "devlink: attribute callback" devlink.c <<'EOC'
+#include "devlink.h"
+
+int dl_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	int type;
+
+	if (mnl_attr_type_valid(attr, DEVLINK_ATTR_MAX) < 0)
+		return MNL_CB_OK;
+
+	type = mnl_attr_get_type(attr);
+	if (mnl_attr_validate(attr, devlink_policy[type]) < 0)
+		return MNL_CB_ERROR;
+
+	tb[type] = attr;
+	return MNL_CB_OK;
+}
+EOC
+add_patch resattr "rdma: resource attribute callback" res.c <<'EOC'
+#include "rdma.h"
+
+int res_attr_cb(const struct nlattr *nla, void *arg)
+{
+	const struct nlattr **attrs = arg;
+	int t;
+
+	if (mnl_attr_type_valid(nla, RDMA_NLDEV_ATTR_MAX) < 0)
+		return MNL_CB_OK;
+
+	t = mnl_attr_get_type(nla);
+	if (mnl_attr_validate(nla, nldev_policy[t]) < 0)
+		return MNL_CB_ERROR;
+
+	attrs[t] = nla;
+	return MNL_CB_OK;
+}
+EOC
+run "$QUORUM" review -C "$TMP/edits" "$TMP"/vsock/*.patch
+unlike "$TMP/out" "had to fix" "an initializer that goes on is not the empty one a fix filled"
+run "$QUORUM" review -C "$TMP/edits" "$TMP"/packet/*.patch
+like "$TMP/out" "resembles code that $(git rev-parse --short=12 "$SS_FIX") had to fix" "... the empty one is flagged"
+run "$QUORUM" review -C "$TMP/edits" "$TMP"/devattr/*.patch
+unlike "$TMP/out" "had to fix" "another constant where a fix adjusted one repeats nothing"
+run "$QUORUM" review -C "$TMP/edits" "$TMP"/resattr/*.patch
+like "$TMP/out" "repeats, with other names, code that $(git rev-parse --short=12 "$NLA_FIX") had to fix" \
+	"... the same constant with other local names is flagged"
+
 # 4. The rules voter. A file split in two moves its code: the moved lines
 # are as old as the code (rdma-core 7237cedf3767 "Flatten the
 # infiniband-diags tools", iproute2 e42256699cac "move into lib": 26
