@@ -750,7 +750,7 @@ static bool edit_repeated(const struct rv_history *h, const char *past,
 {
 	struct hist_shape p = {0}, r = {0}, q = {0};
 	long *to = NULL, i, prev = -1, prevj = -1;
-	bool ret = false, edits = false;
+	bool ret = false;
 
 	hist_shape_lex(past, strlen(past), &h->api, &p, 256);
 	hist_shape_lex(fixed, strlen(fixed), &h->api, &r, 256);
@@ -766,18 +766,18 @@ static bool edit_repeated(const struct rv_history *h, const char *past,
 
 		if (i < (long)p.n && j < 0)
 			continue;
-		/* p[prev + 1 .. i) deleted, r[prevj + 1 .. j) inserted */
-		if (i - prev > 1 || j - prevj > 1) {
-			edits = true;
+		/*
+		 * p[prev + 1 .. i) deleted, r[prevj + 1 .. j) inserted. No
+		 * edit at all (a comment, blanks): the fix changed nothing
+		 * the patch could repeat.
+		 */
+		if (i - prev > 1 || j - prevj > 1)
 			ret = i - prev > 1
 				      ? window_in(&p, prev + 1, i, &q, false)
 				      : window_in(&p, i, i, &q, true);
-		}
 		prev = i;
 		prevj = j;
 	}
-	/* No edit (a comment, blanks): the fix changed nothing there. */
-	ret = ret && edits;
 out:
 	free(to);
 	hist_shape_release(&p);
