@@ -60,7 +60,32 @@ static bool in_set(const uint64_t *v, size_t n, const char *s)
 	return false;
 }
 
-/* A buggy line distinctive enough to stand as evidence on its own. */
+/*
+ * Words of control flow (C, Python): every other line has them, so they
+ * tell one line from another no more than punctuation. A declaration's
+ * type (`char *s = malloc(len);`) says what the line is about.
+ */
+static bool keyword(const char *w, size_t n)
+{
+	static const char *const kw[] = {
+		"and",	  "break",  "case",   "continue", "def",   "elif",
+		"else",	  "except", "for",    "goto",	  "if",	   "import",
+		"in",	  "is",	    "not",    "or",	  "pass",  "raise",
+		"return", "self",   "switch", "try",	  "while", "with",
+		"None",	  "True",   "False",  "NULL",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kw); i++)
+		if (strlen(kw[i]) == n && !strncmp(kw[i], w, n))
+			return true;
+	return false;
+}
+
+/*
+ * A buggy line distinctive enough to stand as evidence on its own: long,
+ * or three names that are not keywords ("for dev in lst:" is not).
+ */
 static bool distinctive(const char *line)
 {
 	const unsigned char *p = (const unsigned char *)line;
@@ -72,7 +97,8 @@ static bool distinctive(const char *line)
 
 			while (isalnum(*p) || *p == '_')
 				p++;
-			idents += p - w >= 3;
+			idents += p - w >= 3 &&
+				  !keyword((const char *)w, (size_t)(p - w));
 		} else {
 			p++;
 		}
@@ -167,32 +193,66 @@ static size_t shape_symbols(const struct rv_history *h, const char *line)
 }
 
 /*
+ * A line of one of the fix's stored hunks: how the fix treated it, the
+ * line normalized, and whether it starts a function definition.
+ */
+struct fix_line {
+	char origin;
+	bool defn;
+	char *norm;
+};
+
+struct fix_hunk {
+	struct fix_line *v;
+	size_t n, alloc;
+};
+
+/* Names, each once. */
+struct names {
+	char **v;
+	size_t n, alloc;
+};
+
+/*
  * The code of a past pair that is not its bug: what the fix wrote, what
  * it kept around its change, and the copies of a line the bug commit
- * wrote more often than the fix changed it. Normalized lines.
+ * wrote more often than the fix changed it. Normalized lines. And the
+ * fix's hunks as they are, to tell what it did next to a line.
  */
 struct pair_code {
 	char **v;
 	size_t n, alloc;
 	bool loaded;
-	/* the names the conditions the fix added test (`if (!rd->port_idx)`) */
-	char **tested;
-	size_t ntested, tested_alloc;
+	struct fix_hunk *hunks;
+	size_t nhunks, hunks_alloc, nfix_lines;
 };
 
 /* Bound on what one pair may load (and its hunks: LIMIT 64 below). */
 #define PAIR_MAX_LINES 4096
 
-static void pair_code_release(struct pair_code *pc)
+static void names_release(struct names *nm)
 {
 	size_t i;
+
+	for (i = 0; i < nm->n; i++)
+		free(nm->v[i]);
+	free(nm->v);
+	memset(nm, 0, sizeof(*nm));
+}
+
+static void pair_code_release(struct pair_code *pc)
+{
+	size_t i, j;
 
 	for (i = 0; i < pc->n; i++)
 		free(pc->v[i]);
 	free(pc->v);
-	for (i = 0; i < pc->ntested; i++)
-		free(pc->tested[i]);
-	free(pc->tested);
+	for (i = 0; i < pc->nhunks; i++) {
+		for (j = 0; j < pc->hunks[i].n; j++)
+			free(pc->hunks[i].v[j].norm);
+		free(pc->hunks[i].v);
+	}
+	free(pc->hunks);
 	memset(pc, 0, sizeof(*pc));
 }
 
@@ -223,36 +283,78 @@ static bool is_word(const char *w, size_t n, const char *word)
 	return strlen(word) == n && !strncmp(w, word, n);
 }
 
-/* The names (two characters or more) an `if (...)` line's condition tests. */
-static void tested_names(struct pair_code *pc, const char *line)
+/* Add the names (two characters or more) of text[0..len) to nm. */
+static void add_names(struct names *nm, const char *text, size_t len)
 {
 	static const char *const skip[] = {
-		"if", "NULL", "sizeof", "true", "false", "unlikely", "likely"};
-	const char *p = line, *w;
+		"NULL", "sizeof", "true",  "false", "unlikely", "likely",
+		"None", "True",	  "False", "not",   "and",	"or",
+		"is",	"in",	  "self",  "return"};
+	const char *p = text, *end = text + len, *w;
 	size_t k;
-	int depth = 0;
 
-	if (strncmp(p, "if", 2) || (p[2] != ' ' && p[2] != '('))
-		return;
-	for (p += 2; *p && pc->ntested < 64; p++) {
-		if (*p == '(')
-			depth++;
-		else if (*p == ')' && --depth <= 0)
-			break;
-		if (!(isalpha((unsigned char)*p) || *p == '_'))
+	while (p < end && nm->n < 64) {
+		if (*p == '"' || *p == '\'') {
+			char q = *p++;
+
+			while (p < end && *p != q)
+				p += *p == '\\' && p + 1 < end ? 2 : 1;
+			p += p < end;
 			continue;
-		for (w = p; isalnum((unsigned char)*p) || *p == '_'; p++)
+		}
+		if (!(isalpha((unsigned char)*p) || *p == '_')) {
+			p++;
+			continue;
+		}
+		for (w = p;
+		     p < end && (isalnum((unsigned char)*p) || *p == '_'); p++)
 			;
 		for (k = 0; k < ARRAY_SIZE(skip); k++)
 			if (is_word(w, (size_t)(p - w), skip[k]))
 				break;
-		if (k == ARRAY_SIZE(skip) && p - w >= 2) {
-			ALLOC_GROW(pc->tested, pc->ntested + 1,
-				   pc->tested_alloc);
-			pc->tested[pc->ntested++] =
-				xstrndup(w, (size_t)(p - w));
+		if (k < ARRAY_SIZE(skip) || p - w < 2)
+			continue;
+		for (k = 0; k < nm->n; k++)
+			if (is_word(w, (size_t)(p - w), nm->v[k]))
+				break;
+		if (k == nm->n) {
+			ALLOC_GROW(nm->v, nm->n + 1, nm->alloc);
+			nm->v[nm->n++] = xstrndup(w, (size_t)(p - w));
 		}
-		p--;
+	}
+}
+
+/*
+ * The names a line's conditions test: an `if (...)` or Python `if ...:`,
+ * a Python `A if COND else B`, a C `COND ? A : B` (from the assignment
+ * or the parenthesis that holds it).
+ */
+static void tested_names(struct names *nm, const char *line)
+{
+	const char *p, *e, *q;
+	int depth = 0;
+
+	if (!strncmp(line, "if", 2) && (line[2] == ' ' || line[2] == '(')) {
+		for (p = line + 2; *p; p++)
+			if (*p == '(' || *p == '[')
+				depth++;
+			else if ((*p == ')' || *p == ']') && --depth <= 0 &&
+				 *p == ')')
+				break;
+			else if (*p == ':' && !depth)
+				break;
+		add_names(nm, line + 2, (size_t)(p - line - 2));
+		return;
+	}
+	if ((p = strstr(line, " if ")) && (e = strstr(p + 4, " else ")))
+		add_names(nm, p + 4, (size_t)(e - p - 4));
+	if ((q = strchr(line, '?')) && !strchr(q, '"')) {
+		for (p = q; p > line && p[-1] != '(' && p[-1] != ',' &&
+			    !(p[-1] == '=' && p - 1 > line &&
+			      !strchr("=!<>", p[-2]) && p[0] != '=');
+		     p--)
+			;
+		add_names(nm, p, (size_t)(q - p));
 	}
 }
 
@@ -273,18 +375,32 @@ static bool has_word(const char *text, const char *word)
 /* File a normalized line of a stored hunk by what it is to the bug. */
 static void pair_line(struct pair_code *pc, struct pair_code *removed,
 		      struct pair_code *added, int role, char origin,
-		      const char *norm)
+		      const char *raw, size_t rawlen, const char *norm)
 {
+	struct fix_hunk *fh;
+	char *line;
+
 	if (role != 1) {
 		if (origin == '+')
 			lines_add(added, norm);
-	} else if (origin == '-') {
-		lines_add(removed, norm);
-	} else {
-		lines_add(pc, norm);
-		if (origin == '+')
-			tested_names(pc, norm);
+		return;
 	}
+	if (origin == '-')
+		lines_add(removed, norm);
+	else
+		lines_add(pc, norm);
+	if (!pc->nhunks || pc->nfix_lines >= PAIR_MAX_LINES)
+		return;
+	fh = &pc->hunks[pc->nhunks - 1];
+	ALLOC_GROW(fh->v, fh->n + 1, fh->alloc);
+	fh->v[fh->n].origin = origin;
+	fh->v[fh->n].norm = xstrdup_or_null(norm);
+	/* C at column 0, or a Python def at any depth. */
+	line = xstrndup(raw, rawlen);
+	fh->v[fh->n].defn = starts_function(line) || !strncmp(norm, "def ", 4);
+	free(line);
+	fh->n++;
+	pc->nfix_lines++;
 }
 
 /*
@@ -316,6 +432,10 @@ static void pair_code_load(const struct rv_history *h,
 		int role = sqlite3_column_int(st, 0);
 		const char *p = (const char *)sqlite3_column_text(st, 1);
 
+		if (role == 1) {
+			ALLOC_GROW(pc->hunks, pc->nhunks + 1, pc->hunks_alloc);
+			memset(&pc->hunks[pc->nhunks++], 0, sizeof(*pc->hunks));
+		}
 		while (p && *p) {
 			const char *nl = strchr(p, '\n');
 			size_t len = nl ? (size_t)(nl - p) : strlen(p);
@@ -324,7 +444,8 @@ static void pair_code_load(const struct rv_history *h,
 				hist_normalize(p + 1, len - 1, &norm);
 				if (norm.len)
 					pair_line(pc, &removed, &added, role,
-						  *p, sb_str(&norm));
+						  *p, p + 1, len - 1,
+						  sb_str(&norm));
 			}
 			p = nl ? nl + 1 : NULL;
 		}
@@ -338,49 +459,358 @@ static void pair_code_load(const struct rv_history *h,
 	sb_release(&norm);
 }
 
+/* Where in fh the fix has line as origin ('-' removed, ' ' kept); or -1. */
+static long hunk_find(const struct fix_hunk *fh, char origin, const char *line)
+{
+	size_t i;
+
+	for (i = 0; i < fh->n; i++)
+		if (fh->v[i].origin == origin && !strcmp(fh->v[i].norm, line))
+			return (long)i;
+	return -1;
+}
+
 /*
- * A fix that added a check next to a line tested something there: the
- * names in its condition that the line itself does not hold (`if
+ * Did the fix add, next to the kept line at, code of the function it is
+ * in (a check, a call), and not only a function of its own? A new
+ * function written before the next one's definition adds nothing that
+ * line was missing.
+ */
+static bool site_in_function(const struct fix_hunk *fh, size_t at)
+{
+	size_t i, lo = at > 2 ? at - 2 : 0, a, b;
+
+	for (i = lo; i < fh->n && i <= at + 2; i++) {
+		bool defn = false;
+
+		if (fh->v[i].origin != '+')
+			continue;
+		/* Its run of added lines: a definition in it makes it one. */
+		for (a = i; a > 0 && fh->v[a - 1].origin == '+'; a--)
+			;
+		for (b = i; b < fh->n && fh->v[b].origin == '+'; b++)
+			defn = defn || fh->v[b].defn;
+		for (; a < i; a++)
+			defn = defn || fh->v[a].defn;
+		if (!defn)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The line the fix wrote in place of a line it removed: its most similar
+ * added line of the hunk, sharing half its names; or NULL (the fix
+ * removed the line outright).
+ */
+static const char *fix_replacement(const struct fix_hunk *fh, const char *line)
+{
+	const char *best = NULL;
+	double bsim = 0.5, sim;
+	size_t j;
+
+	for (j = 0; j < fh->n; j++) {
+		if (fh->v[j].origin != '+')
+			continue;
+		sim = hist_line_similarity(line, fh->v[j].norm);
+		if (sim >= bsim && (!best || sim > bsim)) {
+			best = fh->v[j].norm;
+			bsim = sim;
+		}
+	}
+	return best;
+}
+
+/* Does line assign name (`name = ...`, `int name = ...`)? */
+static bool assigns(const char *line, const char *name)
+{
+	const char *eq, *w, *e;
+
+	for (eq = line; (eq = strchr(eq, '=')); eq++)
+		if (eq[1] != '=' &&
+		    (eq == line || !strchr("=!<>+-*/%&|^", eq[-1])))
+			break;
+	if (!eq)
+		return false;
+	for (e = eq; e > line && isspace((unsigned char)e[-1]); e--)
+		;
+	for (w = e; w > line && (isalnum((unsigned char)w[-1]) || w[-1] == '_');
+	     w--)
+		;
+	return (size_t)(e - w) == strlen(name) &&
+	       !strncmp(w, name, (size_t)(e - w));
+}
+
+/*
+ * The conditions a line the fix changed came to depend on: of the names
+ * the fix wrote into it (`+ offset`), those it computes under a condition
+ * in the hunk (`offset = GRH_SIZE if qp_type == e.IBV_QPT_UD else 0`).
+ */
+static void replacement_tested(const struct fix_hunk *fh, const char *line,
+			       struct names *tested)
+{
+	const char *fixed = fix_replacement(fh, line);
+	struct names added = {0};
+	size_t i, j;
+
+	if (!fixed)
+		return;
+	add_names(&added, fixed, strlen(fixed));
+	for (i = 0; i < added.n; i++) {
+		if (has_word(line, added.v[i]))
+			continue;
+		for (j = 0; j < fh->n; j++)
+			if (fh->v[j].origin == '+' &&
+			    assigns(fh->v[j].norm, added.v[i]))
+				tested_names(tested, fh->v[j].norm);
+	}
+	names_release(&added);
+}
+
+/*
+ * A fix that added a check next to a line, or made the line it changed
+ * depend on one, tested something there: the names in the conditions it
+ * wrote in that hunk that the line itself does not hold (`if
  * (!rd->port_idx)` before `return rd_exec_cmd(rd, cmds, "parameter");`
- * tests port_idx). The same line elsewhere misses that check only when
- * the patch's code around it uses one of them; a dispatcher like every
- * other does not. A NULL check of the line's own result (`if (!buf)`
- * after `buf = malloc(n);`) names nothing new and asks nothing more.
+ * tests port_idx; `offset = GRH_SIZE if qp_type == e.IBV_QPT_UD else 0`
+ * for the buffer it writes tests qp_type). The same line elsewhere misses
+ * that check only when the patch's code around it uses one of them; a
+ * dispatcher like every other does not, nor a buffer of a QP of another
+ * type. A NULL check of the line's own result (`if (!buf)` after `buf =
+ * malloc(n);`) names nothing new and asks nothing more. Next to a line
+ * the fix kept, what it added must belong to the line's function.
  */
 static bool check_applies(const struct rv_history *h,
 			  const struct rv_similar *s, const struct rv_diff *d,
 			  const struct rv_similar_match *m,
 			  struct pair_code *pc)
 {
-	size_t i, j, k, others = 0;
+	struct names tested = {0};
+	char origin = m->fix_removed ? '-' : ' ';
+	size_t i, j, k, others = 0, found = 0, sites = 0;
+	bool ret = false;
 
 	pair_code_load(h, s, pc);
-	for (i = 0; i < pc->ntested; i++) {
-		if (has_word(m->past_line, pc->tested[i]))
+	for (i = 0; i < pc->nhunks; i++) {
+		const struct fix_hunk *fh = &pc->hunks[i];
+		long at = hunk_find(fh, origin, m->past_line);
+
+		if (at < 0)
+			continue;
+		found++;
+		if (m->fix_removed) {
+			replacement_tested(fh, m->past_line, &tested);
+			continue;
+		}
+		if (site_in_function(fh, (size_t)at))
+			sites++;
+		for (j = 0; j < fh->n; j++)
+			if (fh->v[j].origin == '+')
+				tested_names(&tested, fh->v[j].norm);
+	}
+	/* The line not found (more hunks than were stored): as before. */
+	for (i = 0; !found && !m->fix_removed && i < pc->nhunks; i++)
+		for (j = 0; j < pc->hunks[i].n; j++)
+			if (pc->hunks[i].v[j].origin == '+')
+				tested_names(&tested, pc->hunks[i].v[j].norm);
+	if (found && !m->fix_removed && !sites)
+		goto out;
+	for (i = 0; i < tested.n && !ret; i++) {
+		if (has_word(m->past_line, tested.v[i]))
 			continue;
 		others++;
-		for (j = 0; j < d->nfiles; j++) {
+		for (j = 0; j < d->nfiles && !ret; j++) {
 			const struct rv_file *f = &d->files[j];
 
 			if (!f->new_path || !m->file ||
 			    strcmp(f->new_path, m->file))
 				continue;
-			for (k = 0; k < f->nhunks; k++) {
+			for (k = 0; k < f->nhunks && !ret; k++) {
 				const struct rv_hunk *hk = &f->hunks[k];
 				size_t l;
 
-				for (l = 0; l < hk->nlines; l++)
-					if (hk->lines[l].origin != '-' &&
-					    abs(hk->lines[l].new_no -
-						m->new_no) <= 20 &&
-					    hk->lines[l].text &&
-					    has_word(hk->lines[l].text,
-						     pc->tested[i]))
-						return true;
+				for (l = 0; l < hk->nlines && !ret; l++)
+					ret = hk->lines[l].origin != '-' &&
+					      abs(hk->lines[l].new_no -
+						  m->new_no) <= 20 &&
+					      hk->lines[l].text &&
+					      has_word(hk->lines[l].text,
+						       tested.v[i]);
 			}
 		}
 	}
-	return !others;
+	ret = ret || !others;
+out:
+	names_release(&tested);
+	return ret;
+}
+
+/* Are two tokens the same text? */
+static bool tok_eq(const struct hist_stok *a, const struct hist_stok *b)
+{
+	return a->len == b->len && !memcmp(a->s, b->s, a->len);
+}
+
+/* The longest common subsequence of a and b: for each of a, its b or -1. */
+static void tok_align(const struct hist_shape *a, const struct hist_shape *b,
+		      long *to)
+{
+	size_t n = a->n, m = b->n, i, j;
+	unsigned short *L = xcalloc((n + 1) * (m + 1), sizeof(*L));
+
+	for (i = n; i-- > 0;)
+		for (j = m; j-- > 0;)
+			L[i * (m + 1) + j] =
+				tok_eq(&a->v[i], &b->v[j])
+					? L[(i + 1) * (m + 1) + j + 1] + 1
+				: L[(i + 1) * (m + 1) + j] >
+						L[i * (m + 1) + j + 1]
+					? L[(i + 1) * (m + 1) + j]
+					: L[i * (m + 1) + j + 1];
+	for (i = 0; i < n; i++)
+		to[i] = -1;
+	for (i = 0, j = 0; i < n && j < m;)
+		if (tok_eq(&a->v[i], &b->v[j])) {
+			to[i++] = (long)j++;
+		} else if (L[(i + 1) * (m + 1) + j] >= L[i * (m + 1) + j + 1]) {
+			i++;
+		} else {
+			j++;
+		}
+	free(L);
+}
+
+/*
+ * A name in capitals (RDMA_NLDEV_ATTR_MAX, ETH_ALEN) is a constant: its
+ * value is its definition's, not the code's around it.
+ */
+static bool constant(const struct hist_stok *t)
+{
+	uint32_t i, upper = 0;
+
+	for (i = 0; i < t->len; i++) {
+		if (islower((unsigned char)t->s[i]))
+			return false;
+		upper += isupper((unsigned char)t->s[i]) != 0;
+	}
+	return upper >= 2;
+}
+
+/*
+ * Does the patch line q hold the past line's tokens p[lo..hi) as they
+ * are, between p[lo - 1] and p[hi] (or the line's ends) of the same
+ * shape? Where the fix only inserted (exact_sides), a constant beside
+ * the insertion must be the same one: `- 1` after RDMA_NLDEV_ATTR_MAX
+ * corrects that constant, not another; after a variable (`len + 1`) it
+ * corrects the role the renaming maps (`n + 1`).
+ */
+static bool window_in(const struct hist_shape *p, long lo, long hi,
+		      const struct hist_shape *q, bool exact_sides)
+{
+	long from = lo - 1, to = hi, n = to - from + 1, i, k;
+
+	for (i = 0; i + n <= (long)q->n + 2; i++) {
+		for (k = 0; k < n; k++) {
+			long pi = from + k, qi = i - 1 + k;
+			bool pin = pi >= 0 && pi < (long)p->n;
+			bool qin = qi >= 0 && qi < (long)q->n;
+
+			if (pin != qin)
+				break;
+			if (!pin)
+				continue;
+			if (pi >= lo && pi < hi) {
+				if (!tok_eq(&p->v[pi], &q->v[qi]))
+					break;
+			} else if (!p->v[pi].ident || !q->v[qi].ident ||
+				   (exact_sides && (constant(&p->v[pi]) ||
+						    constant(&q->v[qi])))) {
+				if (!tok_eq(&p->v[pi], &q->v[qi]))
+					break;
+			}
+		}
+		if (k == n)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Does the patch line repeat what the fix changed in the past line, given
+ * the line the fix wrote in its place? Each edit (tokens deleted or
+ * replaced, tokens inserted between two) has a site: the tokens it
+ * deleted, between neighbours of the same shape; or, where it only
+ * inserted, the two tokens it inserted between (the same constant). A
+ * line that ends where the past line had `{};` (`struct sockstat stat =
+ * {` of an initializer that goes on) or names another constant where the
+ * fix adjusted one does not repeat it.
+ */
+static bool edit_repeated(const struct rv_history *h, const char *past,
+			  const char *fixed, const char *patch)
+{
+	struct hist_shape p = {0}, r = {0}, q = {0};
+	long *to = NULL, i, prev = -1, prevj = -1;
+	bool ret = false;
+
+	hist_shape_lex(past, strlen(past), &h->api, &p, 256);
+	hist_shape_lex(fixed, strlen(fixed), &h->api, &r, 256);
+	hist_shape_lex(patch, strlen(patch), &h->api, &q, 256);
+	if (!p.n || !q.n) {
+		ret = true; /* nothing to compare: do not judge */
+		goto out;
+	}
+	to = xcalloc(p.n + 1, sizeof(*to));
+	tok_align(&p, &r, to);
+	for (i = 0; i <= (long)p.n && !ret; i++) {
+		long j = i < (long)p.n ? to[i] : (long)r.n;
+
+		if (i < (long)p.n && j < 0)
+			continue;
+		/*
+		 * p[prev + 1 .. i) deleted, r[prevj + 1 .. j) inserted. No
+		 * edit at all (a comment, blanks): the fix changed nothing
+		 * the patch could repeat.
+		 */
+		if (i - prev > 1 || j - prevj > 1)
+			ret = i - prev > 1
+				      ? window_in(&p, prev + 1, i, &q, false)
+				      : window_in(&p, i, i, &q, true);
+		prev = i;
+		prevj = j;
+	}
+out:
+	free(to);
+	hist_shape_release(&p);
+	hist_shape_release(&r);
+	hist_shape_release(&q);
+	return ret;
+}
+
+/*
+ * For a line the fix removed: does the patch line repeat what the fix
+ * changed in it? The line the fix wrote in its place is its most similar
+ * added line of the hunk (sharing half its names); none, and the whole
+ * line was the bug.
+ */
+static bool fix_repeated(const struct rv_history *h, const struct rv_similar *s,
+			 const struct rv_similar_match *m, struct pair_code *pc)
+{
+	size_t i, found = 0;
+
+	pair_code_load(h, s, pc);
+	for (i = 0; i < pc->nhunks; i++) {
+		const struct fix_hunk *fh = &pc->hunks[i];
+		const char *best;
+
+		if (hunk_find(fh, '-', m->past_line) < 0)
+			continue;
+		found++;
+		best = fix_replacement(fh, m->past_line);
+		if (!best ||
+		    edit_repeated(h, m->past_line, best, m->patch_line))
+			return true;
+	}
+	return !found;
 }
 
 /* The shape of a line, its names abstracted ("$ = malloc ( $ ) ;"). */
@@ -467,7 +897,9 @@ static bool strong(const struct rv_history *h, const struct rv_diff *d,
 		if (!m->fix_removed || m->by_shape || m->similarity < 0.85 ||
 		    !m->file || strcmp(m->file, s->file) ||
 		    !distinctive(m->past_line) ||
-		    in_set(rm, nrm, m->patch_line) || ambiguous(h, s, m, pc))
+		    in_set(rm, nrm, m->patch_line) || ambiguous(h, s, m, pc) ||
+		    !fix_repeated(h, s, m, pc) ||
+		    !check_applies(h, s, d, m, pc))
 			continue;
 		for (j = 0; j < s->nmatches; j++)
 			if (j != i && !s->matches[j].by_shape &&
@@ -515,7 +947,8 @@ static bool strong_shape(const struct rv_history *h, const struct rv_diff *d,
 		if (!(m->fix_removed || m->fix_site) || m->similarity < 0.999 ||
 		    !m->file || !distinctive(m->past_line) ||
 		    in_set(rm, nrm, m->patch_line) || ambiguous(h, s, m, pc) ||
-		    (!m->fix_removed && !check_applies(h, s, d, m, pc)))
+		    (m->fix_removed && !fix_repeated(h, s, m, pc)) ||
+		    !check_applies(h, s, d, m, pc))
 			continue;
 		for (j = 0; j < s->nmatches; j++)
 			if (j != i && s->matches[j].similarity >= 0.999 &&

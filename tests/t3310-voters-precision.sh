@@ -315,6 +315,445 @@ run "$QUORUM" review -C "$TMP/disp" "$TMP"/portdisp/*.patch
 like "$TMP/out" "code that $(git rev-parse --short=12 "$PORT_FIX") had to fix" \
 	"... one that uses the port index does"
 
+# 3d. A short line of keywords and two names ("for dev in lst:", "if
+# len(lst) == 0:") is in every test that loops over devices: a fix that
+# changed it is no evidence against the next loop (rdma-core
+# 57b2f8c216d9, flagged for 2da066ae0fb5). A long line the fix changed
+# still is (cbb04cdfaff1 repeated `port_attr = ctx.query_port(1)` and was
+# fixed the same way later).
+cd "$TMP" && mkdir devtest && cd devtest && git init -q
+cat >test_device.py <<'EOC'
+import unittest
+import pyverbs.device as d
+
+
+class DeviceTest(unittest.TestCase):
+    def test_open_dev(self):
+        lst = d.get_device_list()
+        if len(lst) == 0:
+            raise unittest.SkipTest('No IB devices found')
+        for dev in lst:
+            d.Context(name=dev.name.decode())
+
+    def test_query_gid_table(self):
+        with d.Context(name=self.dev_name) as ctx:
+            device_attr = ctx.query_device()
+            port_attr = ctx.query_port(1)
+            max_entries = device_attr.phys_port_cnt * port_attr.gid_tbl_len
+            ctx.query_gid_table(max_entries)
+EOC
+tick; git add test_device.py && git commit -q -m "tests: device tests"
+DEVT=$(git rev-parse HEAD)
+python3 - <<'EOP'
+s = open("test_device.py").read()
+s = s.replace("""    def test_open_dev(self):
+        lst = d.get_device_list()
+        if len(lst) == 0:
+            raise unittest.SkipTest('No IB devices found')
+        for dev in lst:""", """    @staticmethod
+    def get_device_list():
+        lst = d.get_device_list()
+        if len(lst) == 0:
+            raise unittest.SkipTest('No IB device found')
+        return lst
+
+    def test_open_dev(self):
+        for dev in self.get_device_list():""")
+s = s.replace("""            port_attr = ctx.query_port(1)
+            max_entries = device_attr.phys_port_cnt * port_attr.gid_tbl_len""",
+"""            max_entries = 0
+            for port_num in range(1, device_attr.phys_port_cnt + 1):
+                port_attr = ctx.query_port(port_num)
+                max_entries += port_attr.gid_tbl_len""")
+open("test_device.py", "w").write(s)
+EOP
+tick; git commit -q -am "tests: fix the device list and the GID table size" \
+	-m "Devices with two ports have a GID table per port.
+
+$(fixes "$DEVT")"
+DEVT_FIX=$(git rev-parse HEAD)
+git tag devtest
+run "$QUORUM" index -C "$TMP/devtest"
+cat >>test_device.py <<'EOC'
+
+    def test_query_device(self):
+        lst = d.get_device_list()
+        if len(lst) == 0:
+            raise unittest.SkipTest('No device')
+        for dev in lst:
+            with d.Context(name=dev.name.decode()) as ctx:
+                ctx.query_device()
+EOC
+tick; git commit -q -am "tests: query the device"
+git format-patch -q -o "$TMP/devloop" -1 HEAD
+git reset -q --hard devtest
+cat >>test_device.py <<'EOC'
+
+    def test_query_gid_ex(self):
+        with d.Context(name=self.dev_name) as ctx:
+            device_attr = ctx.query_device()
+            port_attr = ctx.query_port(1)
+            max_entries = device_attr.phys_port_cnt * port_attr.gid_tbl_len
+            ctx.query_gid_ex(max_entries)
+EOC
+tick; git commit -q -am "tests: query the GIDs of all ports"
+git format-patch -q -o "$TMP/devgid" -1 HEAD
+git reset -q --hard devtest
+run "$QUORUM" review -C "$TMP/devtest" "$TMP"/devloop/*.patch
+unlike "$TMP/out" "had to fix" "a loop over the devices like the one a fix changed has no history finding"
+run "$QUORUM" review -C "$TMP/devtest" "$TMP"/devgid/*.patch
+like "$TMP/out" "resembles code that $(git rev-parse --short=12 "$DEVT_FIX") had to fix" \
+	"... the port 1 the fix replaced, repeated, has"
+like "$TMP/out" 'The fix changed this line: port_attr = ctx.query_port\(1\)' "... quoting it"
+
+# 3e. A fix that made the line it changed depend on a condition (`offset
+# = GRH_SIZE if qp_type == e.IBV_QPT_UD else 0`, then `mr.write(msg,
+# agr_obj.msg_size + offset)`) fixed it for that case only: the same line
+# where the code tests no QP type has no bug (rdma-core aa98634f41ea, a
+# RAW QP's send buffer, flagged for 2e3550083e69). Where it does, the
+# line is flagged.
+cd "$TMP" && mkdir ud && cd ud && git init -q
+cat >traffic.py <<'EOC'
+from pyverbs.wr import SGE, SendWR
+import pyverbs.enums as e
+
+GRH_SIZE = 40
+
+
+def get_send_wr(agr_obj, is_server):
+    qp_type = agr_obj.qp.qp_type
+    mr = agr_obj.mr
+    send_sge = SGE(mr.buf, agr_obj.msg_size, mr.lkey)
+    msg = agr_obj.msg_size * ('s' if is_server else 'c')
+    mr.write(msg, agr_obj.msg_size)
+    return SendWR(num_sge=1, sg=[send_sge])
+EOC
+tick; git add traffic.py && git commit -q -m "tests: traffic helpers"
+TRAF=$(git rev-parse HEAD)
+python3 - <<'EOP'
+s = open("traffic.py").read()
+s = s.replace("""    send_sge = SGE(mr.buf, agr_obj.msg_size, mr.lkey)
+    msg = agr_obj.msg_size * ('s' if is_server else 'c')
+    mr.write(msg, agr_obj.msg_size)""", """    offset = GRH_SIZE if qp_type == e.IBV_QPT_UD else 0
+    send_sge = SGE(mr.buf + offset, agr_obj.msg_size, mr.lkey)
+    msg = (agr_obj.msg_size + offset) * ('s' if is_server else 'c')
+    mr.write(msg, agr_obj.msg_size + offset)""")
+open("traffic.py", "w").write(s)
+EOP
+tick; git commit -q -am "tests: fix traffic methods for UD QP" \
+	-m "Properly handle the GRH offset when creating an SGE.
+
+$(fixes "$TRAF")"
+TRAF_FIX=$(git rev-parse HEAD)
+git tag ud
+run "$QUORUM" index -C "$TMP/ud"
+cat >>traffic.py <<'EOC'
+
+
+def get_send_elements_raw_qp(agr_obj):
+    mr = agr_obj.mr
+    msg = gen_ipv4_udp_packet(agr_obj.msg_size)
+    mr.write(msg, agr_obj.msg_size)
+    send_sge = SGE(mr.buf, agr_obj.msg_size, mr.lkey)
+    return SendWR(opcode=e.IBV_WR_SEND, num_sge=1, sg=[send_sge])
+EOC
+tick; git commit -q -am "tests: raw ethernet traffic"
+git format-patch -q -o "$TMP/rawqp" -1 HEAD
+git reset -q --hard ud
+cat >>traffic.py <<'EOC'
+
+
+def get_send_wr_xrc(agr_obj, is_server):
+    qp_type = agr_obj.sqp_lst[0].qp_type
+    mr = agr_obj.mr
+    send_sge = SGE(mr.buf, agr_obj.msg_size, mr.lkey)
+    msg = agr_obj.msg_size * ('s' if is_server else 'c')
+    mr.write(msg, agr_obj.msg_size)
+    return SendWR(num_sge=1, sg=[send_sge])
+EOC
+tick; git commit -q -am "tests: XRC traffic"
+git format-patch -q -o "$TMP/xrcqp" -1 HEAD
+git reset -q --hard ud
+run "$QUORUM" review -C "$TMP/ud" "$TMP"/rawqp/*.patch
+unlike "$TMP/out" "had to fix" "a line a fix made conditional, where nothing tests the condition, has no history finding"
+run "$QUORUM" review -C "$TMP/ud" "$TMP"/xrcqp/*.patch
+like "$TMP/out" "resembles code that $(git rev-parse --short=12 "$TRAF_FIX") had to fix" \
+	"... where the code has the QP type, it has"
+
+# 3f. A fix that wrote a new function before another one's definition
+# added nothing that definition's line was missing: code of that shape
+# does not miss it (iproute2 c2d7c45c320d, a reload stats printer like
+# pr_out_health(), flagged for 746b66b00578 that added
+# pr_out_dump_report_timestamp() before it). A check the fix added in
+# the function, next to its first line, is still missed by a copy.
+cd "$TMP" && mkdir health && cd health && git init -q
+cat >health.c <<'EOC'
+#include "devlink.h"
+
+static void pr_out_region(struct dl *dl, struct nlattr **tb)
+{
+	pr_out_str(dl, "region", mnl_attr_get_str(tb[DEVLINK_ATTR_REGION_NAME]));
+	pr_out_u64(dl, "size", mnl_attr_get_u64(tb[DEVLINK_ATTR_REGION_SIZE]));
+	pr_out_u32(dl, "snapshot", mnl_attr_get_u32(tb[DEVLINK_ATTR_REGION_SNAPSHOT_ID]));
+}
+
+static void pr_out_health(struct dl *dl, struct nlattr **tb_health)
+{
+	struct nlattr *tb[DEVLINK_ATTR_MAX + 1] = {};
+	enum devlink_health_reporter_state state;
+	const struct nlattr *attr;
+	int err;
+
+	err = mnl_attr_parse_nested(tb_health[DEVLINK_ATTR_HEALTH_REPORTER],
+				    attr_cb, tb);
+	if (err != MNL_CB_OK)
+		return;
+	pr_out_str(dl, "reporter",
+		   mnl_attr_get_str(tb[DEVLINK_ATTR_HEALTH_REPORTER_NAME]));
+	state = mnl_attr_get_u8(tb[DEVLINK_ATTR_HEALTH_REPORTER_STATE]);
+	pr_out_str(dl, "state", health_state_name(state));
+	if (tb[DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS])
+		pr_out_u64(dl, "last_dump",
+			   mnl_attr_get_u64(tb[DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS]));
+}
+EOC
+tick; git add health.c && git commit -q -m "devlink: add health show"
+HEALTH=$(git rev-parse HEAD)
+python3 - <<'EOP'
+s = open("health.c").read()
+s = s.replace("""static void pr_out_health(""", """static void pr_out_dump_ts(struct dl *dl, const struct nlattr *attr)
+{
+	char dump_date[32];
+	time_t tv_sec;
+
+	tv_sec = mnl_attr_get_u64(attr) / 1000000000;
+	strftime(dump_date, sizeof(dump_date), "%Y-%m-%d", localtime(&tv_sec));
+	pr_out_str(dl, "last_dump_date", dump_date);
+}
+
+static void pr_out_health(""")
+s = s.replace("""	if (tb[DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS])
+		pr_out_u64(dl, "last_dump",""", """	if (tb[DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS_NS])
+		pr_out_dump_ts(dl, tb[DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS_NS]);
+	else if (tb[DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS])
+		pr_out_u64(dl, "last_dump",""")
+open("health.c", "w").write(s)
+EOP
+tick; git commit -q -am "devlink: a time stamp in ns for the health dump" \
+	-m "$(fixes "$HEALTH")"
+HEALTH_FIX=$(git rev-parse HEAD)
+cat >trap.c <<'EOC'
+#include "devlink.h"
+
+static void pr_out_trap_group(struct dl *dl, struct nlattr **tb_group)
+{
+	const char *group_name;
+	uint32_t policer_id;
+
+	group_name = mnl_attr_get_str(tb_group[DEVLINK_ATTR_TRAP_GROUP_NAME]);
+	policer_id = mnl_attr_get_u32(tb_group[DEVLINK_ATTR_TRAP_POLICER_ID]);
+	pr_out_str(dl, "name", group_name);
+	pr_out_uint(dl, "policer", policer_id);
+	pr_out_bool(dl, "generic", !!tb_group[DEVLINK_ATTR_TRAP_GENERIC]);
+}
+EOC
+tick; git add trap.c && git commit -q -m "devlink: show trap groups"
+TRAP=$(git rev-parse HEAD)
+sed -i 's/^{$/{\n\tif (!tb_group[DEVLINK_ATTR_TRAP_POLICER_ID])\n\t\treturn;/' trap.c
+tick; git commit -q -am "devlink: fix a crash on a trap group without a policer" \
+	-m "$(fixes "$TRAP")"
+TRAP_FIX=$(git rev-parse HEAD)
+git tag health
+run "$QUORUM" index -C "$TMP/health"
+cat >reload.c <<'EOC'
+#include "devlink.h"
+
+static void pr_out_reload_data(struct dl *dl, struct nlattr **tb_reload)
+{
+	struct nlattr *tb[DEVLINK_ATTR_MAX + 1] = {};
+	enum devlink_reload_action action;
+	const struct nlattr *attr;
+	int err;
+
+	err = mnl_attr_parse_nested(tb_reload[DEVLINK_ATTR_RELOAD_STATS],
+				    attr_cb, tb);
+	if (err != MNL_CB_OK)
+		return;
+	pr_out_str(dl, "reload",
+		   mnl_attr_get_str(tb[DEVLINK_ATTR_RELOAD_STATS_NAME]));
+	action = mnl_attr_get_u8(tb[DEVLINK_ATTR_RELOAD_ACTION]);
+	pr_out_str(dl, "action", reload_action_name(action));
+}
+EOC
+git add reload.c; tick; git commit -q -m "devlink: show reload stats"
+git format-patch -q -o "$TMP/reload" -1 HEAD
+git reset -q --hard health
+cat >police.c <<'EOC'
+#include "devlink.h"
+
+static void pr_out_trap_policer(struct dl *dl, struct nlattr **tb_policer)
+{
+	const char *policer_name;
+	uint32_t policer_id;
+
+	policer_name = mnl_attr_get_str(tb_policer[DEVLINK_ATTR_TRAP_POLICER_NAME]);
+	policer_id = mnl_attr_get_u32(tb_policer[DEVLINK_ATTR_TRAP_POLICER_ID]);
+	pr_out_str(dl, "name", policer_name);
+	pr_out_uint(dl, "policer", policer_id);
+	pr_out_bool(dl, "generic", !!tb_policer[DEVLINK_ATTR_TRAP_GENERIC]);
+}
+EOC
+git add police.c; tick; git commit -q -m "devlink: show trap policers"
+git format-patch -q -o "$TMP/police" -1 HEAD
+git reset -q --hard health
+run "$QUORUM" review -C "$TMP/health" "$TMP"/reload/*.patch
+unlike "$TMP/out" "had to fix" "code like a definition a fix wrote a new function before has no history finding"
+run "$QUORUM" review -C "$TMP/health" "$TMP"/police/*.patch
+like "$TMP/out" "repeats, with other names, code that $(git rev-parse --short=12 "$TRAP_FIX") had to fix" \
+	"... code like one whose first line a fix added a check to has"
+
+# 3g. What the fix changed in a line must be in the patch's line: the
+# tokens it replaced, or the two it inserted between. `struct sockstat
+# stat = {` that opens an initializer going on is not `... = {};` whose
+# braces a fix filled (iproute2 c759116a0b2b, for 99bb68ff666c); `- 1`
+# after RDMA_NLDEV_ATTR_MAX corrects that constant, and the same
+# callback with DEVLINK_ATTR_MAX, whose value is right, repeats nothing
+# (b3adafd15431, for f0cabaca38e5). The empty initializer itself, and the
+# callback with the same constant and other local names, are flagged.
+cd "$TMP" && mkdir edits && cd edits && git init -q
+cat >ss.c <<'EOC'
+#include "ss.h"
+
+static int unix_show_sock(struct nlmsghdr *nlh, void *arg)
+{
+	struct filter *f = (struct filter *)arg;
+	struct unix_diag_msg *r = NLMSG_DATA(nlh);
+	struct sockstat stat = {};
+
+	stat.type = r->udiag_type;
+	stat.state = r->udiag_state;
+	unix_stats_print(&stat, f);
+	return 0;
+}
+EOC
+cat >utils.c <<'EOC'
+#include "rdma.h"
+
+int rd_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	int type;
+
+	if (mnl_attr_type_valid(attr, RDMA_NLDEV_ATTR_MAX) < 0)
+		return MNL_CB_OK;
+
+	type = mnl_attr_get_type(attr);
+	if (mnl_attr_validate(attr, nldev_policy[type]) < 0)
+		return MNL_CB_ERROR;
+
+	tb[type] = attr;
+	return MNL_CB_OK;
+}
+EOC
+tick; git add ss.c utils.c && git commit -q -m "ss, rdma: unix sockets, attributes"
+SS=$(git rev-parse HEAD)
+sed -i 's/struct sockstat stat = {};/struct sockstat stat = { .name = "*", .peer_name = "*" };/' ss.c
+tick; git commit -q -am "ss: fix crash when dumping unix sockets" \
+	-m "The printer reads the name.
+
+$(fixes "$SS")"
+SS_FIX=$(git rev-parse HEAD)
+sed -i 's/RDMA_NLDEV_ATTR_MAX) < 0)/RDMA_NLDEV_ATTR_MAX - 1) < 0)/' utils.c
+tick; git commit -q -am "rdma: fix incorrectly handled NLA validation" \
+	-m "mnl_attr_type_valid() takes the maximum attribute type, not their number.
+
+$(fixes "$SS")"
+NLA_FIX=$(git rev-parse HEAD)
+git tag edits
+run "$QUORUM" index -C "$TMP/edits"
+# add_patch NAME SUBJECT FILE: append stdin to FILE, format it, reset.
+add_patch() {
+	cat >>"$3"
+	git add "$3"; tick; git commit -q -m "$2"
+	git format-patch -q -o "$TMP/$1" -1 HEAD
+	git reset -q --hard edits
+}
+add_patch vsock "ss: add AF_VSOCK support" ss.c <<'EOC'
+
+static int vsock_show_sock(struct nlmsghdr *nlh, void *arg)
+{
+	struct filter *f = (struct filter *)arg;
+	struct vsock_diag_msg *r = NLMSG_DATA(nlh);
+	struct sockstat stat = {
+		.type = r->vdiag_type,
+		.state = r->vdiag_state,
+	};
+
+	vsock_stats_print(&stat, f);
+	return 0;
+}
+EOC
+add_patch packet "ss: packet sockets" ss.c <<'EOC'
+
+static int packet_show_sock(struct nlmsghdr *nlh, void *arg)
+{
+	struct filter *f = (struct filter *)arg;
+	struct packet_diag_msg *r = NLMSG_DATA(nlh);
+	struct sockstat stat = {};
+
+	stat.type = r->pdiag_type;
+	packet_stats_print(&stat, f);
+	return 0;
+}
+EOC
+add_patch devattr "devlink: attribute callback" devlink.c <<'EOC'
+#include "devlink.h"
+
+int dl_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	int type;
+
+	if (mnl_attr_type_valid(attr, DEVLINK_ATTR_MAX) < 0)
+		return MNL_CB_OK;
+
+	type = mnl_attr_get_type(attr);
+	if (mnl_attr_validate(attr, devlink_policy[type]) < 0)
+		return MNL_CB_ERROR;
+
+	tb[type] = attr;
+	return MNL_CB_OK;
+}
+EOC
+add_patch resattr "rdma: resource attribute callback" res.c <<'EOC'
+#include "rdma.h"
+
+int res_attr_cb(const struct nlattr *nla, void *arg)
+{
+	const struct nlattr **attrs = arg;
+	int t;
+
+	if (mnl_attr_type_valid(nla, RDMA_NLDEV_ATTR_MAX) < 0)
+		return MNL_CB_OK;
+
+	t = mnl_attr_get_type(nla);
+	if (mnl_attr_validate(nla, nldev_policy[t]) < 0)
+		return MNL_CB_ERROR;
+
+	attrs[t] = nla;
+	return MNL_CB_OK;
+}
+EOC
+run "$QUORUM" review -C "$TMP/edits" "$TMP"/vsock/*.patch
+unlike "$TMP/out" "had to fix" "an initializer that goes on is not the empty one a fix filled"
+run "$QUORUM" review -C "$TMP/edits" "$TMP"/packet/*.patch
+like "$TMP/out" "resembles code that $(git rev-parse --short=12 "$SS_FIX") had to fix" "... the empty one is flagged"
+run "$QUORUM" review -C "$TMP/edits" "$TMP"/devattr/*.patch
+unlike "$TMP/out" "had to fix" "another constant where a fix adjusted one repeats nothing"
+run "$QUORUM" review -C "$TMP/edits" "$TMP"/resattr/*.patch
+like "$TMP/out" "repeats, with other names, code that $(git rev-parse --short=12 "$NLA_FIX") had to fix" \
+	"... the same constant with other local names is flagged"
+
 # 4. The rules voter. A file split in two moves its code: the moved lines
 # are as old as the code (rdma-core 7237cedf3767 "Flatten the
 # infiniband-diags tools", iproute2 e42256699cac "move into lib": 26
