@@ -1753,9 +1753,14 @@ int hist_risk_load(sqlite3 *db, int64_t seq, struct hist_rfeat *out)
 
 /*
  * A tree's habits drift: older commits teach less about the next one.
- * Rows weigh by recency, halving every two years of age at fit time.
+ * Rows weigh by recency, halving every four years of age at fit time.
+ * What size and place say about bugs drifts slowly, and the score is a
+ * place, so the level of old labels does not matter: over fifteen
+ * yearly eval windows the margin over lines changed was +0.025 at a
+ * half-life of two years, +0.027 at three, +0.028 at four and eight,
+ * +0.028 with none, where the last years of both trees lose.
  */
-#define RISK_WEIGHT_HALF (730 * DAY)
+#define RISK_WEIGHT_HALF (1460 * DAY)
 
 double hist_risk_weight(int64_t t, int64_t now)
 {
