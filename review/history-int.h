@@ -262,6 +262,19 @@ void hist_normalize(const char *line, size_t len, struct sb *out);
 bool hist_line_significant(const char *norm);
 /* The function name in a hunk section ("static int foo(int)") or NULL. */
 char *hist_function_name(const char *section);
+/*
+ * Does s start a function's definition ("int f(int x)" at column 0, not
+ * a declaration, call, label or statement)?
+ */
+bool hist_starts_function(const char *s, size_t len);
+/*
+ * The function line k of hunk hk sits in: the last definition the hunk
+ * starts before it (on the line's side: pre-image for a removed line,
+ * post-image otherwise), else the one its section names; NULL at file
+ * scope (after a closing "}" at column 0) or when none is known. Caller
+ * frees.
+ */
+char *hist_hunk_function(const struct rv_hunk *hk, size_t k);
 /* Top-level directory of a path (or "" for a top-level file), into buf. */
 void hist_top_dir(const char *path, char *buf, size_t len);
 

@@ -328,22 +328,6 @@ static int casts(const char *s, size_t len)
 	return n;
 }
 
-static bool starts_function(const char *s, size_t len)
-{
-	size_t i;
-
-	if (!len || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
-		return false;
-	if (!memchr(s, '(', len))
-		return false;
-	for (i = len; i > 0 && isspace((unsigned char)s[i - 1]); i--)
-		;
-	if (i && (s[i - 1] == ';' || s[i - 1] == ',' || s[i - 1] == ':'))
-		return false;
-	return strncmp(s, "return", 6) && strncmp(s, "if", 2) &&
-	       strncmp(s, "typedef", 7);
-}
-
 static bool error_return(const char *s, size_t len)
 {
 	return count_str(s, len, "return -") ||
@@ -436,7 +420,7 @@ void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
 	if (!f->code)
 		return;
 	a->v[HR_LA_CODE]++;
-	if (starts_function(s, len))
+	if (hist_starts_function(s, len))
 		a->v[HR_NEWFUNC]++;
 	/* Past the indentation: comments say nothing about behaviour. */
 	for (p = s; p < s + len && isspace((unsigned char)*p); p++)

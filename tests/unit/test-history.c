@@ -199,6 +199,72 @@ static void test_text_helpers(void **state)
 	assert_string_equal(dir, "");
 }
 
+/*
+ * The function a line of a hunk is in: the header names the one before
+ * the hunk; definitions the hunk starts (wrapped ones too) and the end of
+ * one at column 0 change it; a removed line reads the pre-image.
+ */
+static void test_hunk_function(void **state)
+{
+	static const char diff[] =
+		"diff --git a/f.c b/f.c\n"
+		"--- a/f.c\n"
+		"+++ b/f.c\n"
+		"@@ -10,7 +10,20 @@ static int first(int x)\n"
+		" \treturn x;\n"
+		" }\n"
+		"+\n"
+		"+static struct thing table[] = {\n"
+		"+};\n"
+		"+\n"
+		"+static int second(struct rd *rd,\n"
+		"+\t\t  int y)\n"
+		"+{\n"
+		"+\treturn y;\n"
+		"+}\n"
+		"+\n"
+		"+int third(int z);\n"
+		"+int fourth(int a,\n"
+		"+\t   int b);\n"
+		" \n"
+		"-int old_one(void)\n"
+		"+int new_one(void)\n"
+		" {\n"
+		"-\treturn 1;\n"
+		"+\treturn 2;\n"
+		" }\n";
+	static const char *const want[] = {
+		"first",   "first",   NULL,	 NULL,	    NULL,
+		NULL,	   "second",  "second",	 "second",  "second",
+		"second",  NULL,      NULL,	 NULL,	    NULL,
+		NULL,	   "old_one", "new_one", "new_one", "old_one",
+		"new_one", "new_one",
+	};
+	struct rv_diff *d = NULL;
+	struct errmsg err;
+	size_t k;
+
+	(void)state;
+	assert_int_equal(rv_diff_parse(&d, diff, sizeof(diff) - 1, &err), 0);
+	assert_int_equal(d->files[0].hunks[0].nlines, ARRAY_SIZE(want));
+	for (k = 0; k < ARRAY_SIZE(want); k++) {
+		char *f = hist_hunk_function(&d->files[0].hunks[0], k);
+
+		if (!want[k] != !f || (f && strcmp(f, want[k])))
+			print_message("line %zu: %s, want %s\n", k,
+				      f ? f : "(none)",
+				      want[k] ? want[k] : "(none)");
+		if (want[k])
+			assert_non_null(f);
+		else
+			assert_null(f);
+		if (want[k])
+			assert_string_equal(f, want[k]);
+		free(f);
+	}
+	rv_diff_free(d);
+}
+
 /* The model learns that big commits are the buggy ones here. */
 static void test_model(void **state)
 {
@@ -396,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_revert),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_text_helpers),
+		cmocka_unit_test(test_hunk_function),
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_content_counts),
