@@ -444,8 +444,16 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 double hist_auc(const double *s, const int *y, size_t n);
 
 /*
- * Where a risk finding sits: the first added line of the hunk that adds
- * the most (voter-history.c; eval scores the same place). False when the
+ * The constructs of a line of code the risk model counts as where fixes
+ * go: conditions, error returns, gotos, allocations, frees, locks.
+ */
+size_t hist_line_hazards(const char *s, size_t len);
+
+/*
+ * Where a risk finding sits (voter-history.c; eval scores the same place):
+ * the first added line of code of the function the patch adds the most
+ * hazards to (hist_line_hazards()), then the most lines; without one,
+ * the first added line of the hunk that adds the most. False when the
  * diff adds nothing.
  */
 bool hist_risk_anchor(const struct rv_diff *d, const char **file, int *line);

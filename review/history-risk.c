@@ -335,6 +335,17 @@ static bool error_return(const char *s, size_t len)
 	       count_str(s, len, "ERR_PTR(");
 }
 
+size_t hist_line_hazards(const char *s, size_t len)
+{
+	int cw[CW_N];
+
+	count_calls(s, len, cw);
+	return (size_t)(count_str(s, len, "if (") + error_return(s, len) +
+			count_str(s, len, "goto ") + cw[CW_ALLOC] +
+			cw[CW_STRDUP] + cw[CW_ASPRINTF] + cw[CW_FREE] +
+			cw[CW_RELEASE] + cw[CW_DESTROY] + cw[CW_LOCK]);
+}
+
 /*
  * Words are kept as 31-bit hashes, the top bit saying where they came
  * from: the added lines, or the subject.
