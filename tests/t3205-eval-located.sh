@@ -156,4 +156,42 @@ cp "$TMP/out" "$TMP/eval.json"
 is "$(rules findings)" 4 "the rules voter points at both allocations"
 is "$(rules located)" 2 "... those at one are located: the fix changed the line it pointed at, moved and in a renamed function"
 
+# The risk finding names no line of its own: it points into the function
+# the patch adds the most hazards to (conditions, error returns,
+# allocations), big_alloc() here, not at the top of the new file (a
+# comment) nor at the biggest function, big_feature().
+big_history() { # big_history SED: the big feature, and its fix by SED
+	cd "$TMP" && rm -rf repo && history_repo
+	CLOCK_N=0
+	risk_history 16
+	WSTART=$((CLOCK_N + 1))
+	tick
+	{
+		printf '/* big.c: the big feature */\n#include <stdlib.h>\n\n'
+		c_function big_feature big_helper 80
+		printf '\nint big_alloc(int n)\n{\n'
+		for j in 1 2 3 4 5 6 7 8; do
+			printf '\tint *p%s = malloc(n);\n' $j
+			printf '\tif (!p%s)\n\t\treturn -1;\n' $j
+		done
+		printf '\treturn 0;\n}\n'
+	} >big.c
+	git add big.c && git commit -q -m "feat: add the big feature"
+	BIG=$(git rev-parse HEAD)
+	WEND=$CLOCK_N
+	tick; sed -i "$1" big.c
+	git commit -q -am "feat: fix the big feature" -m "$(fixes "$BIG")"
+	SINCE=$(at "$WSTART"); UNTIL=$(at "$WEND")
+	"$QUORUM" index -C "$R" >/dev/null || echo "Bail out! index failed"
+	run "$QUORUM" eval -C "$R" --since "$SINCE" --until "$UNTIL" --json
+	cp "$TMP/out" "$TMP/eval.json"
+}
+risk() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["voters"]["risk"][sys.argv[2]])' "$TMP/eval.json" "$1"; }
+big_history 's/int \*p8 = malloc(n);/int *p8 = calloc(1, n);/'
+is "$(risk findings)" 1 "the risk voter flags the big feature"
+is "$(risk located)" 1 "... and its fix, in big_alloc(), is where the finding points"
+big_history 's/v\[70 % n\] += big_helper(v, n, 70);/v[70 % n] -= big_helper(v, n, 70);/'
+is "$(risk findings)" 1 "the risk voter flags it whichever its fix"
+is "$(risk located)" 0 "... and a fix of big_feature() is not where it points"
+
 done_testing
