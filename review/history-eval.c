@@ -18,6 +18,8 @@
 
 /* Refit the model when the replay has moved on this far. */
 #define EVAL_REFIT_SECONDS (30 * 86400)
+/* How far from the line a finding points at a fix may change code. */
+#define EVAL_NEAR 3
 
 struct ecommit {
 	int64_t seq, time;
@@ -33,6 +35,9 @@ struct eloc {
 	char *file;
 	int line;
 	char *func;
+	/* the significant lines within EVAL_NEAR of it, normalized */
+	char **near;
+	size_t nnear;
 };
 
 static double now_seconds(void)
@@ -138,10 +143,14 @@ static bool in_diff(const struct rv_finding *f, const struct rv_diff *d)
 	return false;
 }
 
-/* The function a line of file in d sits in, by its hunk; or NULL. */
+/*
+ * The function post-image line `line` of file in d sits in, or NULL: the
+ * hunk's section names the function before the hunk, which a definition
+ * the hunk adds or passes ends.
+ */
 static char *func_at(const struct rv_diff *d, const char *file, int line)
 {
-	size_t i, j;
+	size_t i, j, k;
 
 	for (i = 0; i < d->nfiles; i++) {
 		const struct rv_file *f = &d->files[i];
@@ -151,12 +160,63 @@ static char *func_at(const struct rv_diff *d, const char *file, int line)
 		for (j = 0; j < f->nhunks; j++) {
 			const struct rv_hunk *hk = &f->hunks[j];
 
-			if (line >= hk->new_start &&
-			    line <= hk->new_start + hk->new_lines)
-				return hist_function_name(hk->section);
+			for (k = 0; k < hk->nlines; k++)
+				if (hk->lines[k].origin != '-' &&
+				    hk->lines[k].new_no == line)
+					return hist_hunk_function(hk, k);
 		}
 	}
 	return NULL;
+}
+
+/*
+ * Can a normalized line be told by its text, once it is the only one of
+ * its file that reads so? It names something (not just "}" or "return
+ * ret;") and is not a comment.
+ */
+static bool recognizable(const char *norm, struct sb *toks)
+{
+	if (strlen(norm) < 8 || norm[0] == '*' ||
+	    (norm[0] == '/' && (norm[1] == '*' || norm[1] == '/')))
+		return false;
+	sb_reset(toks);
+	hist_tokens(norm, toks, 1);
+	return toks->len > 0;
+}
+
+/*
+ * The post-image lines of file in d within EVAL_NEAR of line that carry
+ * enough to be recognized by their text alone, into e: the place a later
+ * fix changes may have moved by then.
+ */
+static void near_lines(const struct rv_diff *d, const char *file, int line,
+		       struct eloc *e)
+{
+	struct sb norm = SB_INIT, toks = SB_INIT;
+	size_t i, j, k, alloc = 0;
+
+	for (i = 0; i < d->nfiles; i++) {
+		const struct rv_file *f = &d->files[i];
+
+		if (!f->new_path || strcmp(f->new_path, file))
+			continue;
+		for (j = 0; j < f->nhunks; j++)
+			for (k = 0; k < f->hunks[j].nlines; k++) {
+				const struct rv_line *l = &f->hunks[j].lines[k];
+
+				if (l->origin == '-' || !l->text ||
+				    abs(l->new_no - line) > EVAL_NEAR)
+					continue;
+				hist_normalize(l->text, strlen(l->text), &norm);
+				if (!recognizable(sb_str(&norm), &toks))
+					continue;
+				ALLOC_GROW(e->near, e->nnear + 1, alloc);
+				e->near[e->nnear++] =
+					xstrdup_or_null(sb_str(&norm));
+			}
+	}
+	sb_release(&norm);
+	sb_release(&toks);
 }
 
 struct elocs {
@@ -177,15 +237,21 @@ static void elocs_add(struct elocs *l, int voter, const struct rv_diff *d,
 	e->file = xstrdup_or_null(file);
 	e->line = line;
 	e->func = func_at(d, file, line);
+	e->near = NULL;
+	e->nnear = 0;
+	near_lines(d, file, line, e);
 }
 
 static void elocs_reset(struct elocs *l)
 {
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; i < l->n; i++) {
 		free(l->v[i].file);
 		free(l->v[i].func);
+		for (k = 0; k < l->v[i].nnear; k++)
+			free(l->v[i].near[k]);
+		free(l->v[i].near);
 	}
 	l->n = 0;
 }
@@ -248,35 +314,113 @@ static unsigned offline_findings(struct rv_history *h, const char *msg,
 	return who;
 }
 
-/* Did fix d change the code at loc (its lines +-3, or its function)? */
-static bool fix_hits(const struct rv_diff *fd, const struct eloc *loc)
+/*
+ * How many lines of path, as it was just before commit fix, read norm
+ * once normalized (0, 1, or 2 for more).
+ */
+static int copies_before(struct rv_history *h, const char *fix,
+			 const char *path, const char *norm)
 {
-	size_t i, j;
+	git_object *obj = NULL;
+	struct sb spec = SB_INIT, line = SB_INIT;
+	const char *p, *end;
+	int n = 0;
 
-	for (i = 0; i < fd->nfiles; i++) {
+	sb_addf(&spec, "%s^:%s", fix, path);
+	if (git_revparse_single(&obj, h->repo, sb_str(&spec)) < 0 ||
+	    git_object_type(obj) != GIT_OBJECT_BLOB)
+		goto out;
+	p = git_blob_rawcontent((git_blob *)obj);
+	end = p + git_blob_rawsize((git_blob *)obj);
+	while (p < end && n < 2) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		hist_normalize(p, len, &line);
+		n += !strcmp(sb_str(&line), norm);
+		p += len + 1;
+	}
+out:
+	git_object_free(obj);
+	sb_release(&spec);
+	sb_release(&line);
+	return n;
+}
+
+/*
+ * Is line k of hunk hk, which the fix kept or removed, one of the lines
+ * near loc, and the only line of its file that reads so?
+ */
+static bool same_line(struct rv_history *h, const char *fix, const char *path,
+		      const struct rv_hunk *hk, size_t k,
+		      const struct eloc *loc, struct sb *norm)
+{
+	size_t i;
+
+	if (hk->lines[k].origin == '+' || !hk->lines[k].text)
+		return false;
+	hist_normalize(hk->lines[k].text, strlen(hk->lines[k].text), norm);
+	for (i = 0; i < loc->nnear; i++)
+		if (!strcmp(loc->near[i], sb_str(norm)))
+			return copies_before(h, fix, path, sb_str(norm)) == 1;
+	return false;
+}
+
+/*
+ * Did fix fd (commit fix) change the code at loc: a line it removed, or
+ * next to which it added lines, is one of loc's (found by its text, the
+ * lines may have moved since), or it changed a line of loc's function?
+ */
+static bool fix_hits(struct rv_history *h, const char *fix,
+		     const struct rv_diff *fd, const struct eloc *loc)
+{
+	struct sb norm = SB_INIT;
+	bool hit = false;
+	size_t i, j, k;
+
+	for (i = 0; i < fd->nfiles && !hit; i++) {
 		const struct rv_file *f = &fd->files[i];
+		const char *path = f->old_path ? f->old_path : f->new_path;
 
 		if (!((f->old_path && !strcmp(f->old_path, loc->file)) ||
 		      (f->new_path && !strcmp(f->new_path, loc->file))))
 			continue;
-		for (j = 0; j < f->nhunks; j++) {
+		for (j = 0; j < f->nhunks && !hit; j++) {
 			const struct rv_hunk *hk = &f->hunks[j];
-			char *fn;
-			bool same;
 
-			if (loc->line >= hk->old_start - 3 &&
-			    loc->line <= hk->old_start + hk->old_lines + 3)
-				return true;
-			if (!loc->func)
-				continue;
-			fn = hist_function_name(hk->section);
-			same = fn && !strcmp(fn, loc->func);
-			free(fn);
-			if (same)
-				return true;
+			for (k = 0; k < hk->nlines && !hit; k++) {
+				char o = hk->lines[k].origin, *fn;
+
+				if (o == ' ')
+					continue;
+				if (o == '-')
+					hit = same_line(h, fix, path, hk, k,
+							loc, &norm);
+				else if (k == 0 ||
+					 hk->lines[k - 1].origin != '+') {
+					/* an insertion: the lines around it */
+					size_t e = k;
+
+					while (e < hk->nlines &&
+					       hk->lines[e].origin == '+')
+						e++;
+					hit = (k > 0 &&
+					       same_line(h, fix, path, hk,
+							 k - 1, loc, &norm)) ||
+					      (e < hk->nlines &&
+					       same_line(h, fix, path, hk, e,
+							 loc, &norm));
+				}
+				if (hit || !loc->func)
+					continue;
+				fn = hist_hunk_function(hk, k);
+				hit = fn && !strcmp(fn, loc->func);
+				free(fn);
+			}
 		}
 	}
-	return false;
+	sb_release(&norm);
+	return hit;
 }
 
 /* Mark the locations a later fix of commit seq changed. */
@@ -306,7 +450,7 @@ static void locate(struct rv_history *h, int64_t seq, struct elocs *locs,
 				  &err))
 			continue;
 		for (i = 0; i < locs->n; i++)
-			hit[i] = hit[i] || fix_hits(fd, &locs->v[i]);
+			hit[i] = hit[i] || fix_hits(h, fix, fd, &locs->v[i]);
 		rv_diff_free(fd);
 	}
 	sqlite3_finalize(st);

@@ -274,6 +274,19 @@ void hist_normalize(const char *line, size_t len, struct sb *out);
 bool hist_line_significant(const char *norm);
 /* The function name in a hunk section ("static int foo(int)") or NULL. */
 char *hist_function_name(const char *section);
+/*
+ * Does s start a function's definition ("int f(int x)" at column 0, not
+ * a declaration, call, label or statement)?
+ */
+bool hist_starts_function(const char *s, size_t len);
+/*
+ * The function line k of hunk hk sits in: the last definition the hunk
+ * starts before it (on the line's side: pre-image for a removed line,
+ * post-image otherwise), else the one its section names; NULL at file
+ * scope (after a closing "}" at column 0) or when none is known. Caller
+ * frees.
+ */
+char *hist_hunk_function(const struct rv_hunk *hk, size_t k);
 /* Top-level directory of a path (or "" for a top-level file), into buf. */
 void hist_top_dir(const char *path, char *buf, size_t len);
 
@@ -464,8 +477,16 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 double hist_auc(const double *s, const int *y, size_t n);
 
 /*
- * Where a risk finding sits: the first added line of the hunk that adds
- * the most (voter-history.c; eval scores the same place). False when the
+ * The constructs of a line of code the risk model counts as where fixes
+ * go: conditions, error returns, gotos, allocations, frees, locks.
+ */
+size_t hist_line_hazards(const char *s, size_t len);
+
+/*
+ * Where a risk finding sits (voter-history.c; eval scores the same place):
+ * the first added line of code of the function the patch adds the most
+ * hazards to (hist_line_hazards()), then the most lines; without one,
+ * the first added line of the hunk that adds the most. False when the
  * diff adds nothing.
  */
 bool hist_risk_anchor(const struct rv_diff *d, const char **file, int *line);

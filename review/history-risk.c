@@ -333,27 +333,22 @@ static int casts(const char *s, size_t len)
 	return n;
 }
 
-static bool starts_function(const char *s, size_t len)
-{
-	size_t i;
-
-	if (!len || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
-		return false;
-	if (!memchr(s, '(', len))
-		return false;
-	for (i = len; i > 0 && isspace((unsigned char)s[i - 1]); i--)
-		;
-	if (i && (s[i - 1] == ';' || s[i - 1] == ',' || s[i - 1] == ':'))
-		return false;
-	return strncmp(s, "return", 6) && strncmp(s, "if", 2) &&
-	       strncmp(s, "typedef", 7);
-}
-
 static bool error_return(const char *s, size_t len)
 {
 	return count_str(s, len, "return -") ||
 	       count_str(s, len, "return NULL") ||
 	       count_str(s, len, "ERR_PTR(");
+}
+
+size_t hist_line_hazards(const char *s, size_t len)
+{
+	int cw[CW_N];
+
+	count_calls(s, len, cw);
+	return (size_t)(count_str(s, len, "if (") + error_return(s, len) +
+			count_str(s, len, "goto ") + cw[CW_ALLOC] +
+			cw[CW_STRDUP] + cw[CW_ASPRINTF] + cw[CW_FREE] +
+			cw[CW_RELEASE] + cw[CW_DESTROY] + cw[CW_LOCK]);
 }
 
 /*
@@ -475,7 +470,7 @@ void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
 	if (!f->code)
 		return;
 	a->v[HR_LA_CODE]++;
-	if (starts_function(s, len))
+	if (hist_starts_function(s, len))
 		a->v[HR_NEWFUNC]++;
 	p = code_of_line(s, &len);
 	if (!p)

@@ -175,6 +175,83 @@ char *hist_function_name(const char *section)
 	return xstrndup(b, (size_t)(e - b));
 }
 
+bool hist_starts_function(const char *s, size_t len)
+{
+	size_t i;
+
+	if (!len || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	if (!memchr(s, '(', len))
+		return false;
+	for (i = len; i > 0 && isspace((unsigned char)s[i - 1]); i--)
+		;
+	if (i && (s[i - 1] == ';' || s[i - 1] == ',' || s[i - 1] == ':'))
+		return false;
+	return strncmp(s, "return", 6) && strncmp(s, "if", 2) &&
+	       strncmp(s, "typedef", 7);
+}
+
+/* The last byte of s that is not a blank, or '\0'. */
+static char last_char(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	return n ? s[n - 1] : '\0';
+}
+
+/*
+ * Does line i of hk start a definition whose parameters wrap ("static int
+ * f(int a," then "int b)")? Its parameter list must close without a ';'.
+ */
+static bool wrapped_definition(const struct rv_hunk *hk, size_t i, char skip)
+{
+	const char *t = hk->lines[i].text ? hk->lines[i].text : "";
+
+	if (!(isalpha((unsigned char)t[0]) || t[0] == '_') || !strchr(t, '(') ||
+	    last_char(t) != ',' || !strncmp(t, "return", 6))
+		return false;
+	for (i++; i < hk->nlines; i++) {
+		char end;
+
+		if (hk->lines[i].origin == skip)
+			continue;
+		t = hk->lines[i].text ? hk->lines[i].text : "";
+		end = last_char(t);
+		if (!isspace((unsigned char)t[0]) || end == ';')
+			return false;
+		if (end == ')' || end == '{')
+			return true;
+	}
+	return false;
+}
+
+char *hist_hunk_function(const struct rv_hunk *hk, size_t k)
+{
+	/* A removed line lives in the pre-image, any other in the post. */
+	char skip = k < hk->nlines && hk->lines[k].origin == '-' ? '+' : '-';
+	char *cur = hist_function_name(hk->section);
+	size_t i;
+
+	for (i = 0; i <= k && i < hk->nlines; i++) {
+		const char *t = hk->lines[i].text ? hk->lines[i].text : "";
+
+		if (hk->lines[i].origin == skip)
+			continue;
+		if (hist_starts_function(t, strlen(t)) ||
+		    wrapped_definition(hk, i, skip)) {
+			free(cur);
+			cur = hist_function_name(t);
+		} else if (i < k && !strcmp(t, "}")) {
+			/* the end of a function: what follows is file scope */
+			free(cur);
+			cur = NULL;
+		}
+	}
+	return cur;
+}
+
 void hist_top_dir(const char *path, char *buf, size_t len)
 {
 	const char *slash = strchr(path, '/');

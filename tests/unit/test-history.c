@@ -199,6 +199,179 @@ static void test_text_helpers(void **state)
 	assert_string_equal(dir, "");
 }
 
+/*
+ * The function a line of a hunk is in: the header names the one before
+ * the hunk; definitions the hunk starts (wrapped ones too) and the end of
+ * one at column 0 change it; a removed line reads the pre-image.
+ */
+static void test_hunk_function(void **state)
+{
+	static const char diff[] =
+		"diff --git a/f.c b/f.c\n"
+		"--- a/f.c\n"
+		"+++ b/f.c\n"
+		"@@ -10,7 +10,20 @@ static int first(int x)\n"
+		" \treturn x;\n"
+		" }\n"
+		"+\n"
+		"+static struct thing table[] = {\n"
+		"+};\n"
+		"+\n"
+		"+static int second(struct rd *rd,\n"
+		"+\t\t  int y)\n"
+		"+{\n"
+		"+\treturn y;\n"
+		"+}\n"
+		"+\n"
+		"+int third(int z);\n"
+		"+int fourth(int a,\n"
+		"+\t   int b);\n"
+		" \n"
+		"-int old_one(void)\n"
+		"+int new_one(void)\n"
+		" {\n"
+		"-\treturn 1;\n"
+		"+\treturn 2;\n"
+		" }\n";
+	static const char *const want[] = {
+		"first",   "first",   NULL,	 NULL,	    NULL,
+		NULL,	   "second",  "second",	 "second",  "second",
+		"second",  NULL,      NULL,	 NULL,	    NULL,
+		NULL,	   "old_one", "new_one", "new_one", "old_one",
+		"new_one", "new_one",
+	};
+	struct rv_diff *d = NULL;
+	struct errmsg err;
+	size_t k;
+
+	(void)state;
+	assert_int_equal(rv_diff_parse(&d, diff, sizeof(diff) - 1, &err), 0);
+	assert_int_equal(d->files[0].hunks[0].nlines, ARRAY_SIZE(want));
+	for (k = 0; k < ARRAY_SIZE(want); k++) {
+		char *f = hist_hunk_function(&d->files[0].hunks[0], k);
+
+		if (!want[k] != !f || (f && strcmp(f, want[k])))
+			print_message("line %zu: %s, want %s\n", k,
+				      f ? f : "(none)",
+				      want[k] ? want[k] : "(none)");
+		if (want[k])
+			assert_non_null(f);
+		else
+			assert_null(f);
+		if (want[k])
+			assert_string_equal(f, want[k]);
+		free(f);
+	}
+	rv_diff_free(d);
+}
+
+static struct rv_diff *parse_diff(const char *text)
+{
+	struct rv_diff *d = NULL;
+	struct errmsg err;
+
+	assert_int_equal(rv_diff_parse(&d, text, strlen(text), &err), 0);
+	return d;
+}
+
+/*
+ * A risk finding points where a later fix is likeliest to land: in the
+ * function the patch adds the most hazards to (conditions, error
+ * returns, allocations), not at the top of its biggest hunk, a table at
+ * file scope; equal hazards, the bigger function; no function at all,
+ * the first line of the biggest hunk.
+ */
+static void test_risk_anchor(void **state)
+{
+	static const char added[] = "diff --git a/a.c b/a.c\n"
+				    "new file mode 100644\n"
+				    "--- /dev/null\n"
+				    "+++ b/a.c\n"
+				    "@@ -0,0 +1,32 @@\n"
+				    "+#include <stdlib.h>\n"
+				    "+\n"
+				    "+static const int table[] = {\n"
+				    "+\t1, 2, 3, 4,\n"
+				    "+\t5, 6, 7, 8,\n"
+				    "+};\n"
+				    "+\n"
+				    "+int plain(int *v)\n"
+				    "+{\n"
+				    "+\tv[0] = 1;\n"
+				    "+\tv[1] = 2;\n"
+				    "+\tv[2] = 3;\n"
+				    "+\tv[3] = 4;\n"
+				    "+\treturn 0;\n"
+				    "+}\n"
+				    "+\n"
+				    "+/* Allocates. */\n"
+				    "+int *risky(int n)\n"
+				    "+{\n"
+				    "+\tint *p = malloc(n);\n"
+				    "+\n"
+				    "+\tif (!p)\n"
+				    "+\t\treturn NULL;\n"
+				    "+\treturn p;\n"
+				    "+}\n"
+				    "+\n"
+				    "+int checks(int n)\n"
+				    "+{\n"
+				    "+\tif (n < 0)\n"
+				    "+\t\treturn -1;\n"
+				    "+\treturn n;\n"
+				    "+}\n";
+	static const char ties[] = "diff --git a/b.c b/b.c\n"
+				   "--- a/b.c\n"
+				   "+++ b/b.c\n"
+				   "@@ -1,3 +1,5 @@ int short_one(int n)\n"
+				   " {\n"
+				   "+\tif (n > 1)\n"
+				   "+\t\tn--;\n"
+				   " \treturn n;\n"
+				   " }\n"
+				   "@@ -10,3 +12,6 @@ int long_one(int n)\n"
+				   " {\n"
+				   "+\tif (n > 2)\n"
+				   "+\t\tn -= 2;\n"
+				   "+\tn *= 3;\n"
+				   " \treturn n;\n"
+				   " }\n";
+	static const char scope[] = "diff --git a/c.h b/c.h\n"
+				    "--- a/c.h\n"
+				    "+++ b/c.h\n"
+				    "@@ -1,2 +1,3 @@\n"
+				    " #define A 1\n"
+				    "+#define B 2\n"
+				    " #define C 3\n"
+				    "@@ -10,2 +11,4 @@\n"
+				    " #define X 1\n"
+				    "+#define Y 2\n"
+				    "+#define Z 3\n"
+				    " #define W 4\n";
+	struct rv_diff *d;
+	const char *file = NULL;
+	int line = 0;
+
+	(void)state;
+	d = parse_diff(added);
+	assert_true(hist_risk_anchor(d, &file, &line));
+	assert_string_equal(file, "a.c");
+	assert_int_equal(line, 18); /* int *risky(int n): malloc, if, return */
+	rv_diff_free(d);
+
+	d = parse_diff(ties);
+	assert_true(hist_risk_anchor(d, &file, &line));
+	assert_string_equal(file, "b.c");
+	assert_int_equal(line, 13); /* long_one(): one if each, more lines */
+	rv_diff_free(d);
+
+	d = parse_diff(scope);
+	assert_true(hist_risk_anchor(d, &file, &line));
+	assert_string_equal(file, "c.h");
+	assert_int_equal(line, 12); /* no function: the biggest hunk */
+	rv_diff_free(d);
+}
+
 /* The model learns that big commits are the buggy ones here. */
 static void test_model(void **state)
 {
@@ -595,6 +768,8 @@ int main(void)
 		cmocka_unit_test(test_revert),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_text_helpers),
+		cmocka_unit_test(test_hunk_function),
+		cmocka_unit_test(test_risk_anchor),
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_explain_words),
