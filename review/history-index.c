@@ -1421,13 +1421,19 @@ static void finalize_stmts(struct indexer *ix)
 	sqlite3_finalize(ix->ins_funcfix);
 }
 
-/* Hide the tips indexed before; false when one is gone (history rewritten). */
-static int hide_tips(struct indexer *ix, git_revwalk *walk, bool *gone)
+/*
+ * Hide the tips indexed before. *gone: one is gone, or HEAD no longer
+ * descends from it (a reset, a rebase, another branch checked out):
+ * what the index holds is not HEAD's history, and the commits it kept
+ * would be fixes, bugs and rates of code HEAD does not have.
+ */
+static int hide_tips(struct indexer *ix, git_revwalk *walk, const git_oid *head,
+		     bool *gone, bool *left)
 {
 	sqlite3_stmt *st = NULL;
 	int ret;
 
-	*gone = false;
+	*gone = *left = false;
 	if ((ret = prep(ix, &st, "SELECT oid FROM tips")))
 		return ret;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -1437,6 +1443,9 @@ static int hide_tips(struct indexer *ix, git_revwalk *walk, bool *gone)
 		if (!hex || git_oid_fromstr(&oid, hex) < 0 ||
 		    git_revwalk_hide(walk, &oid) < 0)
 			*gone = true;
+		else if (!git_oid_equal(&oid, head) &&
+			 git_graph_descendant_of(ix->repo, head, &oid) != 1)
+			*left = true;
 	}
 	sqlite3_finalize(st);
 	return 0;
@@ -1461,10 +1470,10 @@ static int make_index_dir(const char *db_path, struct errmsg *err)
  * before from the walk. A tip that is gone means the history was
  * rewritten: the db is thrown away and made anew, once.
  */
-static int open_db_locked(struct indexer *ix)
+static int open_db_locked(struct indexer *ix, const git_oid *head)
 {
 	struct rv_index_stats *st = ix->st;
-	bool gone = false;
+	bool gone = false, left = false;
 	int ret;
 
 again:
@@ -1493,10 +1502,10 @@ again:
 				  "again when it is done",
 				  ix->path);
 	ix->in_tx = true;
-	if ((ret = hide_tips(ix, ix->walk, &gone)))
+	if ((ret = hide_tips(ix, ix->walk, head, &gone, &left)))
 		return ret;
-	if (gone && !st->rebuilt) {
-		/* A tip we indexed is gone: the history was rewritten. */
+	if ((gone || left) && !st->rebuilt) {
+		/* The history was rewritten, or HEAD is elsewhere. */
 		git_revwalk_free(ix->walk);
 		ix->walk = NULL;
 		hist_exec(ix->db, "ROLLBACK", NULL);
@@ -1506,8 +1515,12 @@ again:
 		hist_db_remove(ix->path);
 		st->rebuilt = true;
 		snprintf(st->rebuilt_reason, sizeof(st->rebuilt_reason),
-			 "a commit indexed before is gone (history was "
-			 "rewritten); the history index was rebuilt");
+			 "%s; the history index was rebuilt",
+			 gone ? "a commit indexed before is gone (history "
+				"was rewritten)"
+			      : "HEAD does not descend from the commit "
+				"indexed last (history rewritten, or another "
+				"branch)");
 		goto again;
 	}
 	return 0;
@@ -1721,7 +1734,8 @@ int rv_history_index(const char *repo_path, const struct rv_index_opts *opts,
 		goto out;
 	if (ix.opts->rebuild)
 		hist_db_remove(ix.path);
-	if ((ret = open_db_locked(&ix)) || (ret = list_new_commits(&ix, &head)))
+	if ((ret = open_db_locked(&ix, &head)) ||
+	    (ret = list_new_commits(&ix, &head)))
 		goto out;
 	if (!ix.ntodo) {
 		ret = finish_up_to_date(&ix);

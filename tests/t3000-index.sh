@@ -131,6 +131,28 @@ run "$QUORUM" index -C "$R"
 is "$rc" 0 "index after a rewrite exits 0"
 like "$TMP/err" 'rewritten' "a rewritten history is rebuilt with a reason"
 
+# Rewritten with the old tip still in the object store (a reset, a
+# rebase, before any gc): HEAD no longer descends from it, so what was
+# indexed from it (here a fix and its pair) must not stay.
+npairs=$(sqlq "SELECT COUNT(*) FROM pairs")
+echo "/* fixed */" >>junk2.c && git add junk2.c &&
+	git commit -q -m "net: fix the parser again" \
+		-m "Fixes: $(git rev-parse --short=12 "$BUG1") (\"net: add the parser\")"
+run "$QUORUM" index -C "$R"
+is "$(sqlq "SELECT COUNT(*) FROM pairs")" "$((npairs + 1))" "the fix is indexed"
+git reset -q --hard HEAD~1
+git commit -q --allow-empty -m "another way"
+run "$QUORUM" index -C "$R"
+is "$rc" 0 "index after a reset exits 0"
+like "$TMP/err" 'HEAD does not descend from the commit indexed last.*rebuilt' \
+	"a reset under the index rebuilds it, saying why"
+is "$(sqlq "SELECT COUNT(*) FROM pairs")" "$npairs" "the dropped fix's pair is gone"
+is "$(sqlq "SELECT COUNT(*) FROM commits WHERE subject = 'net: fix the parser again'")" 0 \
+	"the dropped commit is gone"
+git commit -q --allow-empty -m "forward"
+run "$QUORUM" index -C "$R"
+is "$(lines "$TMP/err")" 0 "moving forward is no rewrite"
+
 # Hostile messages: many Fixes: lines, binary junk, giant ids.
 {
 	echo "junk: hostile message"
