@@ -1604,8 +1604,10 @@ static bool size_product_unchecked(const struct toks *tv, size_t a, size_t b)
 		if (t && d == 0 && (is(t, "+") || is(t, "-")) && j > term &&
 		    operand_end(&tv->v[j - 1]))
 			term_end = true;
+		/* `sizeof *p` dereferences p: that star multiplies nothing */
 		if (t && d == 0 && is(t, "*") && j > fstart &&
-		    operand_end(&tv->v[j - 1]))
+		    operand_end(&tv->v[j - 1]) &&
+		    !is_unevaluated(&tv->v[j - 1]))
 			binop_star = true;
 		if (binop_star || term_end) {
 			if (j > fstart) {

@@ -988,4 +988,38 @@ like "$TMP/out" 'sprintf\(\) into `full_label\[17\]` has no bound' "... of a lar
 like "$TMP/out" 'sprintf\(\) into `name\[16\]` has no bound' "an unbounded sprintf() into a fixed array is flagged"
 like "$TMP/out" 'strcpy\(\) into `alias\[32\]` has no bound' "an unbounded strcpy() into one too"
 
+# 6. `sizeof *p` is the size of what p points at, not a product: every
+# allocation written `malloc(sizeof *req)` was flagged as an overflow
+# (rdma-core 05fc15b44805, a73f7df2ac93 "cmtime", and the rxe provider's
+# ten). A count times `sizeof *p` is still a product (rdma-core
+# 1b9125689fec, fixed later).
+cat >req.c <<'EOC'
+#include <stdlib.h>
+
+struct request *req_alloc(void)
+{
+	struct request *req;
+
+	req = malloc(sizeof *req);
+	if (!req)
+		return NULL;
+	return req;
+}
+
+int ports_alloc(struct cma_dev *cma_dev, struct attr attr)
+{
+	cma_dev->port = malloc(sizeof *cma_dev->port * attr.phys_port_cnt);
+	if (!cma_dev->port)
+		return -1;
+	return 0;
+}
+EOC
+git add req.c; tick; git commit -q -m "req: allocate requests and ports"
+git format-patch -q -o "$TMP/sizeofstar" -1 HEAD
+git reset -q --hard rbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/sizeofstar/*.patch
+unlike "$TMP/out" 'malloc\(sizeof\*req\)' "sizeof *p is no size product"
+like "$TMP/out" 'malloc\(sizeof\*cma_dev->port\*attr.phys_port_cnt\) can overflow' \
+	"... a count times sizeof *p still is"
+
 done_testing
