@@ -1346,6 +1346,54 @@ static bool format_unbounded(const struct tok *t)
 }
 
 /*
+ * Is the operand [a, e] (a strlen() call) a term of a sum that is
+ * compared: `strlen(dst) + strlen(src) + 2 > PATH_MAX` bounds src as well
+ * as `strlen(src) > MAX` does. Terms are names, numbers and calls.
+ */
+static bool sum_compared(const struct toks *tv, size_t a, size_t e,
+			 const char *const *cmp, size_t ncmp)
+{
+	size_t k = e + 1, o;
+
+	for (;;) { /* forward, past `+ term` */
+		const struct tok *t = tk(tv, k);
+
+		if (!t)
+			break;
+		if (is_in(t, cmp, ncmp))
+			return true;
+		if (!is(t, "+") || !tk(tv, k + 1) ||
+		    (tv->v[k + 1].kind != T_ID && tv->v[k + 1].kind != T_NUM))
+			break;
+		k += 2;
+		if (tok_is(tv, k, "(")) {
+			o = close_paren(tv, k);
+			if (o == SIZE_MAX)
+				break;
+			k = o + 1;
+		}
+	}
+	for (k = a; k;) { /* backward, past `term +` */
+		const struct tok *t = &tv->v[k - 1];
+
+		if (is_in(t, cmp, ncmp))
+			return true;
+		if (!is(t, "+") || k < 2)
+			break;
+		k -= 2;
+		if (is(&tv->v[k], ")")) {
+			o = open_paren(tv, k);
+			if (o == SIZE_MAX || !o || tv->v[o - 1].kind != T_ID)
+				break;
+			k = o - 1;
+		} else if (tv->v[k].kind != T_ID && tv->v[k].kind != T_NUM) {
+			break;
+		}
+	}
+	return false;
+}
+
+/*
  * Is strlen() of the source [sa, sb) compared with something before the
  * copy at call? Then its author bounded it (`if (strlen(s) > MAX)
  * return -1;`), and whether the bound is right is another question.
@@ -1373,9 +1421,7 @@ static bool length_tested(const struct toks *tv, size_t call, size_t sa,
 				break;
 		if (k < sb - sa)
 			continue;
-		if ((e + 1 < tv->n &&
-		     is_in(&tv->v[e + 1], cmp, ARRAY_SIZE(cmp))) ||
-		    (j && is_in(&tv->v[j - 1], cmp, ARRAY_SIZE(cmp))))
+		if (sum_compared(tv, j, e, cmp, ARRAY_SIZE(cmp)))
 			return true;
 	}
 	return false;

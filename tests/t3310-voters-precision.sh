@@ -1022,4 +1022,41 @@ unlike "$TMP/out" 'malloc\(sizeof\*req\)' "sizeof *p is no size product"
 like "$TMP/out" 'malloc\(sizeof\*cma_dev->port\*attr.phys_port_cnt\) can overflow' \
 	"... a count times sizeof *p still is"
 
+# 7. A copy after a test of the sum of lengths it makes is bounded
+# (iproute2 f6793eec4600: `if (strlen(tmp) + strlen(sub) + 2 > PATH_MAX)
+# return -EINVAL; strcat(tmp, sub);`); one with no such test is not.
+cat >path.c <<'EOC'
+#include <limits.h>
+#include <string.h>
+
+int make_path(const char *sub)
+{
+	char tmp[PATH_MAX];
+
+	tmp[0] = '\0';
+	if (strlen(tmp) + strlen(sub) + 2 > PATH_MAX)
+		return -1;
+	strcat(tmp, sub);
+	return mkdir(tmp, 0700);
+}
+
+int make_dir(const char *dir)
+{
+	char where[PATH_MAX];
+
+	where[0] = '\0';
+	if (strlen(where) > 2)
+		return -1;
+	strcat(where, dir);
+	return mkdir(where, 0700);
+}
+EOC
+git add path.c; tick; git commit -q -m "path: make directories"
+git format-patch -q -o "$TMP/sumtest" -1 HEAD
+git reset -q --hard rbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/sumtest/*.patch
+unlike "$TMP/out" 'into fixed-size `tmp`' "a copy after a test of strlen(dst) + strlen(src) is bounded"
+like "$TMP/out" 'strcat\(\) into fixed-size `where` has no bound' \
+	"... one whose source length is not tested is flagged"
+
 done_testing
