@@ -1059,4 +1059,56 @@ unlike "$TMP/out" 'into fixed-size `tmp`' "a copy after a test of strlen(dst) + 
 like "$TMP/out" 'strcat\(\) into fixed-size `where` has no bound' \
 	"... one whose source length is not tested is flagged"
 
+# 8. A new array of as many entries as one the file already allocates
+# trusts that count as the code did (rdma-core 3ad1d4c0fe33: wr_data of
+# qp->sq.wqe_cnt entries beside wrid, allocated by the same product for
+# years); an array by a count the file never allocated by is flagged.
+cat >qp.c <<'EOC'
+#include <stdlib.h>
+
+int qp_alloc_buf(struct qp *qp)
+{
+	qp->sq.wrid = malloc(qp->sq.wqe_cnt * sizeof(*qp->sq.wrid));
+	if (!qp->sq.wrid)
+		return -1;
+
+	qp->sq.wqe_head = calloc(1, sizeof(*qp->sq.wqe_head));
+	if (!qp->sq.wqe_head)
+		return -1;
+
+	qp->buf_size = qp->sq.offset + qp->sq.size;
+	qp->ready = 1;
+	return 0;
+}
+EOC
+git add qp.c; tick; git commit -q -m "qp: buffers"
+git tag qbase
+python3 - <<'EOP'
+s = open("qp.c").read()
+s = s.replace("""	qp->ready = 1;""", """	qp->sq.wr_data = malloc(qp->sq.wqe_cnt * sizeof(*qp->sq.wr_data));
+	if (!qp->sq.wr_data)
+		return -1;
+	qp->ready = 1;""")
+open("qp.c", "w").write(s)
+EOP
+tick; git commit -q -am "qp: a software context per send WQE"
+git format-patch -q -o "$TMP/samecount" -1 HEAD
+git reset -q --hard qbase
+python3 - <<'EOP'
+s = open("qp.c").read()
+s = s.replace("""	qp->ready = 1;""", """	qp->rq.wrid = malloc(qp->rq.wqe_cnt * sizeof(uint64_t));
+	if (!qp->rq.wrid)
+		return -1;
+	qp->ready = 1;""")
+open("qp.c", "w").write(s)
+EOP
+tick; git commit -q -am "qp: receive WR ids"
+git format-patch -q -o "$TMP/newcount" -1 HEAD
+git reset -q --hard qbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/samecount/*.patch
+unlike "$TMP/out" "can overflow" "an array by a count the file already allocates by adds no overflow"
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/newcount/*.patch
+like "$TMP/out" 'malloc\(qp->rq.wqe_cnt\*sizeof\(uint64_t\)\) can overflow' \
+	"... one by a new count is flagged"
+
 done_testing
