@@ -1809,6 +1809,38 @@ static bool rewrites_product(const struct scan *sc, size_t i,
 	return found;
 }
 
+/*
+ * Is the size [a, b) of a realloc() `(n + 1) * size`, an array grown by
+ * one entry (rdma-core aac8d6f8b1b5, a config line at a time)? Each count
+ * it reaches was allocated one entry smaller just before, so the product
+ * cannot wrap before memory runs out.
+ */
+static bool grows_by_one(const struct toks *tv, const struct sizefn *sf,
+			 size_t a, size_t b)
+{
+	size_t j, e, k;
+
+	if (!strstr(sf->name, "realloc"))
+		return false;
+	for (j = a; j < b; j++) {
+		if (!is(&tv->v[j], "(") || (j > a && !is(&tv->v[j - 1], "*")))
+			continue;
+		e = close_paren(tv, j);
+		if (e == SIZE_MAX || e >= b || e < j + 4 ||
+		    !is(&tv->v[e - 2], "+") || !is(&tv->v[e - 1], "1"))
+			continue;
+		if (e + 1 < b && !is(&tv->v[e + 1], "*"))
+			continue;
+		for (k = j + 1; k < e - 2; k++) /* n: a name, a.b or p->c */
+			if (tv->v[k].kind != T_ID && !is(&tv->v[k], ".") &&
+			    !is(&tv->v[k], "->"))
+				break;
+		if (k == e - 2)
+			return true;
+	}
+	return false;
+}
+
 static void rule_alloc_overflow(struct scan *sc)
 {
 	static const char *const guards[] = {
@@ -1855,7 +1887,7 @@ static void rule_alloc_overflow(struct scan *sc)
 			continue;
 		cand++;
 		if (guard < i || t->len >= sizeof(fn) ||
-		    rewrites_product(sc, i, sf))
+		    rewrites_product(sc, i, sf) || grows_by_one(tv, sf, a, b))
 			continue;
 		memcpy(fn, t->s, t->len);
 		fn[t->len] = '\0';

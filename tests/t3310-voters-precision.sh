@@ -1111,4 +1111,42 @@ run "$QUORUM" review -C "$TMP/rules" "$TMP"/newcount/*.patch
 like "$TMP/out" 'malloc\(qp->rq.wqe_cnt\*sizeof\(uint64_t\)\) can overflow' \
 	"... one by a new count is flagged"
 
+# 9. An array grown by one entry at a time, realloc((n + 1) * size),
+# reaches each count one entry after it was allocated: no product wraps
+# before memory runs out (rdma-core aac8d6f8b1b5, a config line at a
+# time). A realloc() to a count read from elsewhere is flagged.
+cat >conf.c <<'EOC'
+#include <stdlib.h>
+
+int conf_add(struct conf *conf, const char *line)
+{
+	struct entry *new_entries;
+
+	new_entries = realloc(conf->entries, (conf->cnt + 1) *
+					     sizeof(struct entry));
+	if (!new_entries)
+		return -1;
+	conf->entries = new_entries;
+	return entry_parse(&conf->entries[conf->cnt++], line);
+}
+
+int conf_resize(struct conf *conf, unsigned int want)
+{
+	struct entry *new_entries;
+
+	new_entries = realloc(conf->entries, want * sizeof(struct entry));
+	if (!new_entries)
+		return -1;
+	conf->entries = new_entries;
+	return 0;
+}
+EOC
+git add conf.c; tick; git commit -q -m "conf: entries"
+git format-patch -q -o "$TMP/growone" -1 HEAD
+git reset -q --hard rbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/growone/*.patch
+unlike "$TMP/out" 'realloc\(\(conf->cnt\+1\)' "an array grown by one entry adds no overflow"
+like "$TMP/out" 'realloc\(want\*sizeof\(struct entry\)\) can overflow' \
+	"... a realloc() to a count from elsewhere is flagged"
+
 done_testing
