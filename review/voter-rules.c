@@ -67,6 +67,9 @@ struct scan {
 	struct rv_findings *out;
 	struct sb *file;      /* post-image of the file, read on demand */
 	int file_state;	      /* 0 not tried, 1 read, -1 not available */
+	const char *old_path; /* the file before the patch, NULL if added */
+	struct sb *pre;	      /* its pre-image, read on demand */
+	int pre_state;	      /* as file_state */
 	struct toks after;    /* the function's rest past the hunk, on demand */
 	struct sb after_text; /* the lines `after` points into */
 	int after_state;      /* 0 not tried, 1 lexed, -1 not available */
@@ -1346,6 +1349,54 @@ static bool format_unbounded(const struct tok *t)
 }
 
 /*
+ * Is the operand [a, e] (a strlen() call) a term of a sum that is
+ * compared: `strlen(dst) + strlen(src) + 2 > PATH_MAX` bounds src as well
+ * as `strlen(src) > MAX` does. Terms are names, numbers and calls.
+ */
+static bool sum_compared(const struct toks *tv, size_t a, size_t e,
+			 const char *const *cmp, size_t ncmp)
+{
+	size_t k = e + 1, o;
+
+	for (;;) { /* forward, past `+ term` */
+		const struct tok *t = tk(tv, k);
+
+		if (!t)
+			break;
+		if (is_in(t, cmp, ncmp))
+			return true;
+		if (!is(t, "+") || !tk(tv, k + 1) ||
+		    (tv->v[k + 1].kind != T_ID && tv->v[k + 1].kind != T_NUM))
+			break;
+		k += 2;
+		if (tok_is(tv, k, "(")) {
+			o = close_paren(tv, k);
+			if (o == SIZE_MAX)
+				break;
+			k = o + 1;
+		}
+	}
+	for (k = a; k;) { /* backward, past `term +` */
+		const struct tok *t = &tv->v[k - 1];
+
+		if (is_in(t, cmp, ncmp))
+			return true;
+		if (!is(t, "+") || k < 2)
+			break;
+		k -= 2;
+		if (is(&tv->v[k], ")")) {
+			o = open_paren(tv, k);
+			if (o == SIZE_MAX || !o || tv->v[o - 1].kind != T_ID)
+				break;
+			k = o - 1;
+		} else if (tv->v[k].kind != T_ID && tv->v[k].kind != T_NUM) {
+			break;
+		}
+	}
+	return false;
+}
+
+/*
  * Is strlen() of the source [sa, sb) compared with something before the
  * copy at call? Then its author bounded it (`if (strlen(s) > MAX)
  * return -1;`), and whether the bound is right is another question.
@@ -1373,9 +1424,7 @@ static bool length_tested(const struct toks *tv, size_t call, size_t sa,
 				break;
 		if (k < sb - sa)
 			continue;
-		if ((e + 1 < tv->n &&
-		     is_in(&tv->v[e + 1], cmp, ARRAY_SIZE(cmp))) ||
-		    (j && is_in(&tv->v[j - 1], cmp, ARRAY_SIZE(cmp))))
+		if (sum_compared(tv, j, e, cmp, ARRAY_SIZE(cmp)))
 			return true;
 	}
 	return false;
@@ -1583,7 +1632,11 @@ static bool expr_const(const struct toks *tv, size_t a, size_t b)
  * In size expression [a, b): is there a product (at paren depth 0) with a
  * factor that is not constant? Terms are split at + and -.
  */
-static bool size_product_unchecked(const struct toks *tv, size_t a, size_t b)
+static bool count_allocated_before(struct scan *sc, const struct toks *tv,
+				   size_t a, size_t b);
+
+static bool size_product_unchecked(struct scan *sc, const struct toks *tv,
+				   size_t a, size_t b)
 {
 	size_t j, term = a, fstart = a;
 	int d = 0, factors = 0, nonconst = 0;
@@ -1604,15 +1657,19 @@ static bool size_product_unchecked(const struct toks *tv, size_t a, size_t b)
 		if (t && d == 0 && (is(t, "+") || is(t, "-")) && j > term &&
 		    operand_end(&tv->v[j - 1]))
 			term_end = true;
+		/* `sizeof *p` dereferences p: that star multiplies nothing */
 		if (t && d == 0 && is(t, "*") && j > fstart &&
-		    operand_end(&tv->v[j - 1]))
+		    operand_end(&tv->v[j - 1]) &&
+		    !is_unevaluated(&tv->v[j - 1]))
 			binop_star = true;
 		if (binop_star || term_end) {
 			if (j > fstart) {
 				factors++;
 				if (is(&tv->v[fstart], "sizeof"))
 					has_sizeof = true;
-				else if (!expr_const(tv, fstart, j))
+				else if (!expr_const(tv, fstart, j) &&
+					 !(sc && count_allocated_before(
+							 sc, tv, fstart, j)))
 					nonconst++;
 			}
 			fstart = j + 1;
@@ -1625,6 +1682,88 @@ static bool size_product_unchecked(const struct toks *tv, size_t a, size_t b)
 			factors = nonconst = 0;
 			has_sizeof = false;
 			term = j + 1;
+		}
+	}
+	return false;
+}
+
+/* Read the pre-image of the file once, when a repository is at hand. */
+static const struct sb *pre_image(struct scan *sc)
+{
+	const struct rv_context *ctx = sc->ctx;
+
+	if (sc->pre_state)
+		return sc->pre_state > 0 ? sc->pre : NULL;
+	sc->pre_state = -1;
+	if (!sc->old_path || !ctx->repo || !ctx->pre_tree || !ctx->pre_tree[0])
+		return NULL;
+	sc->pre = xcalloc(1, sizeof(*sc->pre));
+	sb_init(sc->pre, (size_t)64 << 20);
+	if (rv_repo_read_file(ctx->repo, ctx->pre_tree, sc->old_path, sc->pre,
+			      NULL) != 0)
+		return NULL;
+	sc->pre_state = 1;
+	return sc->pre;
+}
+
+/* Does the line (blanks left out) call one of the allocators? */
+static bool calls_allocator(const char *line)
+{
+	size_t k, n;
+	const char *p;
+
+	for (k = 0; k < ARRAY_SIZE(size_fns); k++) {
+		n = strlen(size_fns[k].name);
+		for (p = strstr(line, size_fns[k].name); p;
+		     p = strstr(p + 1, size_fns[k].name))
+			if (p[n] == '(' &&
+			    (p == line || !is_ident_char((unsigned char)p[-1])))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Did the file, before the patch, already allocate by the count [a, b)
+ * (`qp->sq.wqe_cnt`) times something, on one line? Then a new array of
+ * that many entries next to it (rdma-core 3ad1d4c0fe33: wr_data beside
+ * wrid) trusts the count as the code did, and an overflow would be as
+ * old as the first allocation.
+ */
+static bool count_allocated_before(struct scan *sc, const struct toks *tv,
+				   size_t a, size_t b)
+{
+	const struct sb *pre = pre_image(sc);
+	char name[RULES_MAX_NAME], line[512];
+	const char *p, *end, *nl, *q;
+	size_t n, len, k;
+
+	if (!pre || !tokens_text(tv, a, b, name, sizeof(name)) ||
+	    !(len = strlen(name)))
+		return false;
+	for (p = pre->buf, end = pre->buf + pre->len; p < end;
+	     p = nl ? nl + 1 : end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		for (k = 0, q = p; q < p + n && k + 1 < sizeof(line); q++)
+			if (!isspace((unsigned char)*q))
+				line[k++] = *q;
+		line[k] = '\0';
+		if (!strstr(line, name) || !calls_allocator(line))
+			continue;
+		for (q = strstr(line, name); q; q = strstr(q + 1, name)) {
+			bool before = q > line + 1 && q[-1] == '*' &&
+				      (is_ident_char((unsigned char)q[-2]) ||
+				       q[-2] == ')' || q[-2] == ']') &&
+				      !is_ident_char((unsigned char)q[len]) &&
+				      (!q[len] || !strchr(".-[", q[len]));
+			bool after = q[len] == '*' &&
+				     (q == line ||
+				      (!is_ident_char((unsigned char)q[-1]) &&
+				       !strchr(".>*", q[-1])));
+
+			if (before || after)
+				return true;
 		}
 	}
 	return false;
@@ -1664,10 +1803,42 @@ static bool rewrites_product(const struct scan *sc, size_t i,
 		    strcmp(name, pname))
 			continue;
 		found = call_arg(&pre, k + 1, pclose, sf->size_arg, &a, &b) &&
-			size_product_unchecked(&pre, a, b);
+			size_product_unchecked(NULL, &pre, a, b);
 	}
 	toks_release(&pre);
 	return found;
+}
+
+/*
+ * Is the size [a, b) of a realloc() `(n + 1) * size`, an array grown by
+ * one entry (rdma-core aac8d6f8b1b5, a config line at a time)? Each count
+ * it reaches was allocated one entry smaller just before, so the product
+ * cannot wrap before memory runs out.
+ */
+static bool grows_by_one(const struct toks *tv, const struct sizefn *sf,
+			 size_t a, size_t b)
+{
+	size_t j, e, k;
+
+	if (!strstr(sf->name, "realloc"))
+		return false;
+	for (j = a; j < b; j++) {
+		if (!is(&tv->v[j], "(") || (j > a && !is(&tv->v[j - 1], "*")))
+			continue;
+		e = close_paren(tv, j);
+		if (e == SIZE_MAX || e >= b || e < j + 4 ||
+		    !is(&tv->v[e - 2], "+") || !is(&tv->v[e - 1], "1"))
+			continue;
+		if (e + 1 < b && !is(&tv->v[e + 1], "*"))
+			continue;
+		for (k = j + 1; k < e - 2; k++) /* n: a name, a.b or p->c */
+			if (tv->v[k].kind != T_ID && !is(&tv->v[k], ".") &&
+			    !is(&tv->v[k], "->"))
+				break;
+		if (k == e - 2)
+			return true;
+	}
+	return false;
 }
 
 static void rule_alloc_overflow(struct scan *sc)
@@ -1712,11 +1883,11 @@ static void rule_alloc_overflow(struct scan *sc)
 		close = close_paren(tv, i + 1);
 		if (close == SIZE_MAX ||
 		    !call_arg(tv, i + 1, close, sf->size_arg, &a, &b) ||
-		    !size_product_unchecked(tv, a, b))
+		    !size_product_unchecked(sc, tv, a, b))
 			continue;
 		cand++;
 		if (guard < i || t->len >= sizeof(fn) ||
-		    rewrites_product(sc, i, sf))
+		    rewrites_product(sc, i, sf) || grows_by_one(tv, sf, a, b))
 			continue;
 		memcpy(fn, t->s, t->len);
 		fn[t->len] = '\0';
@@ -2008,7 +2179,9 @@ static int rules_review(const struct rv_voter *v, const struct rv_context *ctx,
 		if (f->binary || !f->new_path || !is_c_path(f->new_path))
 			continue;
 		sc.path = f->new_path;
+		sc.old_path = f->old_path;
 		sc.file_state = 0;
+		sc.pre_state = 0;
 		for (hi = 0; hi < f->nhunks; hi++) {
 			sc.h = &f->hunks[hi];
 			scan_hunk(&sc);
@@ -2017,6 +2190,11 @@ static int rules_review(const struct rv_voter *v, const struct rv_context *ctx,
 			sb_release(sc.file);
 			free(sc.file);
 			sc.file = NULL;
+		}
+		if (sc.pre) {
+			sb_release(sc.pre);
+			free(sc.pre);
+			sc.pre = NULL;
 		}
 	}
 	free(sc.pl);

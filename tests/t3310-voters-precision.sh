@@ -988,4 +988,165 @@ like "$TMP/out" 'sprintf\(\) into `full_label\[17\]` has no bound' "... of a lar
 like "$TMP/out" 'sprintf\(\) into `name\[16\]` has no bound' "an unbounded sprintf() into a fixed array is flagged"
 like "$TMP/out" 'strcpy\(\) into `alias\[32\]` has no bound' "an unbounded strcpy() into one too"
 
+# 6. `sizeof *p` is the size of what p points at, not a product: every
+# allocation written `malloc(sizeof *req)` was flagged as an overflow
+# (rdma-core 05fc15b44805, a73f7df2ac93 "cmtime", and the rxe provider's
+# ten). A count times `sizeof *p` is still a product (rdma-core
+# 1b9125689fec, fixed later).
+cat >req.c <<'EOC'
+#include <stdlib.h>
+
+struct request *req_alloc(void)
+{
+	struct request *req;
+
+	req = malloc(sizeof *req);
+	if (!req)
+		return NULL;
+	return req;
+}
+
+int ports_alloc(struct cma_dev *cma_dev, struct attr attr)
+{
+	cma_dev->port = malloc(sizeof *cma_dev->port * attr.phys_port_cnt);
+	if (!cma_dev->port)
+		return -1;
+	return 0;
+}
+EOC
+git add req.c; tick; git commit -q -m "req: allocate requests and ports"
+git format-patch -q -o "$TMP/sizeofstar" -1 HEAD
+git reset -q --hard rbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/sizeofstar/*.patch
+unlike "$TMP/out" 'malloc\(sizeof\*req\)' "sizeof *p is no size product"
+like "$TMP/out" 'malloc\(sizeof\*cma_dev->port\*attr.phys_port_cnt\) can overflow' \
+	"... a count times sizeof *p still is"
+
+# 7. A copy after a test of the sum of lengths it makes is bounded
+# (iproute2 f6793eec4600: `if (strlen(tmp) + strlen(sub) + 2 > PATH_MAX)
+# return -EINVAL; strcat(tmp, sub);`); one with no such test is not.
+cat >path.c <<'EOC'
+#include <limits.h>
+#include <string.h>
+
+int make_path(const char *sub)
+{
+	char tmp[PATH_MAX];
+
+	tmp[0] = '\0';
+	if (strlen(tmp) + strlen(sub) + 2 > PATH_MAX)
+		return -1;
+	strcat(tmp, sub);
+	return mkdir(tmp, 0700);
+}
+
+int make_dir(const char *dir)
+{
+	char where[PATH_MAX];
+
+	where[0] = '\0';
+	if (strlen(where) > 2)
+		return -1;
+	strcat(where, dir);
+	return mkdir(where, 0700);
+}
+EOC
+git add path.c; tick; git commit -q -m "path: make directories"
+git format-patch -q -o "$TMP/sumtest" -1 HEAD
+git reset -q --hard rbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/sumtest/*.patch
+unlike "$TMP/out" 'into fixed-size `tmp`' "a copy after a test of strlen(dst) + strlen(src) is bounded"
+like "$TMP/out" 'strcat\(\) into fixed-size `where` has no bound' \
+	"... one whose source length is not tested is flagged"
+
+# 8. A new array of as many entries as one the file already allocates
+# trusts that count as the code did (rdma-core 3ad1d4c0fe33: wr_data of
+# qp->sq.wqe_cnt entries beside wrid, allocated by the same product for
+# years); an array by a count the file never allocated by is flagged.
+cat >qp.c <<'EOC'
+#include <stdlib.h>
+
+int qp_alloc_buf(struct qp *qp)
+{
+	qp->sq.wrid = malloc(qp->sq.wqe_cnt * sizeof(*qp->sq.wrid));
+	if (!qp->sq.wrid)
+		return -1;
+
+	qp->sq.wqe_head = calloc(1, sizeof(*qp->sq.wqe_head));
+	if (!qp->sq.wqe_head)
+		return -1;
+
+	qp->buf_size = qp->sq.offset + qp->sq.size;
+	qp->ready = 1;
+	return 0;
+}
+EOC
+git add qp.c; tick; git commit -q -m "qp: buffers"
+git tag qbase
+python3 - <<'EOP'
+s = open("qp.c").read()
+s = s.replace("""	qp->ready = 1;""", """	qp->sq.wr_data = malloc(qp->sq.wqe_cnt * sizeof(*qp->sq.wr_data));
+	if (!qp->sq.wr_data)
+		return -1;
+	qp->ready = 1;""")
+open("qp.c", "w").write(s)
+EOP
+tick; git commit -q -am "qp: a software context per send WQE"
+git format-patch -q -o "$TMP/samecount" -1 HEAD
+git reset -q --hard qbase
+python3 - <<'EOP'
+s = open("qp.c").read()
+s = s.replace("""	qp->ready = 1;""", """	qp->rq.wrid = malloc(qp->rq.wqe_cnt * sizeof(uint64_t));
+	if (!qp->rq.wrid)
+		return -1;
+	qp->ready = 1;""")
+open("qp.c", "w").write(s)
+EOP
+tick; git commit -q -am "qp: receive WR ids"
+git format-patch -q -o "$TMP/newcount" -1 HEAD
+git reset -q --hard qbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/samecount/*.patch
+unlike "$TMP/out" "can overflow" "an array by a count the file already allocates by adds no overflow"
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/newcount/*.patch
+like "$TMP/out" 'malloc\(qp->rq.wqe_cnt\*sizeof\(uint64_t\)\) can overflow' \
+	"... one by a new count is flagged"
+
+# 9. An array grown by one entry at a time, realloc((n + 1) * size),
+# reaches each count one entry after it was allocated: no product wraps
+# before memory runs out (rdma-core aac8d6f8b1b5, a config line at a
+# time). A realloc() to a count read from elsewhere is flagged.
+cat >conf.c <<'EOC'
+#include <stdlib.h>
+
+int conf_add(struct conf *conf, const char *line)
+{
+	struct entry *new_entries;
+
+	new_entries = realloc(conf->entries, (conf->cnt + 1) *
+					     sizeof(struct entry));
+	if (!new_entries)
+		return -1;
+	conf->entries = new_entries;
+	return entry_parse(&conf->entries[conf->cnt++], line);
+}
+
+int conf_resize(struct conf *conf, unsigned int want)
+{
+	struct entry *new_entries;
+
+	new_entries = realloc(conf->entries, want * sizeof(struct entry));
+	if (!new_entries)
+		return -1;
+	conf->entries = new_entries;
+	return 0;
+}
+EOC
+git add conf.c; tick; git commit -q -m "conf: entries"
+git format-patch -q -o "$TMP/growone" -1 HEAD
+git reset -q --hard rbase
+run "$QUORUM" review -C "$TMP/rules" "$TMP"/growone/*.patch
+unlike "$TMP/out" 'realloc\(\(conf->cnt\+1\)' "an array grown by one entry adds no overflow"
+like "$TMP/out" 'realloc\(want\*sizeof\(struct entry\)\) can overflow' \
+	"... a realloc() to a count from elsewhere is flagged"
+
 done_testing
