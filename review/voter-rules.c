@@ -57,6 +57,12 @@ struct pline {
 	size_t hidx; /* index in hunk->lines */
 };
 
+/* A version of the file under review, read once, on demand. */
+struct image {
+	struct sb *text;
+	int state; /* 0 not tried, 1 read, -1 not available */
+};
+
 struct scan {
 	const struct rv_context *ctx;
 	const char *path;
@@ -65,11 +71,9 @@ struct scan {
 	size_t npl;
 	struct toks tk;
 	struct rv_findings *out;
-	struct sb *file;      /* post-image of the file, read on demand */
-	int file_state;	      /* 0 not tried, 1 read, -1 not available */
+	struct image post;    /* the file after the patch */
 	const char *old_path; /* the file before the patch, NULL if added */
-	struct sb *pre;	      /* its pre-image, read on demand */
-	int pre_state;	      /* as file_state */
+	struct image pre;     /* ... and as it was */
 	struct toks after;    /* the function's rest past the hunk, on demand */
 	struct sb after_text; /* the lines `after` points into */
 	int after_state;      /* 0 not tried, 1 lexed, -1 not available */
@@ -1011,23 +1015,39 @@ static bool unlock_after(const struct toks *tv, size_t from,
 	return false;
 }
 
-/* Read the post-image of the file once, when a repository is at hand. */
+/* Read path in tree into im once, when a repository is at hand. */
+static const struct sb *image_read(struct image *im,
+				   const struct rv_context *ctx,
+				   const char *tree, const char *path)
+{
+	if (im->state)
+		return im->state > 0 ? im->text : NULL;
+	im->state = -1;
+	if (!path || !ctx->repo || !tree || !tree[0])
+		return NULL;
+	im->text = xcalloc(1, sizeof(*im->text));
+	sb_init(im->text, (size_t)64 << 20);
+	if (rv_repo_read_file(ctx->repo, tree, path, im->text, NULL) != 0)
+		return NULL;
+	im->state = 1;
+	return im->text;
+}
+
+/* Forget im: the next file starts untried. */
+static void image_reset(struct image *im)
+{
+	if (im->text) {
+		sb_release(im->text);
+		free(im->text);
+	}
+	im->text = NULL;
+	im->state = 0;
+}
+
+/* The post-image of the file. */
 static const struct sb *post_image(struct scan *sc)
 {
-	const struct rv_context *ctx = sc->ctx;
-
-	if (sc->file_state)
-		return sc->file_state > 0 ? sc->file : NULL;
-	sc->file_state = -1;
-	if (!ctx->repo || !ctx->post_tree || !ctx->post_tree[0])
-		return NULL;
-	sc->file = xcalloc(1, sizeof(*sc->file));
-	sb_init(sc->file, (size_t)64 << 20);
-	if (rv_repo_read_file(ctx->repo, ctx->post_tree, sc->path, sc->file,
-			      NULL) != 0)
-		return NULL;
-	sc->file_state = 1;
-	return sc->file;
+	return image_read(&sc->post, sc->ctx, sc->ctx->post_tree, sc->path);
 }
 
 /*
@@ -1687,23 +1707,10 @@ static bool size_product_unchecked(struct scan *sc, const struct toks *tv,
 	return false;
 }
 
-/* Read the pre-image of the file once, when a repository is at hand. */
+/* The pre-image of the file: none for a file the patch adds. */
 static const struct sb *pre_image(struct scan *sc)
 {
-	const struct rv_context *ctx = sc->ctx;
-
-	if (sc->pre_state)
-		return sc->pre_state > 0 ? sc->pre : NULL;
-	sc->pre_state = -1;
-	if (!sc->old_path || !ctx->repo || !ctx->pre_tree || !ctx->pre_tree[0])
-		return NULL;
-	sc->pre = xcalloc(1, sizeof(*sc->pre));
-	sb_init(sc->pre, (size_t)64 << 20);
-	if (rv_repo_read_file(ctx->repo, ctx->pre_tree, sc->old_path, sc->pre,
-			      NULL) != 0)
-		return NULL;
-	sc->pre_state = 1;
-	return sc->pre;
+	return image_read(&sc->pre, sc->ctx, sc->ctx->pre_tree, sc->old_path);
 }
 
 /* Does the line (blanks left out) call one of the allocators? */
@@ -2180,22 +2187,12 @@ static int rules_review(const struct rv_voter *v, const struct rv_context *ctx,
 			continue;
 		sc.path = f->new_path;
 		sc.old_path = f->old_path;
-		sc.file_state = 0;
-		sc.pre_state = 0;
 		for (hi = 0; hi < f->nhunks; hi++) {
 			sc.h = &f->hunks[hi];
 			scan_hunk(&sc);
 		}
-		if (sc.file) {
-			sb_release(sc.file);
-			free(sc.file);
-			sc.file = NULL;
-		}
-		if (sc.pre) {
-			sb_release(sc.pre);
-			free(sc.pre);
-			sc.pre = NULL;
-		}
+		image_reset(&sc.post);
+		image_reset(&sc.pre);
 	}
 	free(sc.pl);
 	free(sc.removed);
