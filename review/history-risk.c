@@ -496,6 +496,36 @@ void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
 			 cw[CW_STRCAT] + cw[CW_SPRINTF];
 }
 
+/* The directory of a path ("" for a top-level file), into buf. */
+static void file_dir(const char *path, char *buf, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, path, n);
+	buf[n] = '\0';
+}
+
+/*
+ * File i's directory into dir (256 bytes); true when an earlier file of
+ * the commit is in it too, so a commit counts once per directory.
+ */
+static bool dir_repeated(const struct hist_racc *a, size_t i, char dir[256])
+{
+	char other[256];
+	size_t j;
+
+	file_dir(a->files[i].path, dir, 256);
+	for (j = 0; j < i; j++) {
+		file_dir(a->files[j].path, other, sizeof(other));
+		if (!strcmp(dir, other))
+			return true;
+	}
+	return false;
+}
+
 /* Size, spread and entropy, once every line is in. */
 static void racc_finish(struct hist_racc *a)
 {
@@ -506,15 +536,10 @@ static void racc_finish(struct hist_racc *a)
 
 	for (i = 0; i < a->nfiles; i++) {
 		const char *path = a->files[i].path;
-		const char *slash = strrchr(path, '/');
-		size_t n = slash ? (size_t)(slash - path) : 0;
 
 		total += a->files[i].lines;
 		a->v[HR_NEWFILES] += a->files[i].added;
-		if (n >= sizeof(dir))
-			n = sizeof(dir) - 1;
-		memcpy(dir, path, n);
-		dir[n] = '\0';
+		file_dir(path, dir, sizeof(dir));
 		hist_top_dir(path, top, sizeof(top));
 		for (j = 0; j < nd && strcmp(dirs[j], dir); j++)
 			;
@@ -1014,18 +1039,6 @@ static void subsystem_of(const char *message, const struct hist_racc *a,
 		hist_top_dir(a->files[0].path, buf, len);
 }
 
-/* The directory of a path ("" for a top-level file), into buf. */
-static void file_dir(const char *path, char *buf, size_t len)
-{
-	const char *slash = strrchr(path, '/');
-	size_t n = slash ? (size_t)(slash - path) : 0;
-
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, path, n);
-	buf[n] = '\0';
-}
-
 /*
  * The share of a record's commits later named by a fix, shrunk towards
  * the tree's share r0 as if RISK_RATE_PRIOR more commits had it.
@@ -1393,15 +1406,7 @@ static void state_update(struct hist_risk *r, struct hist_racc *a,
 	for (i = 0; i < a->nfiles; i++) {
 		char dir[256];
 
-		file_dir(a->files[i].path, dir, sizeof(dir));
-		for (j = 0; j < i; j++) {
-			char other[256];
-
-			file_dir(a->files[j].path, other, sizeof(other));
-			if (!strcmp(dir, other))
-				break;
-		}
-		if (j < i)
+		if (dir_repeated(a, i, dir))
 			continue; /* counted once per commit */
 		key2(&k, 'D', dir, NULL);
 		e = rmap_get(r, sb_str(&k), true);
@@ -1435,7 +1440,7 @@ static void footprint(const struct hist_racc *a, const char *author,
 		      struct sb *out)
 {
 	struct sb k = SB_INIT;
-	size_t i, j, n;
+	size_t i, n;
 
 	for (i = 0, n = 0; i < a->nfiles && n < RISK_MAX_FOOT; i++, n++) {
 		key2(&k, 'F', a->files[i].path, NULL);
@@ -1448,15 +1453,7 @@ static void footprint(const struct hist_racc *a, const char *author,
 	for (i = 0, n = 0; i < a->nfiles && n < RISK_MAX_FOOT; i++) {
 		char dir[256];
 
-		file_dir(a->files[i].path, dir, sizeof(dir));
-		for (j = 0; j < i; j++) {
-			char other[256];
-
-			file_dir(a->files[j].path, other, sizeof(other));
-			if (!strcmp(dir, other))
-				break;
-		}
-		if (j < i)
+		if (dir_repeated(a, i, dir))
 			continue;
 		key2(&k, 'D', dir, NULL);
 		foot_add(out, &k);
