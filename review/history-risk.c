@@ -340,15 +340,25 @@ static bool error_return(const char *s, size_t len)
 	       count_str(s, len, "ERR_PTR(");
 }
 
+/* What the model counts as allocations and as frees, of count_calls(). */
+static int allocs_of(const int cw[CW_N])
+{
+	return cw[CW_ALLOC] + cw[CW_STRDUP] + cw[CW_ASPRINTF];
+}
+
+static int frees_of(const int cw[CW_N])
+{
+	return cw[CW_FREE] + cw[CW_RELEASE] + cw[CW_DESTROY];
+}
+
 size_t hist_line_hazards(const char *s, size_t len)
 {
 	int cw[CW_N];
 
 	count_calls(s, len, cw);
 	return (size_t)(count_str(s, len, "if (") + error_return(s, len) +
-			count_str(s, len, "goto ") + cw[CW_ALLOC] +
-			cw[CW_STRDUP] + cw[CW_ASPRINTF] + cw[CW_FREE] +
-			cw[CW_RELEASE] + cw[CW_DESTROY] + cw[CW_LOCK]);
+			count_str(s, len, "goto ") + allocs_of(cw) +
+			frees_of(cw) + cw[CW_LOCK]);
 }
 
 /*
@@ -477,8 +487,8 @@ void hist_racc_line(struct hist_racc *a, char origin, const char *s, size_t len)
 		return;
 	add_words(&a->toks, &a->ntoks, &a->toks_alloc, p, len, 0, false);
 	count_calls(p, len, cw);
-	a->v[HR_ALLOC] += cw[CW_ALLOC] + cw[CW_STRDUP] + cw[CW_ASPRINTF];
-	a->v[HR_FREE] += cw[CW_FREE] + cw[CW_RELEASE] + cw[CW_DESTROY];
+	a->v[HR_ALLOC] += allocs_of(cw);
+	a->v[HR_FREE] += frees_of(cw);
 	a->v[HR_LOCK] += cw[CW_LOCK];
 	a->v[HR_UNLOCK] += cw[CW_UNLOCK];
 	a->v[HR_GOTO] += count_str(p, len, "goto ");
