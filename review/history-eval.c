@@ -163,7 +163,7 @@ static char *func_at(const struct rv_diff *d, const char *file, int line)
 			for (k = 0; k < hk->nlines; k++)
 				if (hk->lines[k].origin != '-' &&
 				    hk->lines[k].new_no == line)
-					return hist_hunk_function(hk, k);
+					return hist_hunk_function(file, hk, k);
 		}
 	}
 	return NULL;
@@ -413,7 +413,7 @@ static bool fix_hits(struct rv_history *h, const char *fix,
 				}
 				if (hit || !loc->func)
 					continue;
-				fn = hist_hunk_function(hk, k);
+				fn = hist_hunk_function(path, hk, k);
 				hit = fn && !strcmp(fn, loc->func);
 				free(fn);
 			}

@@ -488,7 +488,7 @@ static void patch_hunks(git_patch *patch, const char *file, size_t max_lines,
 		hk->file = xstrdup_or_null(file);
 		/* "@@ -a,b +c,d @@ section" */
 		sec = strstr(gh->header + 2, "@@");
-		if (sec)
+		if (sec && hist_path_has_functions(file))
 			hk->func = hist_function_name(sec + 2);
 		for (l = 0; l < nl; l++) {
 			const git_diff_line *gl;

@@ -13,7 +13,7 @@
 
 #include "review.h"
 
-#define HIST_SCHEMA_VERSION "7"
+#define HIST_SCHEMA_VERSION "8"
 
 /*
  * A commit enters the risk fit (of the index and of each eval refit)
@@ -275,6 +275,13 @@ bool hist_line_significant(const char *norm);
 /* The function name in a hunk section ("static int foo(int)") or NULL. */
 char *hist_function_name(const char *section);
 /*
+ * Does path name a source file, where a hunk's section or a line like
+ * "foo(" can be a function? Not a man page, Makefile or spec file,
+ * whose hunk sections are headings ("Capabilities (state-can-change)")
+ * and conditionals ("ifeq").
+ */
+bool hist_path_has_functions(const char *path);
+/*
  * Does s start a function's definition ("int f(int x)" at column 0, not
  * a declaration, call, label or statement)?
  */
@@ -283,10 +290,10 @@ bool hist_starts_function(const char *s, size_t len);
  * The function line k of hunk hk sits in: the last definition the hunk
  * starts before it (on the line's side: pre-image for a removed line,
  * post-image otherwise), else the one its section names; NULL at file
- * scope (after a closing "}" at column 0) or when none is known. Caller
- * frees.
+ * scope (after a closing "}" at column 0), when none is known, or when
+ * path is not a source file (hist_path_has_functions). Caller frees.
  */
-char *hist_hunk_function(const struct rv_hunk *hk, size_t k);
+char *hist_hunk_function(const char *path, const struct rv_hunk *hk, size_t k);
 /* Top-level directory of a path (or "" for a top-level file), into buf. */
 void hist_top_dir(const char *path, char *buf, size_t len);
 

@@ -206,10 +206,13 @@ void hist_racc_file(struct hist_racc *a, const char *path, bool added)
 
 void hist_racc_hunk(struct hist_racc *a, const char *section)
 {
-	char *func = hist_function_name(section), *key;
+	char *func, *key;
 	size_t i, n;
 
-	if (!func || !a->cur)
+	if (!a->cur || !hist_path_has_functions(a->cur->path))
+		return;
+	func = hist_function_name(section);
+	if (!func)
 		goto out;
 	n = strlen(a->cur->path) + strlen(func) + 2;
 	key = xmalloc(n);
@@ -3072,7 +3075,9 @@ static void add_function_fixes(struct rv_history *h, const struct rv_diff *d,
 	for (i = 0; i < d->nfiles && said < 3; i++) {
 		const struct rv_file *f = &d->files[i];
 
-		for (j = 0; f->new_path && j < f->nhunks && said < 3; j++) {
+		if (!hist_path_has_functions(f->new_path))
+			continue;
+		for (j = 0; j < f->nhunks && said < 3; j++) {
 			char *func = hist_function_name(f->hunks[j].section);
 
 			if (!func)

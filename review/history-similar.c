@@ -147,12 +147,14 @@ static void collect_plines(const struct rv_diff *d, struct plines *pl,
 	sb_init(&all, (size_t)1 << 20);
 	for (i = 0; i < d->nfiles; i++) {
 		const struct rv_file *f = &d->files[i];
+		bool fns = hist_path_has_functions(f->new_path);
 
 		if (!f->new_path || f->binary)
 			continue;
 		for (j = 0; j < f->nhunks; j++) {
 			const struct rv_hunk *h = &f->hunks[j];
-			char *func = hist_function_name(h->section);
+			char *func =
+				fns ? hist_function_name(h->section) : NULL;
 
 			if (func) {
 				pl->funcs = xrealloc(
@@ -167,7 +169,7 @@ static void collect_plines(const struct rv_diff *d, struct plines *pl,
 
 				/* A definition inside the hunk starts a
 				 * function. */
-				if (l->origin != '-' && l->text &&
+				if (fns && l->origin != '-' && l->text &&
 				    looks_like_definition(l->text) &&
 				    (nf = hist_function_name(l->text))) {
 					pl->funcs = xrealloc(

@@ -227,13 +227,38 @@ static bool wrapped_definition(const struct rv_hunk *hk, size_t i, char skip)
 	return false;
 }
 
-char *hist_hunk_function(const struct rv_hunk *hk, size_t k)
+bool hist_path_has_functions(const char *path)
+{
+	static const char *const ext[] = {
+		"c",  "h",    "cc",  "cpp", "cxx",  "hh",  "hpp", "hxx",
+		"py", "pyx",  "pxd", "sh",  "bash", "pl",  "pm",  "go",
+		"rs", "java", "js",  "ts",  "rb",   "lua", "php",
+	};
+	const char *base, *dot;
+	size_t i;
+
+	if (!path)
+		return false;
+	base = strrchr(path, '/');
+	dot = strrchr(base ? base + 1 : path, '.');
+	if (!dot)
+		return false;
+	for (i = 0; i < ARRAY_SIZE(ext); i++)
+		if (!strcmp(dot + 1, ext[i]))
+			return true;
+	return false;
+}
+
+char *hist_hunk_function(const char *path, const struct rv_hunk *hk, size_t k)
 {
 	/* A removed line lives in the pre-image, any other in the post. */
 	char skip = k < hk->nlines && hk->lines[k].origin == '-' ? '+' : '-';
-	char *cur = hist_function_name(hk->section);
+	char *cur;
 	size_t i;
 
+	if (!hist_path_has_functions(path))
+		return NULL;
+	cur = hist_function_name(hk->section);
 	for (i = 0; i <= k && i < hk->nlines; i++) {
 		const char *t = hk->lines[i].text ? hk->lines[i].text : "";
 

@@ -132,6 +132,8 @@ static bool match_in_function(const struct rv_diff *d,
 {
 	size_t i, j, k;
 
+	if (!hist_path_has_functions(m->file))
+		return false;
 	for (i = 0; func && m->file && i < d->nfiles; i++) {
 		const struct rv_file *f = &d->files[i];
 
@@ -1162,7 +1164,7 @@ static void anchor_add(struct anchor_fn **v, size_t *n, size_t *alloc,
 		       const char *path, const struct rv_hunk *hk, size_t k)
 {
 	const struct rv_line *l = &hk->lines[k];
-	char *fn = hist_hunk_function(hk, k);
+	char *fn = hist_hunk_function(path, hk, k);
 	size_t a;
 
 	if (!fn)

@@ -248,7 +248,7 @@ static void test_hunk_function(void **state)
 	assert_int_equal(rv_diff_parse(&d, diff, sizeof(diff) - 1, &err), 0);
 	assert_int_equal(d->files[0].hunks[0].nlines, ARRAY_SIZE(want));
 	for (k = 0; k < ARRAY_SIZE(want); k++) {
-		char *f = hist_hunk_function(&d->files[0].hunks[0], k);
+		char *f = hist_hunk_function("f.c", &d->files[0].hunks[0], k);
 
 		if (!want[k] != !f || (f && strcmp(f, want[k])))
 			print_message("line %zu: %s, want %s\n", k,
@@ -261,7 +261,19 @@ static void test_hunk_function(void **state)
 		if (want[k])
 			assert_string_equal(f, want[k]);
 		free(f);
+		/* A man page's or a Makefile's hunk has no function. */
+		assert_null(hist_hunk_function("man/f.8", &d->files[0].hunks[0],
+					       k));
+		assert_null(hist_hunk_function("Makefile",
+					       &d->files[0].hunks[0], k));
 	}
+	assert_true(hist_path_has_functions("lib/utils.c"));
+	assert_true(hist_path_has_functions("pyverbs/qp.pyx"));
+	assert_false(hist_path_has_functions("man/man8/dpll.8"));
+	assert_false(hist_path_has_functions("redhat/rdma-core.spec"));
+	assert_false(hist_path_has_functions("CMakeLists.txt"));
+	assert_false(hist_path_has_functions("src.c/README"));
+	assert_false(hist_path_has_functions(NULL));
 	rv_diff_free(d);
 }
 
