@@ -2998,6 +2998,13 @@ static void phrase(int i, const struct hist_rfeat *r,
 	}
 }
 
+/* Features whose phrase says what the patch lacks ("the author's first"). */
+static bool says_lack(int i)
+{
+	return i == HR_EXP || i == HR_REXP || i == HR_SEXP || i == HR_AGE ||
+	       i == HR_ISFIX;
+}
+
 void hist_risk_explain(const struct hist_model *m, const struct hist_rfeat *r,
 		       const struct hist_rwords *words, struct sb *why)
 {
@@ -3022,6 +3029,10 @@ void hist_risk_explain(const struct hist_model *m, const struct hist_rfeat *r,
 			}
 	for (i = 0; i < HF_N && said < 3; i++) {
 		int fi = order[i];
+		/* A reason is a thing the patch has, not one it lacks. */
+		static const int base[HF_N - HR_N] = {
+			HR_COND,    HR_ERRPATH,	  HR_ALLOC, HR_LOCK,
+			HR_LA_CODE, HR_TESTLINES, HR_LD,    HR_FIXES_YEAR};
 
 		/*
 		 * The first reason has to matter; the ones after it may be
@@ -3030,11 +3041,15 @@ void hist_risk_explain(const struct hist_model *m, const struct hist_rfeat *r,
 		 */
 		if (contrib[fi] < (said ? 0.02 : 0.1))
 			break;
-		/* A reason is a thing the patch has, not one it lacks. */
-		static const int base[HF_N - HR_N] = {
-			HR_COND,    HR_ERRPATH,	  HR_ALLOC, HR_LOCK,
-			HR_LA_CODE, HR_TESTLINES, HR_LD,    HR_FIXES_YEAR};
-
+		/*
+		 * By having more of it than most commits: a feature that
+		 * raises the score by being low (a directory where 1% of
+		 * the commits were later fixed, no resemblance to an
+		 * earlier bug) is no reason to look, except the author's
+		 * few commits, which the phrase says as such.
+		 */
+		if (x[fi] < m->mean[fi] && !says_lack(fi))
+			continue;
 		if (fi >= HR_N)
 			fi = base[fi - HR_N];
 		if (finfo[fi].count && r->v[fi] < 0.5 && fi != HR_EXP &&

@@ -483,6 +483,51 @@ static void test_explain(void **state)
 	sb_release(&why);
 }
 
+/*
+ * A reason is what the patch has more of than most commits: a low value
+ * that raises the score (no resemblance to an earlier bug, a directory
+ * where few commits were fixed) is not said; an author's few commits are,
+ * as such.
+ */
+static void test_explain_lacks(void **state)
+{
+	struct hist_model m;
+	struct hist_rfeat f = {{0}};
+	struct sb why = SB_INIT;
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	m.ok = true;
+	for (i = 0; i < HF_N; i++)
+		m.sd[i] = 1;
+	m.w[HR_GROUND] = -2;
+	m.mean[HR_GROUND] = 0.3;
+	m.w[HR_DIR_BUGRATE] = -1;
+	m.mean[HR_DIR_BUGRATE] = 0.2;
+	f.v[HR_DIR_BUGRATE] = 0.01;
+	hist_risk_explain(&m, &f, NULL, &why);
+	assert_string_equal(sb_str(&why), "");
+
+	/* Above the mean, the same features are reasons when they raise. */
+	m.w[HR_GROUND] = 2;
+	f.v[HR_GROUND] = 0.8;
+	sb_reset(&why);
+	hist_risk_explain(&m, &f, NULL, &why);
+	assert_non_null(strstr(sb_str(&why), "(80% alike in names)"));
+
+	/* Few commits of the author: a lack the phrase says. */
+	memset(m.w, 0, sizeof(m.w));
+	m.w[HR_EXP] = -1;
+	m.mean[HR_EXP] = 3; /* log1p of about 19 commits */
+	f.v[HR_EXP] = 2;
+	f.v[HR_SEXP] = 1;
+	sb_reset(&why);
+	hist_risk_explain(&m, &f, NULL, &why);
+	assert_string_equal(sb_str(&why), "the author has 2 earlier commits "
+					  "here, 1 in this subsystem");
+	sb_release(&why);
+}
+
 /* The words features' reasons name the words, with their figures. */
 static void test_explain_words(void **state)
 {
@@ -784,6 +829,7 @@ int main(void)
 		cmocka_unit_test(test_risk_anchor),
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_explain),
+		cmocka_unit_test(test_explain_lacks),
 		cmocka_unit_test(test_explain_words),
 		cmocka_unit_test(test_risk_words),
 		cmocka_unit_test(test_content_counts),
