@@ -452,12 +452,34 @@ struct hist_rword {
 	char text[64];	   /* identifier characters only, NUL-terminated */
 	unsigned int n, b; /* earlier commits with it, of which later fixed */
 };
+/*
+ * Where the history features come from, so a reason names the place: the
+ * patch's file and function with the most earlier commits later fixed,
+ * and its file fixed most often. Paths are printable ASCII and space
+ * only (any other byte '?'), a long one keeps its end; "" when none
+ * counts.
+ */
+#define HIST_RPLACE 96
+struct hist_rplace {
+	char file[HIST_RPLACE];		 /* most commits later fixed */
+	double file_named, file_commits; /* of its earlier commits */
+	char func[HIST_RPLACE], func_file[HIST_RPLACE];
+	double func_named, func_commits;
+	char fixed[HIST_RPLACE];    /* most fixes */
+	double fixed_n, fixed_year; /* fixes, and weighted to the last year */
+};
+/* A path as a reason may print it, into dst (see struct hist_rplace). */
+void hist_place_copy(char dst[HIST_RPLACE], const char *src);
 struct hist_rwords {
 	struct hist_rword code[HIST_RWORDS], subject[HIST_RWORDS];
 	size_t ncode, nsubject;
 	double base; /* the share of all commits later fixed; <0: unknown */
+	struct hist_rplace place;
 };
-/* Fills *out from the words table the index left (empty without one). */
+/*
+ * Fills *out from the words table and the state the index left (empty
+ * without them).
+ */
 void hist_risk_words(struct rv_history *h, const struct rv_diff *d,
 		     const char *message, struct hist_rwords *out);
 /*

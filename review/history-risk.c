@@ -2692,6 +2692,69 @@ static size_t name_words(const struct pword *v, size_t n,
 	return i;
 }
 
+void hist_place_copy(char dst[HIST_RPLACE], const char *src)
+{
+	size_t n = strlen(src), i;
+
+	if (n >= HIST_RPLACE) {
+		memcpy(dst, "...", 3);
+		src += n - (HIST_RPLACE - 4);
+		n = HIST_RPLACE - 4;
+		dst += 3;
+	}
+	for (i = 0; i < n; i++)
+		dst[i] = src[i] >= ' ' && src[i] < 127 ? src[i] : '?';
+	dst[n] = '\0';
+}
+
+/* The file and function of d whose history says most (hist_rplace). */
+static void risk_places(struct rsource *src, const struct rv_diff *d,
+			int64_t now, struct hist_rplace *p)
+{
+	struct sb k = SB_INIT;
+	struct rstate s;
+	size_t i, j;
+
+	for (i = 0; i < d->nfiles; i++) {
+		const struct rv_file *f = &d->files[i];
+		const char *path = f->new_path ? f->new_path : f->old_path;
+
+		if (!path)
+			continue;
+		key2(&k, 'F', path, NULL);
+		if (!rget(src, sb_str(&k), &s))
+			continue;
+		if (s.e > p->file_named) {
+			hist_place_copy(p->file, path);
+			p->file_named = s.e;
+			p->file_commits = s.a;
+		}
+		if (s.b > p->fixed_n) {
+			hist_place_copy(p->fixed, path);
+			p->fixed_n = s.b;
+			p->fixed_year = decay(s.c, s.t, now, HALF_FIXES);
+		}
+		if (!hist_path_has_functions(path))
+			continue;
+		for (j = 0; j < f->nhunks; j++) {
+			char *fn = hist_function_name(f->hunks[j].section);
+
+			if (!fn)
+				continue;
+			key2(&k, 'U', path, fn);
+			if (rget(src, sb_str(&k), &s) && s.e > p->func_named &&
+			    strlen(fn) < 64) {
+				hist_place_copy(p->func, fn);
+				hist_place_copy(p->func_file, path);
+				p->func_named = s.e;
+				p->func_commits = s.b;
+			}
+			free(fn);
+		}
+	}
+	sb_release(&k);
+}
+
 void hist_risk_words(struct rv_history *h, const struct rv_diff *d,
 		     const char *message, struct hist_rwords *out)
 {
@@ -2757,6 +2820,7 @@ void hist_risk_words(struct rv_history *h, const struct rv_diff *d,
 	qsort(v + k, ncand - k, sizeof(*v), cmp_pword_rank);
 	out->ncode = name_words(v, k, out->code);
 	out->nsubject = name_words(v + k, ncand - k, out->subject);
+	risk_places(&src, d, hist_meta_int(h->db, "risk_now", 0), &out->place);
 out:
 	sqlite3_finalize(src.get);
 	free(v);
@@ -2804,6 +2868,7 @@ static void phrase(int i, const struct hist_rfeat *r,
 		   const struct hist_rwords *words, struct sb *out)
 {
 	const double *v = r->v;
+	const struct hist_rplace *place = words ? &words->place : NULL;
 
 	switch (i) {
 	case HR_LA:
@@ -2843,6 +2908,18 @@ static void phrase(int i, const struct hist_rfeat *r,
 		break;
 	case HR_FIXES:
 	case HR_FIXES_YEAR:
+		if (place && place->fixed_n >= 0.5) {
+			sb_addf(out,
+				"%s was fixed %.0f time%s before (%.1f "
+				"weighted to the last year",
+				place->fixed, place->fixed_n,
+				plural(place->fixed_n), place->fixed_year);
+			if (v[HR_FIXES] >= place->fixed_n + 0.5)
+				sb_addf(out, "; %.0f in all its files",
+					v[HR_FIXES]);
+			sb_addch(out, ')');
+			break;
+		}
 		sb_addf(out,
 			"touches files fixed %.0f time%s before (%.1f "
 			"weighted to the last year)",
@@ -2935,6 +3012,18 @@ static void phrase(int i, const struct hist_rfeat *r,
 	case HR_FILE_BUGS:
 	case HR_FILE_BUGS_RECENT:
 	case HR_FILE_BUGRATE:
+		if (place && place->file_named >= 0.5) {
+			sb_addf(out,
+				"touches %s, where %.0f of %.0f earlier "
+				"commits %s later fixed",
+				place->file, place->file_named,
+				place->file_commits,
+				place->file_named < 1.5 ? "was" : "were");
+			if (v[HR_FILE_BUGS] >= place->file_named + 0.5)
+				sb_addf(out, " (%.0f in all its files)",
+					v[HR_FILE_BUGS]);
+			break;
+		}
 		sb_addf(out,
 			"touches files where %.0f earlier commit%s %s later "
 			"fixed",
@@ -2944,6 +3033,18 @@ static void phrase(int i, const struct hist_rfeat *r,
 				: "were");
 		break;
 	case HR_FUNC_BUGS:
+		if (place && place->func_named >= 0.5) {
+			sb_addf(out,
+				"touches %s() in %s, where %.0f of %.0f "
+				"earlier commits %s later fixed",
+				place->func, place->func_file,
+				place->func_named, place->func_commits,
+				place->func_named < 1.5 ? "was" : "were");
+			if (v[HR_FUNC_BUGS] >= place->func_named + 0.5)
+				sb_addf(out, " (%.0f in all its functions)",
+					v[HR_FUNC_BUGS]);
+			break;
+		}
 		sb_addf(out,
 			"touches functions where %.0f earlier commit%s %s "
 			"later fixed",

@@ -528,6 +528,73 @@ static void test_explain_lacks(void **state)
 	sb_release(&why);
 }
 
+/*
+ * The history reasons name the place they come from: the file with the
+ * most earlier commits later fixed, the function, the file fixed most;
+ * with the total over all the patch's files when there is more. A path
+ * prints as printable ASCII only; a long one keeps its end.
+ */
+static void test_explain_places(void **state)
+{
+	struct hist_model m;
+	struct hist_rfeat f = {{0}};
+	struct hist_rwords w;
+	struct sb why = SB_INIT;
+	char p[HIST_RPLACE], longp[300];
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	memset(&w, 0, sizeof(w));
+	w.base = -1;
+	m.ok = true;
+	for (i = 0; i < HF_N; i++)
+		m.sd[i] = 1;
+	m.w[HR_FILE_BUGS] = 3;
+	m.w[HR_FUNC_BUGS] = 2;
+	m.w[HR_FIXES] = 1;
+	f.v[HR_FILE_BUGS] = 45;
+	f.v[HR_FUNC_BUGS] = 6;
+	f.v[HR_FIXES] = 12;
+	hist_place_copy(w.place.file, "providers/hns/hns_roce_u_hw_v2.c");
+	w.place.file_named = 41;
+	w.place.file_commits = 165;
+	hist_place_copy(w.place.func, "hns_roce_u_v2_post_send");
+	hist_place_copy(w.place.func_file, "providers/hns/hns_roce_u_hw_v2.c");
+	w.place.func_named = 6;
+	w.place.func_commits = 20;
+	hist_place_copy(w.place.fixed, "providers/hns/hns_roce_u_verbs.c");
+	w.place.fixed_n = 7;
+	w.place.fixed_year = 2.5;
+	hist_risk_explain(&m, &f, &w, &why);
+	assert_string_equal(
+		sb_str(&why),
+		"touches providers/hns/hns_roce_u_hw_v2.c, where 41 of 165 "
+		"earlier commits were later fixed (45 in all its files); "
+		"touches hns_roce_u_v2_post_send() in "
+		"providers/hns/hns_roce_u_hw_v2.c, where 6 of 20 earlier "
+		"commits were later fixed; providers/hns/hns_roce_u_verbs.c "
+		"was fixed 7 times before (2.5 weighted to the last year; 12 "
+		"in all its files)");
+
+	/* No place known (eval, an old index): the general sentences. */
+	memset(&w.place, 0, sizeof(w.place));
+	sb_reset(&why);
+	hist_risk_explain(&m, &f, &w, &why);
+	assert_non_null(strstr(sb_str(&why), "touches files where 45 earlier "
+					     "commits were later fixed"));
+
+	/* Hostile bytes print as '?'; a long path keeps its end. */
+	hist_place_copy(p, "a\n\x1b[31mb\xc3\xa9 c.c");
+	assert_string_equal(p, "a??[31mb?? c.c");
+	memset(longp, 'd', sizeof(longp));
+	memcpy(longp + sizeof(longp) - 8, "/tail.c", 8);
+	hist_place_copy(p, longp);
+	assert_int_equal(strlen(p), HIST_RPLACE - 1);
+	assert_memory_equal(p, "...", 3);
+	assert_string_equal(p + strlen(p) - 7, "/tail.c");
+	sb_release(&why);
+}
+
 /* The words features' reasons name the words, with their figures. */
 static void test_explain_words(void **state)
 {
@@ -830,6 +897,7 @@ int main(void)
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_explain_lacks),
+		cmocka_unit_test(test_explain_places),
 		cmocka_unit_test(test_explain_words),
 		cmocka_unit_test(test_risk_words),
 		cmocka_unit_test(test_content_counts),
