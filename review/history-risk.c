@@ -2882,7 +2882,7 @@ static void phrase(int i, const struct hist_rfeat *r,
 		if (v[HR_LA] >= 0.5 && v[HR_LA_WEIGHTED] / v[HR_LA] >= 1.2)
 			sb_addf(out,
 				", in files whose commits were later fixed "
-				"%.1f times as often as most",
+				"%.1f times as often as the tree's",
 				v[HR_LA_WEIGHTED] / v[HR_LA]);
 		break;
 	case HR_NF:
