@@ -380,13 +380,40 @@ static bool has_word(const char *s, const char *const *words, size_t n)
 	return false;
 }
 
+/*
+ * The subject's verb, after its "subsystem: " prefixes, takes something
+ * away ("remove support for iptables action", "drop new API").
+ */
+static bool subject_removes(const char *subject)
+{
+	static const char *const verbs[] = {
+		"remove", "removes", "removed", "drop",	     "drops",
+		"delete", "deletes", "disable", "deprecate", "kill",
+		"revert", "reverts", "undo",
+	};
+	const char *p = subject, *c;
+	size_t len, i;
+
+	while ((c = strstr(p, ": ")))
+		p = c + 2;
+	while (*p == ' ')
+		p++;
+	for (len = 0; isalpha((unsigned char)p[len]); len++)
+		;
+	for (i = 0; len && i < ARRAY_SIZE(verbs); i++)
+		if (strlen(verbs[i]) == len && !strncasecmp(p, verbs[i], len))
+			return true;
+	return false;
+}
+
 bool hist_subject_adds(const char *subject)
 {
 	static const char *const words[] = {"add",     "adds",	    "added",
 					    "support", "introduce", "implement",
 					    "new",     "enable",    "allow"};
 
-	return subject && has_word(subject, words, ARRAY_SIZE(words));
+	return subject && !subject_removes(subject) &&
+	       has_word(subject, words, ARRAY_SIZE(words));
 }
 
 bool hist_subject_fixes(const char *subject)

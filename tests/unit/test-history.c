@@ -197,6 +197,15 @@ static void test_text_helpers(void **state)
 	assert_string_equal(dir, "ip");
 	hist_top_dir("Makefile", dir, sizeof(dir));
 	assert_string_equal(dir, "");
+
+	/* A feature is added, not taken away. */
+	assert_true(hist_subject_adds("devlink: add support for port params"));
+	assert_true(hist_subject_adds("Introduce ip netconf"));
+	assert_false(hist_subject_adds("remove support for iptables action"));
+	assert_false(hist_subject_adds("tc: m_xt: Drop support for new API"));
+	assert_false(hist_subject_adds("rdma: Deprecate the new link flag"));
+	assert_false(hist_subject_adds("ip: fix a leak in ipaddr_list"));
+	assert_true(hist_subject_fixes("ip: fix a leak in ipaddr_list"));
 }
 
 /*
