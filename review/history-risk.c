@@ -3176,6 +3176,9 @@ void hist_risk_explain(const struct hist_model *m, const struct hist_rfeat *r,
 	sb_release(&p);
 }
 
+/* The score from which the risk line gives the model's reasons. */
+#define RISK_EXPLAIN_FROM 0.5
+
 /* How often the functions the patch touches were fixed before. */
 static void add_function_fixes(struct rv_history *h, const struct rv_diff *d,
 			       struct sb *why)
@@ -3241,8 +3244,15 @@ int rv_history_risk(struct rv_history *h, const struct rv_diff *d,
 	if (why) {
 		struct hist_rwords words;
 
-		hist_risk_words(h, d, message, &words);
-		hist_risk_explain(&h->model, &f, &words, why);
+		/*
+		 * Below the middle of the history, what raised the score
+		 * raised it from lower still: no reason to look. What the
+		 * functions went through is a fact worth saying anyway.
+		 */
+		if (*score >= RISK_EXPLAIN_FROM) {
+			hist_risk_words(h, d, message, &words);
+			hist_risk_explain(&h->model, &f, &words, why);
+		}
 		add_function_fixes(h, d, why);
 	}
 	return 0;
