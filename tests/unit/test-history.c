@@ -463,18 +463,25 @@ static void test_model(void **state)
 	sqlite3_close(db);
 }
 
+/* A model to explain with: no weights, features at mean 0, sd 1. */
+static void explain_model(struct hist_model *m)
+{
+	int i;
+
+	memset(m, 0, sizeof(*m));
+	m->ok = true;
+	for (i = 0; i < HF_N; i++)
+		m->sd[i] = 1;
+}
+
 /* Reasons name what the patch does, in words, not bytes. */
 static void test_explain(void **state)
 {
 	struct hist_model m;
 	struct hist_rfeat f = {{0}};
 	struct sb why = SB_INIT;
-	int i;
 
-	memset(&m, 0, sizeof(m));
-	m.ok = true;
-	for (i = 0; i < HF_N; i++)
-		m.sd[i] = 1;
+	explain_model(&m);
 	m.w[HR_ERRPATH] = 2;
 	m.w[HR_FIXES_YEAR] = 1;
 	m.w[HR_LA] = 0.01;
@@ -503,12 +510,8 @@ static void test_explain_lacks(void **state)
 	struct hist_model m;
 	struct hist_rfeat f = {{0}};
 	struct sb why = SB_INIT;
-	int i;
 
-	memset(&m, 0, sizeof(m));
-	m.ok = true;
-	for (i = 0; i < HF_N; i++)
-		m.sd[i] = 1;
+	explain_model(&m);
 	m.w[HR_GROUND] = -2;
 	m.mean[HR_GROUND] = 0.3;
 	m.w[HR_DIR_BUGRATE] = -1;
@@ -550,14 +553,10 @@ static void test_explain_places(void **state)
 	struct hist_rwords w;
 	struct sb why = SB_INIT;
 	char p[HIST_RPLACE], longp[300];
-	int i;
 
-	memset(&m, 0, sizeof(m));
+	explain_model(&m);
 	memset(&w, 0, sizeof(w));
 	w.base = -1;
-	m.ok = true;
-	for (i = 0; i < HF_N; i++)
-		m.sd[i] = 1;
 	m.w[HR_FILE_BUGS] = 3;
 	m.w[HR_FUNC_BUGS] = 2;
 	m.w[HR_FIXES] = 1;
@@ -611,12 +610,8 @@ static void test_explain_words(void **state)
 	struct hist_rfeat f = {{0}};
 	struct hist_rwords w = {0};
 	struct sb why = SB_INIT;
-	int i;
 
-	memset(&m, 0, sizeof(m));
-	m.ok = true;
-	for (i = 0; i < HF_N; i++)
-		m.sd[i] = 1;
+	explain_model(&m);
 	m.w[HR_WORDS_CODE] = 1;
 	m.w[HR_WORDS_SUBJECT] = 0.5;
 	f.v[HR_WORDS_CODE] = 0.8;
