@@ -2287,8 +2287,13 @@ void hist_model_load(sqlite3 *db, struct hist_model *m)
 	if (!hist_meta_text(db, "model", &s))
 		goto out;
 	if (strtol(sb_str(&s), &end, 10) != MODEL_FORMAT ||
-	    strtol(end, &end, 10) != HF_N)
-		goto out;
+	    strtol(end, &end, 10) != HF_N) {
+		snprintf(m->why, sizeof(m->why),
+			 "the stored risk model is of another version of "
+			 "quorum; run `quorum index --rebuild`");
+		sb_release(&s);
+		return;
+	}
 	ok = (int)strtol(end, &end, 10);
 	m->threshold = strtod(end, &end);
 	m->lambda = strtod(end, &end);

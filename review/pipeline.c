@@ -48,10 +48,15 @@ static void patch_history(struct rv_review *r, size_t k,
 
 	if (!opts->history || k >= r->npatch_info)
 		return;
+	herr.msg[0] = '\0';
 	if (rv_history_risk(opts->history, d, p->commit_message,
-			    p->author_email, &r->risk[k], &why, &herr) == 0 &&
-	    why.len)
-		r->risk_why[k] = sb_detach(&why, NULL);
+			    p->author_email, &r->risk[k], &why, &herr) == 0) {
+		if (why.len)
+			r->risk_why[k] = sb_detach(&why, NULL);
+	} else if (herr.msg[0]) {
+		/* "risk n/a" says why: no fixes to learn from, or the like. */
+		r->risk_why[k] = xstrdup_or_null(herr.msg);
+	}
 	sb_release(&why);
 	rv_history_similar(opts->history, d, REVIEW_SIMILAR_TOP, &r->similar[k],
 			   &herr);

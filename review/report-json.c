@@ -89,7 +89,8 @@ static cJSON *json_patches(const struct rv_review *r)
 		const struct mp_patch *p = s->patches[k];
 		const struct rv_patch_result *pr = NULL;
 		cJSON *o = cJSON_CreateObject();
-		const char *status = "reviewed";
+		const char *status = "reviewed", *why;
+		bool scored;
 
 		cJSON_AddNumberToObject(o, "index",
 					rv_report_patch_number(s, k));
@@ -116,15 +117,18 @@ static cJSON *json_patches(const struct rv_review *r)
 				pr && *pr->tree_id ? pr->tree_id : NULL);
 		cJSON_AddBoolToObject(o, "three_way", pr && pr->three_way);
 		rv_json_put_str(o, "error", pr ? pr->error : NULL);
-		if (r->npatch_info == s->npatches && r->risk && r->risk[k] >= 0)
+		scored = r->npatch_info == s->npatches && r->risk &&
+			 r->risk[k] >= 0;
+		why = r->npatch_info == s->npatches && r->risk_why
+			      ? r->risk_why[k]
+			      : NULL;
+		if (scored)
 			cJSON_AddNumberToObject(o, "risk", r->risk[k]);
 		else
 			cJSON_AddNullToObject(o, "risk");
 		/* What the text report prints under "history", too. */
-		rv_json_put_str(o, "risk_reasons",
-				r->npatch_info == s->npatches && r->risk_why
-					? r->risk_why[k]
-					: NULL);
+		rv_json_put_str(o, "risk_reasons", scored ? why : NULL);
+		rv_json_put_str(o, "risk_error", scored ? NULL : why);
 		cJSON_AddItemToObject(o, "similar", json_similar(r, k));
 		cJSON_AddItemToArray(arr, o);
 	}

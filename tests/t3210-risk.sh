@@ -36,8 +36,19 @@ is "$rc" 0 "a history without Fixes: indexes"
 like "$TMP/out" '^commits: 30$' "... every commit"
 like "$TMP/out" 'risk model cannot be fitted: no commit .* named by a Fixes: trailer' "... and says the risk model cannot be fitted, and why"
 git format-patch -q -o "$TMP/p0" -1 HEAD
-run "$QUORUM" review -C "$R" "$TMP/p0"/*.patch
-unlike "$TMP/out" 'risky patch' "... and review invents no risk finding"
+run "$QUORUM" review -C "$R" --base HEAD~1 "$TMP/p0"/*.patch
+like "$TMP/out" '1/1  applied' "... review applies a patch on it"
+unlike "$TMP/out" 'risky patch' "... and invents no risk finding"
+like "$TMP/out" '^  1/1  risk n/a: the risk model cannot be fitted: no commit' \
+	"... and its risk line says why there is no score"
+run "$QUORUM" review -C "$R" --base HEAD~1 --format json "$TMP/p0"/*.patch
+python3 - "$TMP/out" >"$TMP/json-risk" <<'EOP'
+import json, sys
+p = json.load(open(sys.argv[1]))["reviews"][0]["patches"][0]
+print(p["risk"], p["risk_reasons"], p["risk_error"])
+EOP
+like "$TMP/json-risk" '^None None the risk model cannot be fitted' \
+	"... and so does JSON, as risk_error, not as reasons"
 run "$QUORUM" eval -C "$R" --since 2017-01-01 --until 2030-01-01
 is "$rc" 0 "eval runs on it"
 like "$TMP/out" '^auc +n/a$' "... with no AUC to report"
@@ -140,5 +151,18 @@ grep '^  1/1  risk ' "$TMP/out" >"$TMP/why"
 like "$TMP/why" '^  1/1  risk [01]\.[0-9]+: ' "review gives the risk score with its reasons"
 like "$TMP/why" '(adds [0-9]+ |touches |author|fixed)' "... in words about what the patch does"
 unlike "$TMP/why" 'bytes' "... never in bytes"
+
+# 4. A model stored by another version (other inputs): no score, and why.
+python3 - "$TMP/past/.git/quorum/history.db" <<'EOP'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+v = db.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()[0].split(" ")
+v[1] = str(int(v[1]) + 1)
+db.execute("UPDATE meta SET value = ? WHERE key = 'model'", (" ".join(v),))
+db.commit()
+EOP
+run "$QUORUM" review -C "$TMP/past" --base "$C~1" "$TMP/pc"/*.patch
+like "$TMP/out" '^  1/1  risk n/a: the stored risk model is of another version of quorum; run `quorum index --rebuild`' \
+	"a model of another version gives no score, and says what to run"
 
 done_testing
