@@ -177,11 +177,14 @@ char *hist_function_name(const char *section)
 
 bool hist_starts_function(const char *s, size_t len)
 {
+	const char *paren;
 	size_t i;
 
 	if (!len || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
 		return false;
-	if (!memchr(s, '(', len))
+	paren = memchr(s, '(', len);
+	/* "x = f(" is an assignment: no definition has '=' before "(". */
+	if (!paren || memchr(s, '=', (size_t)(paren - s)))
 		return false;
 	for (i = len; i > 0 && isspace((unsigned char)s[i - 1]); i--)
 		;

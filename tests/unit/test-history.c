@@ -178,6 +178,17 @@ static void test_text_helpers(void **state)
 	assert_null(hist_function_name("struct foo {"));
 	assert_null(hist_function_name(NULL));
 
+	/* What starts a definition, at column 0, and what only looks so. */
+#define STARTS(s) hist_starts_function(s, strlen(s))
+	assert_true(STARTS("static int parse_opts(int argc, char **argv)"));
+	assert_true(STARTS("int main(void)"));
+	assert_false(STARTS("int foo(int x);"));
+	assert_false(STARTS("\treturn foo(x);"));
+	assert_false(STARTS("Entry = namedtuple('Entry', 'name size')"));
+	assert_false(STARTS("static struct ops dev_ops = OPS_INIT("));
+	assert_false(STARTS("if (x)"));
+#undef STARTS
+
 	hist_tokens("if (dev->mtu > 0x1f && rtnl_open(&rth, 0) < 0) return;",
 		    &out, 100);
 	assert_string_equal(sb_str(&out), "dev mtu rtnl_open rth");
