@@ -180,6 +180,15 @@ bool hist_starts_function(const char *s, size_t len)
 	const char *paren;
 	size_t i;
 
+	/*
+	 * Python's "def name(args):", a method's indented too, ends in ':'
+	 * as a C label does.
+	 */
+	for (i = 0; i < len && (s[i] == ' ' || s[i] == '\t'); i++)
+		;
+	if (len - i > 4 && !strncmp(s + i, "def ", 4) &&
+	    memchr(s + i, '(', len - i))
+		return true;
 	if (!len || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
 		return false;
 	paren = memchr(s, '(', len);

@@ -187,6 +187,10 @@ static void test_text_helpers(void **state)
 	assert_false(STARTS("Entry = namedtuple('Entry', 'name size')"));
 	assert_false(STARTS("static struct ops dev_ops = OPS_INIT("));
 	assert_false(STARTS("if (x)"));
+	assert_true(STARTS("def create_qp(ctx, attr):"));
+	assert_true(STARTS("    def create_qp(self, attr):"));
+	assert_false(STARTS("    define(x)"));
+	assert_false(STARTS("out:"));
 #undef STARTS
 
 	hist_tokens("if (dev->mtu > 0x1f && rtnl_open(&rth, 0) < 0) return;",
