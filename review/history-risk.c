@@ -139,7 +139,7 @@ static double decay(double v, int64_t from, int64_t to, double half)
 
 struct rfile {
 	char *path;
-	bool added, code, test;
+	bool added, code, test, functions;
 	double lines, la;
 };
 
@@ -201,6 +201,7 @@ void hist_racc_file(struct hist_racc *a, const char *path, bool added)
 	f->added = added;
 	f->code = is_code_path(path);
 	f->test = is_test_path(path);
+	f->functions = hist_path_has_functions(path);
 	a->cur = f;
 }
 
@@ -209,7 +210,7 @@ void hist_racc_hunk(struct hist_racc *a, const char *section)
 	char *func, *key;
 	size_t i, n;
 
-	if (!a->cur || !hist_path_has_functions(a->cur->path))
+	if (!a->cur || !a->cur->functions)
 		return;
 	func = hist_function_name(section);
 	if (!func)

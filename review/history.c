@@ -239,28 +239,6 @@ static bool wrapped_definition(const struct rv_hunk *hk, size_t i, char skip)
 	return false;
 }
 
-bool hist_path_has_functions(const char *path)
-{
-	static const char *const ext[] = {
-		"c",  "h",    "cc",  "cpp", "cxx",  "hh",  "hpp", "hxx",
-		"py", "pyx",  "pxd", "sh",  "bash", "pl",  "pm",  "go",
-		"rs", "java", "js",  "ts",  "rb",   "lua", "php",
-	};
-	const char *base, *dot;
-	size_t i;
-
-	if (!path)
-		return false;
-	base = strrchr(path, '/');
-	dot = strrchr(base ? base + 1 : path, '.');
-	if (!dot)
-		return false;
-	for (i = 0; i < ARRAY_SIZE(ext); i++)
-		if (!strcmp(dot + 1, ext[i]))
-			return true;
-	return false;
-}
-
 char *hist_hunk_function(const char *path, const struct rv_hunk *hk, size_t k)
 {
 	/* A removed line lives in the pre-image, any other in the post. */
@@ -352,22 +330,53 @@ void hist_subsystem(const char *subject, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
-int hist_file_kind(const char *path)
+/*
+ * What a file's extension says: its kind for hist_file_kind (0 source,
+ * 1 header, 2 other) and whether its hunks can be in functions
+ * (hist_path_has_functions: not assembly, whose sections are labels,
+ * nor grammars and awk, not measured).
+ */
+static const struct file_ext {
+	const char *ext;
+	int kind;
+	bool functions;
+} file_exts[] = {
+	{".c", 0, true},    {".cc", 0, true},	{".cpp", 0, true},
+	{".y", 0, false},   {".l", 0, false},	{".sh", 0, true},
+	{".py", 0, true},   {".pl", 0, true},	{".rs", 0, true},
+	{".go", 0, true},   {".S", 0, false},	{".awk", 0, false},
+	{".h", 1, true},    {".hpp", 1, true},	{".cxx", 2, true},
+	{".hh", 2, true},   {".hxx", 2, true},	{".pyx", 2, true},
+	{".pxd", 2, true},  {".bash", 2, true}, {".pm", 2, true},
+	{".java", 2, true}, {".js", 2, true},	{".ts", 2, true},
+	{".rb", 2, true},   {".lua", 2, true},	{".php", 2, true},
+};
+
+static const struct file_ext *file_ext_of(const char *path)
 {
-	static const char *const src[] = {".c",	 ".cc", ".cpp", ".y",
-					  ".l",	 ".sh", ".py",	".pl",
-					  ".rs", ".go", ".S",	".awk"};
-	const char *dot = strrchr(path, '.');
+	const char *dot = path ? strrchr(path, '.') : NULL;
 	size_t i;
 
 	if (!dot || strchr(dot, '/'))
-		return 2;
-	if (!strcmp(dot, ".h") || !strcmp(dot, ".hpp"))
-		return 1;
-	for (i = 0; i < ARRAY_SIZE(src); i++)
-		if (!strcmp(dot, src[i]))
-			return 0;
-	return 2;
+		return NULL;
+	for (i = 0; i < ARRAY_SIZE(file_exts); i++)
+		if (!strcmp(dot, file_exts[i].ext))
+			return &file_exts[i];
+	return NULL;
+}
+
+int hist_file_kind(const char *path)
+{
+	const struct file_ext *e = file_ext_of(path);
+
+	return e ? e->kind : 2;
+}
+
+bool hist_path_has_functions(const char *path)
+{
+	const struct file_ext *e = file_ext_of(path);
+
+	return e && e->functions;
 }
 
 static bool has_word(const char *s, const char *const *words, size_t n)
