@@ -1189,6 +1189,238 @@ static int resolve_ref(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 
 /* ---- one commit ----------------------------------------------------- */
 
+/* ---- renames -------------------------------------------------------- */
+
+/* Blob pairs read to find renames by content, per commit. */
+#define RENAME_MAX_READS 256
+/* Added and deleted files compared pairwise when no name matches. */
+#define RENAME_MAX_PAIRS 64
+/* Larger blobs are not compared (generated tables, data). */
+#define RENAME_MAX_BLOB ((size_t)1 << 20)
+
+/* A deleted file of the commit, for finding the file it became. */
+struct rsrc {
+	const struct tchange *c;
+	const char *base;
+	size_t idx;
+};
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static int rsrc_id(const void *a, const void *b)
+{
+	return git_oid_cmp(&((const struct rsrc *)a)->c->old_id,
+			   &((const struct rsrc *)b)->c->old_id);
+}
+
+static int rsrc_base(const void *a, const void *b)
+{
+	return strcmp(((const struct rsrc *)a)->base,
+		      ((const struct rsrc *)b)->base);
+}
+
+/* Sorted by key, then by place in the commit: the order is the same on
+ * every machine, whatever qsort does with ties. */
+static int rsrc_by_id(const void *a, const void *b)
+{
+	const struct rsrc *x = a, *y = b;
+	int c = rsrc_id(a, b);
+
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int rsrc_by_base(const void *a, const void *b)
+{
+	const struct rsrc *x = a, *y = b;
+	int c = rsrc_base(a, b);
+
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The hashes of a blob's lines, sorted; 0 lines when it is not text. */
+static size_t blob_lines(git_repository *repo, const git_oid *id,
+			 uint64_t **out)
+{
+	git_blob *b = NULL;
+	const char *p, *end, *nl;
+	size_t n = 0, alloc = 0;
+
+	*out = NULL;
+	if (git_blob_lookup(&b, repo, id) < 0)
+		return 0;
+	if (git_blob_rawsize(b) > RENAME_MAX_BLOB || git_blob_is_binary(b))
+		goto out;
+	p = git_blob_rawcontent(b);
+	end = p + git_blob_rawsize(b);
+	for (; p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		ALLOC_GROW(*out, n + 1, alloc);
+		(*out)[n++] = hist_hash(p, (size_t)(nl - p));
+	}
+	qsort(*out, n, sizeof(**out), cmp_u64);
+out:
+	git_blob_free(b);
+	return n;
+}
+
+/*
+ * The share of the longer blob's lines the two have in common (0 to 1),
+ * counting a line as often as both have it; -1 when either is not text.
+ */
+static double blobs_alike(git_repository *repo, const git_oid *a,
+			  const git_oid *b)
+{
+	uint64_t *x, *y;
+	size_t nx = blob_lines(repo, a, &x), ny = blob_lines(repo, b, &y);
+	size_t i = 0, j = 0, common = 0;
+
+	while (i < nx && j < ny) {
+		if (x[i] < y[j])
+			i++;
+		else if (x[i] > y[j])
+			j++;
+		else
+			common++, i++, j++;
+	}
+	free(x);
+	free(y);
+	return nx && ny ? (double)common / (double)(nx > ny ? nx : ny) : -1;
+}
+
+/*
+ * The changes the risk model counts, into rc (tc->n + 1 of them); their
+ * number. A file the commit moves is one change, from the old blob to
+ * the new, as `git format-patch` shows it: a patch on a list says
+ * "rename from" and its diff holds only the lines that changed. Without
+ * this, moving a directory read as adding all of it, and the model
+ * learned from commits no patch looks like. A rename is found as git
+ * finds one: identical content first, then the one deleted file of the
+ * same name, then any deleted file, with at least half the lines alike.
+ */
+static size_t risk_changes(git_repository *repo, const struct tchanges *tc,
+			   struct hist_risk_change *rc)
+{
+	struct rsrc *src = xcalloc(tc->n + 1, sizeof(*src));
+	struct rsrc *bybase = xcalloc(tc->n + 1, sizeof(*bybase));
+	ssize_t *from = xcalloc(tc->n + 1, sizeof(*from));
+	bool *taken = xcalloc(tc->n + 1, sizeof(*taken));
+	size_t i, j, n = 0, ns = 0, nadd = 0, reads = 0, left;
+
+	for (i = 0; i < tc->n; i++) {
+		from[i] = -1;
+		nadd += tc->v[i].added;
+		if (tc->v[i].deleted) {
+			src[ns].c = &tc->v[i];
+			src[ns].base = base_name(tc->v[i].path);
+			src[ns++].idx = i;
+		}
+	}
+	if (!nadd || !ns)
+		goto list;
+	memcpy(bybase, src, ns * sizeof(*src));
+	qsort(src, ns, sizeof(*src), rsrc_by_id);
+	qsort(bybase, ns, sizeof(*bybase), rsrc_by_base);
+	/* The same content: the first deleted file not yet taken. */
+	for (i = 0; i < tc->n; i++) {
+		struct rsrc key = {&tc->v[i], NULL, 0}, *hit;
+		struct tchange probe;
+
+		if (!tc->v[i].added)
+			continue;
+		probe.old_id = tc->v[i].new_id;
+		key.c = &probe;
+		hit = bsearch(&key, src, ns, sizeof(*src), rsrc_id);
+		if (!hit)
+			continue;
+		/* bsearch found one of a run of equal ids; take the first free.
+		 */
+		while (hit > src &&
+		       !git_oid_cmp(&hit[-1].c->old_id, &probe.old_id))
+			hit--;
+		for (; hit < src + ns &&
+		       !git_oid_cmp(&hit->c->old_id, &probe.old_id);
+		     hit++)
+			if (!taken[hit->idx]) {
+				taken[hit->idx] = true;
+				from[i] = (ssize_t)hit->idx;
+				break;
+			}
+	}
+	/* The one deleted file of the same name, if alike enough. */
+	for (i = 0; i < tc->n && reads < RENAME_MAX_READS; i++) {
+		struct rsrc key = {NULL, base_name(tc->v[i].path), 0}, *lo, *hi;
+
+		if (!tc->v[i].added || from[i] >= 0)
+			continue;
+		lo = bsearch(&key, bybase, ns, sizeof(*bybase), rsrc_base);
+		if (!lo)
+			continue;
+		while (lo > bybase && !strcmp(lo[-1].base, key.base))
+			lo--;
+		for (hi = lo; hi < bybase + ns && !strcmp(hi->base, key.base);
+		     hi++)
+			;
+		if (hi - lo != 1 || taken[lo->idx])
+			continue;
+		reads++;
+		if (blobs_alike(repo, &lo->c->old_id, &tc->v[i].new_id) >=
+		    0.5) {
+			taken[lo->idx] = true;
+			from[i] = (ssize_t)lo->idx;
+		}
+	}
+	/* Few files left on both sides: the most alike pairs, greedily. */
+	for (i = 0, nadd = 0; i < tc->n; i++)
+		nadd += tc->v[i].added && from[i] < 0;
+	for (j = 0, left = 0; j < ns; j++)
+		left += !taken[src[j].idx];
+	for (i = 0; i < tc->n && nadd * left <= RENAME_MAX_PAIRS; i++) {
+		double best = 0.5, s;
+		ssize_t pick = -1;
+
+		if (!tc->v[i].added || from[i] >= 0)
+			continue;
+		for (j = 0; j < ns && reads < RENAME_MAX_READS; j++) {
+			if (taken[src[j].idx])
+				continue;
+			reads++;
+			s = blobs_alike(repo, &src[j].c->old_id,
+					&tc->v[i].new_id);
+			if (s >= best) {
+				best = s;
+				pick = (ssize_t)src[j].idx;
+			}
+		}
+		if (pick >= 0) {
+			taken[pick] = true;
+			from[i] = pick;
+		}
+	}
+list:
+	for (i = 0; i < tc->n; i++) {
+		if (taken[i])
+			continue; /* listed as the file it became */
+		rc[n].path = tc->v[i].path;
+		rc[n].old_id = from[i] >= 0	? &tc->v[from[i]].old_id
+			       : tc->v[i].added ? NULL
+						: &tc->v[i].old_id;
+		rc[n].new_id = tc->v[i].deleted ? NULL : &tc->v[i].new_id;
+		n++;
+	}
+	free(src);
+	free(bybase);
+	free(from);
+	free(taken);
+	return n;
+}
+
 static int index_commit(struct indexer *ix, git_commit *c)
 {
 	char hex[GIT_OID_HEXSZ + 1], dir[128], sname[48];
@@ -1283,14 +1515,10 @@ static int index_commit(struct indexer *ix, git_commit *c)
 		goto out;
 	{
 		struct hist_risk_change *rc = xcalloc(tc.n + 1, sizeof(*rc));
+		size_t nrc = risk_changes(ix->repo, &tc, rc);
 
-		for (i = 0; i < tc.n; i++) {
-			rc[i].path = tc.v[i].path;
-			rc[i].old_id = tc.v[i].added ? NULL : &tc.v[i].old_id;
-			rc[i].new_id = tc.v[i].deleted ? NULL : &tc.v[i].new_id;
-		}
 		ret = hist_risk_commit(ix->risk, ix->repo, seq, t, ae->key, msg,
-				       f.isfix, refs.n > 0, rc, tc.n, ix->err);
+				       f.isfix, refs.n > 0, rc, nrc, ix->err);
 		free(rc);
 		if (ret)
 			goto out;

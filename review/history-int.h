@@ -13,7 +13,7 @@
 
 #include "review.h"
 
-#define HIST_SCHEMA_VERSION "8"
+#define HIST_SCHEMA_VERSION "9"
 
 /*
  * A commit enters the risk fit (of the index and of each eval refit)

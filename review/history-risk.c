@@ -1547,10 +1547,18 @@ static void count_job(git_repository *repo, struct rjob *j)
 	size_t i, diffed = 0;
 
 	for (i = 0; i < j->nch; i++) {
+		const struct hist_risk_change *c = &j->ch[i];
 		bool content = diffed < RISK_MAX_FILES;
 
+		if (c->old_id && c->new_id &&
+		    git_oid_equal(c->old_id, c->new_id)) {
+			/* Renamed as it was: a file touched, no line changed.
+			 */
+			hist_racc_file(j->acc, c->path, false);
+			continue;
+		}
 		diffed += content;
-		diff_file(repo, j->acc, &j->ch[i], content);
+		diff_file(repo, j->acc, c, content);
 	}
 	racc_finish(j->acc);
 }

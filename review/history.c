@@ -799,9 +799,17 @@ int rv_history_commit_diff(struct rv_history *h, const char *rev,
 	git_commit *c = NULL, *parent = NULL;
 	git_tree *tree = NULL, *ptree = NULL;
 	git_diff *d = NULL;
+	git_diff_find_options fo;
 	git_buf buf = {0};
 	int ret = 0;
 
+	/*
+	 * Renames as renames, as `git format-patch` shows them: replayed as
+	 * a patch, a moved file is the lines that changed in it, not all
+	 * of them added (and the index counts it so, see risk_changes).
+	 */
+	git_diff_find_options_init(&fo, GIT_DIFF_FIND_OPTIONS_VERSION);
+	fo.flags = GIT_DIFF_FIND_RENAMES;
 	if (git_revparse_single(&obj, h->repo, rev) < 0 ||
 	    git_object_peel((git_object **)&c, obj, GIT_OBJECT_COMMIT) < 0) {
 		ret = errmsg_set(err, RV_ERR_REPO,
@@ -819,6 +827,7 @@ int rv_history_commit_diff(struct rv_history *h, const char *rev,
 	     (git_commit_parent(&parent, c, 0) < 0 ||
 	      git_commit_tree(&ptree, parent) < 0)) ||
 	    git_diff_tree_to_tree(&d, h->repo, ptree, tree, NULL) < 0 ||
+	    git_diff_find_similar(d, &fo) < 0 ||
 	    git_diff_to_buf(&buf, d, GIT_DIFF_FORMAT_PATCH) < 0) {
 		ret = errmsg_set(err, RV_ERR_REPO, "cannot diff %s: %s", rev,
 				 git_error_last() ? git_error_last()->message

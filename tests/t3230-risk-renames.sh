@@ -1,0 +1,96 @@
+#!/bin/sh
+# A file a commit moves is a rename, for the risk model as for a patch:
+# `git format-patch` shows "rename from" and only the lines that
+# changed, so the index counts those, not the whole file as added (and
+# eval replays the commit the same way). Found as git finds a rename:
+# the same content, the same name in another directory, or any file
+# with at least half its lines alike; a file that only shares a name is
+# a new file.
+. "$(dirname "$0")/lib.sh"
+
+command -v python3 >/dev/null 2>&1 || skip_all "python3 not installed"
+
+CLOCK_START=1500000000 CLOCK_STEP=86400
+. "$TOP/tests/lib/history.sh"
+
+# Features $2... of commit $1, as name=value, from the index of $R.
+features() {
+	python3 - "$R/.git/quorum/history.db" "$@" <<'EOP'
+import sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+names = db.execute("SELECT value FROM meta WHERE key = 'risk_features'").fetchone()[0].split()
+x = db.execute("SELECT r.x FROM risk r JOIN commits c ON c.seq = r.seq"
+               " WHERE c.oid = ?", (sys.argv[2],)).fetchone()[0]
+f = dict(zip(names, struct.unpack("%df" % len(names), x)))
+print(" ".join("%s=%g" % (n, f[n]) for n in sys.argv[3:]))
+EOP
+}
+
+history_repo
+mkdir lib
+c_function kept helper 40 >lib/kept.c
+c_function other helper 40 >lib/other.c
+c_function pure helper 40 >lib/pure.c
+c_function gone helper 40 >lib/gone.c
+c_function many helper 10 >lib/m0.c
+i=1
+while [ $i -lt 70 ]; do
+	sed "s/many/many$i/" lib/m0.c >lib/m$i.c
+	i=$((i + 1))
+done
+tick; git add lib && git commit -q -m "lib: initial"
+
+mkdir core
+# The same name in another directory, one line changed.
+git mv lib/kept.c core/kept.c
+sed -i 's/v\[3 % n\]/v[4 % n]/' core/kept.c
+tick; git commit -q -am "core: move kept() out of lib"
+MV_NAME=$(git rev-parse HEAD)
+# Another name, one line changed: found by its lines.
+git mv lib/other.c core/renamed.c
+sed -i 's/v\[3 % n\]/v[4 % n]/' core/renamed.c
+tick; git commit -q -am "core: rename other.c"
+MV_ALIKE=$(git rev-parse HEAD)
+# Another name, not a byte changed.
+git mv lib/pure.c core/moved.c
+tick; git commit -q -am "core: move pure.c"
+MV_SAME=$(git rev-parse HEAD)
+# Only the name in common: a new file.
+git rm -q lib/gone.c
+c_function fresh callee 30 >core/gone.c
+git add core/gone.c
+tick; git commit -q -m "core: a new gone.c"
+NOT_MV=$(git rev-parse HEAD)
+# A whole directory moved: more files than the model reads line by line.
+git mv lib/m* core/
+tick; git commit -q -m "core: take lib's m files"
+MV_DIR=$(git rev-parse HEAD)
+
+run "$QUORUM" index -C "$R"
+is "$rc" 0 "index runs"
+features "$MV_NAME" la ld new_files nf >"$TMP/f"
+like "$TMP/f" '^la=1 ld=1 new_files=0 nf=1$' \
+	"a file moved to another directory with one line changed adds 1 line"
+features "$MV_ALIKE" la ld new_files >"$TMP/f"
+like "$TMP/f" '^la=1 ld=1 new_files=0$' \
+	"... and so does one renamed with one line changed"
+features "$MV_SAME" la ld new_files nf >"$TMP/f"
+like "$TMP/f" '^la=0 ld=0 new_files=0 nf=1$' \
+	"a file renamed as it was adds nothing"
+features "$NOT_MV" la ld new_files >"$TMP/f"
+like "$TMP/f" '^la=34 ld=44 new_files=1$' \
+	"a new file that only shares a deleted file's name is a new file"
+features "$MV_DIR" la ld new_files nf >"$TMP/f"
+like "$TMP/f" '^la=0 ld=0 new_files=0 nf=70$' \
+	"70 files moved to another directory add nothing"
+
+# eval replays the commits as patches: a rename is its changed lines.
+run "$QUORUM" eval -C "$R" --since 2017-01-01 --until 2030-01-01 -v
+is "$rc" 0 "eval runs"
+short() { git rev-parse --short=12 "$1"; }
+grep "^$(short "$MV_NAME") " "$TMP/out" >"$TMP/l"
+like "$TMP/l" ' lines +2 ' "eval's lines changed count a moved file's changed lines"
+grep "^$(short "$MV_DIR") " "$TMP/out" >"$TMP/l"
+like "$TMP/l" ' lines +0 ' "... and none for a directory moved as it was"
+
+done_testing
