@@ -1552,8 +1552,7 @@ static void count_job(git_repository *repo, struct rjob *j)
 
 		if (c->old_id && c->new_id &&
 		    git_oid_equal(c->old_id, c->new_id)) {
-			/* Renamed as it was: a file touched, no line changed.
-			 */
+			/* Renamed as it was: no line changed. */
 			hist_racc_file(j->acc, c->path, false);
 			continue;
 		}
