@@ -478,6 +478,48 @@ static void test_model(void **state)
 	sqlite3_close(db);
 }
 
+/*
+ * A score is a place among the history as the fit weighs it: with the
+ * old half of the rows (small commits) weighing almost nothing, a
+ * commit of the recent rows' median size sits in the middle, and the
+ * top 5% are the top 5% of the recent rows; unweighted, the small old
+ * commits pushed it to three quarters.
+ */
+static void test_model_places(void **state)
+{
+	struct hist_model m, plain;
+	static double X[400 * HF_N];
+	double wt[400], x[HF_N], mid;
+	int y[400];
+	size_t i, over = 0;
+
+	memset(X, 0, sizeof(X));
+	for (i = 0; i < 400; i++) {
+		struct hist_rfeat f = {{0}};
+		bool old = i < 200;
+
+		/* old: 1-100 lines; recent: 101-200; fixed ones among the big
+		 */
+		f.v[HR_LA] = (double)(old ? 1 + i % 100 : 101 + i % 100);
+		f.v[HR_EXP] = 1 + (double)(i % 3);
+		y[i] = f.v[HR_LA] > 150 && i % 2;
+		wt[i] = old ? 1e-6 : 1;
+		hist_features(&f, &X[i * HF_N]);
+	}
+	hist_model_fit_w(&m, X, y, wt, 400, 0.05);
+	hist_model_fit(&plain, X, y, 400, 0.05);
+	assert_true(m.ok && plain.ok);
+	memcpy(x, &X[0], sizeof(x));
+	x[HR_LA] = log1p(150);
+	mid = hist_model_score(&m, x);
+	assert_true(mid > 0.4 && mid < 0.6);
+	assert_true(hist_model_score(&plain, x) > 0.7);
+	for (i = 200; i < 400; i++)
+		over += hist_model_score(&m, &X[i * HF_N]) >= m.threshold;
+	assert_in_range(over, 8, 12);
+	(void)state;
+}
+
 /* A model to explain with: no weights, features at mean 0, sd 1. */
 static void explain_model(struct hist_model *m)
 {
@@ -914,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_hunk_function),
 		cmocka_unit_test(test_risk_anchor),
 		cmocka_unit_test(test_model),
+		cmocka_unit_test(test_model_places),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_explain_lacks),
 		cmocka_unit_test(test_explain_places),
