@@ -32,7 +32,9 @@ const struct cmd cmd_eval_def = {
 	"labelled only by the fixes committed before the replayed commit.\n"
 	"Reports how many commits were replayed and how many were buggy,\n"
 	"the AUC of the risk score and, from the same run, of the plain\n"
-	"lines-changed baseline, the precision\n"
+	"lines-changed baseline, and the margin between the two, each with\n"
+	"its 95% interval (bootstrap over the commits, the same draws for\n"
+	"both), the precision (with its 95% Wilson interval)\n"
 	"and recall of the offline findings (rules, history, risk) per voter,\n"
 	"their located precision (a later fix changed the lines they point\n"
 	"at, +-3, or the function), and the observed rate of fixes by decile\n"
@@ -80,12 +82,17 @@ static void each_commit(void *arg, const struct rv_eval_commit *c)
 	       c->flagged ? c->voters : "");
 }
 
-static void print_num(const char *key, double v)
+/* An AUC and, when there is one, its interval. */
+static void print_auc(const char *key, double v, bool ci, double lo, double hi)
 {
-	if (v < 0)
+	if (v < 0) {
 		printf("%-13s n/a\n", key);
-	else
-		printf("%-13s %.3f\n", key, v);
+		return;
+	}
+	printf("%-13s %.3f", key, v);
+	if (ci)
+		printf(" (%.3f-%.3f)", lo, hi);
+	putchar('\n');
 }
 
 /* The options of eval; 0, or -1 to return *exit_code. */
@@ -149,6 +156,20 @@ static void add_num_or_null(cJSON *o, const char *key, double v)
 		cJSON_AddNumberToObject(o, key, v);
 }
 
+/* [lo, hi], or null when lo is below 0 (none) or !ok. */
+static void add_ci(cJSON *o, const char *key, bool ok, double lo, double hi)
+{
+	cJSON *a;
+
+	if (!ok) {
+		cJSON_AddNullToObject(o, key);
+		return;
+	}
+	a = cJSON_AddArrayToObject(o, key);
+	cJSON_AddItemToArray(a, cJSON_CreateNumber(lo));
+	cJSON_AddItemToArray(a, cJSON_CreateNumber(hi));
+}
+
 /* The keys are documented in contrib/eval-json.md. */
 static void print_json(const struct rv_eval_result *res)
 {
@@ -160,9 +181,20 @@ static void print_json(const struct rv_eval_result *res)
 	cJSON_AddNumberToObject(o, "positives", (double)res->positives);
 	cJSON_AddNumberToObject(o, "scored", (double)res->scored);
 	add_num_or_null(o, "auc", res->auc);
+	add_ci(o, "auc_ci", res->auc_ci_ok, res->auc_lo[0], res->auc_hi[0]);
 	add_num_or_null(o, "baseline_auc", res->baseline_auc);
+	add_ci(o, "baseline_auc_ci", res->auc_ci_ok, res->auc_lo[1],
+	       res->auc_hi[1]);
+	if (res->auc >= 0 && res->baseline_auc >= 0)
+		cJSON_AddNumberToObject(o, "margin",
+					res->auc - res->baseline_auc);
+	else
+		cJSON_AddNullToObject(o, "margin");
+	add_ci(o, "margin_ci", res->auc_ci_ok, res->auc_lo[2], res->auc_hi[2]);
 	add_num_or_null(o, "model_heldout_auc", res->model_heldout_auc);
 	cJSON_AddNumberToObject(o, "precision", res->precision);
+	add_ci(o, "precision_ci", res->precision_ci[0] >= 0,
+	       res->precision_ci[0], res->precision_ci[1]);
 	cJSON_AddNumberToObject(o, "recall", res->recall);
 	cJSON_AddNumberToObject(o, "findings", (double)res->findings);
 	cJSON_AddNumberToObject(o, "located", (double)res->located);
@@ -180,6 +212,8 @@ static void print_json(const struct rv_eval_result *res)
 		cJSON_AddNumberToObject(v, "flagged_positive",
 					(double)ev->flagged_positive);
 		cJSON_AddNumberToObject(v, "precision", ev->precision);
+		add_ci(v, "precision_ci", ev->precision_ci[0] >= 0,
+		       ev->precision_ci[0], ev->precision_ci[1]);
 		cJSON_AddNumberToObject(v, "recall", ev->recall);
 		cJSON_AddNumberToObject(v, "findings", (double)ev->findings);
 		cJSON_AddNumberToObject(v, "located", (double)ev->located);
@@ -212,15 +246,27 @@ static void print_text(const struct rv_eval_result *res)
 
 	printf("%-13s %zu\n", "commits", res->commits);
 	printf("%-13s %zu\n", "positives", res->positives);
-	print_num("auc", res->auc);
-	print_num("baseline_auc", res->baseline_auc);
+	print_auc("auc", res->auc, res->auc_ci_ok, res->auc_lo[0],
+		  res->auc_hi[0]);
+	print_auc("baseline_auc", res->baseline_auc, res->auc_ci_ok,
+		  res->auc_lo[1], res->auc_hi[1]);
+	if (res->auc >= 0 && res->baseline_auc >= 0) {
+		printf("%-13s %+.3f", "margin", res->auc - res->baseline_auc);
+		if (res->auc_ci_ok)
+			printf(" (%+.3f to %+.3f)", res->auc_lo[2],
+			       res->auc_hi[2]);
+		printf(", risk over lines changed\n");
+	}
 	if (res->scored != res->commits)
 		printf("%-13s %zu commits had a risk score (a model could be "
 		       "fitted); both AUCs are on them\n",
 		       "scored", res->scored);
-	printf("%-13s %.3f (%zu of %zu flagged commits were buggy)\n",
-	       "precision", res->precision, res->flagged_positive,
-	       res->flagged);
+	printf("%-13s %.3f (%zu of %zu flagged commits were buggy", "precision",
+	       res->precision, res->flagged_positive, res->flagged);
+	if (res->precision_ci[0] >= 0)
+		printf("; %.3f-%.3f", res->precision_ci[0],
+		       res->precision_ci[1]);
+	printf(")\n");
 	printf("%-13s %.3f\n", "recall", res->recall);
 	/* Is the history voter better than picking commits at random? */
 	printf("%-13s %zu flagged, %zu later fixed", "history",
@@ -238,13 +284,17 @@ static void print_text(const struct rv_eval_result *res)
 	if (res->findings)
 		printf(" (%.3f)", res->located_precision);
 	putchar('\n');
-	printf("\n%-8s %7s %9s %7s %7s %9s\n", "voter", "flagged", "precision",
-	       "recall", "found", "located");
+	printf("\n%-8s %7s %9s %11s %7s %7s %9s\n", "voter", "flagged",
+	       "precision", "95%", "recall", "found", "located");
 	for (i = 0; i < RV_EVAL_NVOTERS; i++) {
 		const struct rv_eval_voter *ev = &res->voters[i];
+		char ci[32] = "n/a";
 
-		printf("%-8s %7zu %9.3f %7.3f %7zu", ev->name, ev->flagged,
-		       ev->precision, ev->recall, ev->findings);
+		if (ev->precision_ci[0] >= 0)
+			snprintf(ci, sizeof(ci), "%.2f-%.2f",
+				 ev->precision_ci[0], ev->precision_ci[1]);
+		printf("%-8s %7zu %9.3f %11s %7.3f %7zu", ev->name, ev->flagged,
+		       ev->precision, ci, ev->recall, ev->findings);
 		if (ev->located_precision < 0)
 			printf(" %9s\n", "n/a");
 		else
@@ -260,6 +310,11 @@ static void print_text(const struct rv_eval_result *res)
 			       b->n, b->lo, b->hi, b->predicted, b->observed);
 		}
 	}
+	if (res->auc_ci_ok || res->precision_ci[0] >= 0)
+		printf("\n95%% intervals: the AUCs and their margin by %d "
+		       "bootstrap draws of the scored commits (the same for "
+		       "both), precision by Wilson's score\n",
+		       RV_EVAL_BOOT);
 	printf("\n%-13s %.2f\n", "seconds", res->seconds);
 }
 

@@ -561,9 +561,12 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 	memset(res, 0, sizeof(*res));
 	res->auc = res->baseline_auc = -1;
 	res->located_precision = res->model_heldout_auc = -1;
+	res->precision_ci[0] = res->precision_ci[1] = -1;
 	for (i = 0; i < RV_EVAL_NVOTERS; i++) {
 		res->voters[i].name = vnames[i];
 		res->voters[i].located_precision = -1;
+		res->voters[i].precision_ci[0] = -1;
+		res->voters[i].precision_ci[1] = -1;
 	}
 	ret = rv_history_open(&h, repo_path, err);
 	if (ret < 0)
@@ -682,7 +685,16 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 	res->scored = nscored;
 	res->auc = hist_auc(rs, ry, nscored);
 	res->baseline_auc = hist_auc(bs, by, nscored ? nscored : done);
+	if (nscored) {
+		struct hist_auc_ci ci;
+
+		hist_auc_boot(rs, bs, ry, nscored, &ci);
+		res->auc_ci_ok = ci.ok;
+		memcpy(res->auc_lo, ci.lo, sizeof(ci.lo));
+		memcpy(res->auc_hi, ci.hi, sizeof(ci.hi));
+	}
 	calibrate(rs, ps, ry, nscored, res);
+	hist_wilson(res->flagged_positive, res->flagged, res->precision_ci);
 	res->precision = ratio(res->flagged_positive, res->flagged);
 	res->recall = ratio(res->flagged_positive, res->positives);
 	if (res->findings)
@@ -692,6 +704,8 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 		struct rv_eval_voter *ev = &res->voters[i];
 
 		ev->precision = ratio(ev->flagged_positive, ev->flagged);
+		hist_wilson(ev->flagged_positive, ev->flagged,
+			    ev->precision_ci);
 		ev->recall = ratio(ev->flagged_positive, res->positives);
 		if (ev->findings)
 			ev->located_precision =

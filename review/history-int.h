@@ -505,6 +505,21 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 /* Area under the ROC curve of scores s against labels y; -1 undefined. */
 double hist_auc(const double *s, const int *y, size_t n);
 
+/* Resamples of the bootstrap intervals of eval's AUCs. */
+#define HIST_BOOT RV_EVAL_BOOT
+/*
+ * 95% intervals, bootstrap over the rows (the same draws for both
+ * scores): [0] of s1's AUC, [1] of s2's, [2] of their difference.
+ */
+struct hist_auc_ci {
+	bool ok; /* false: too few rows, or one class only */
+	double lo[3], hi[3];
+};
+void hist_auc_boot(const double *s1, const double *s2, const int *y, size_t n,
+		   struct hist_auc_ci *ci);
+/* The 95% Wilson interval of k successes in n into ci; -1s when n is 0. */
+void hist_wilson(size_t k, size_t n, double ci[2]);
+
 /*
  * The constructs of a line of code the risk model counts as where fixes
  * go: conditions, error returns, gotos, allocations, frees, locks.

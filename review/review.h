@@ -861,6 +861,7 @@ struct rv_eval_voter {
 	size_t flagged;		  /* commits it had a finding on */
 	size_t flagged_positive;  /* ... that were later fixed */
 	double precision, recall; /* commit-level; 0 when undefined */
+	double precision_ci[2];	  /* 95% Wilson; -1s when none flagged */
 	size_t findings;	  /* findings it made */
 	size_t located;		  /* ... where a later fix changed the lines
 				   * (+-3) or the function they point at */
@@ -878,6 +879,8 @@ struct rv_eval_bin {
 #define RV_EVAL_NVOTERS 3
 #define RV_EVAL_NBINS 10
 
+#define RV_EVAL_BOOT 1000
+
 struct rv_eval_result {
 	size_t commits;	  /* non-merge commits replayed */
 	size_t positives; /* ... later named by a Fixes: (or reverted) */
@@ -885,9 +888,17 @@ struct rv_eval_result {
 	size_t flagged_positive;
 	size_t history_flagged;		 /* ... with a history voter finding */
 	size_t history_flagged_positive; /* ... of them later fixed */
-	double auc;		  /* of the risk score; -1 when undefined */
-	double baseline_auc;	  /* of lines changed; -1 when undefined */
+	double auc;	     /* of the risk score; -1 when undefined */
+	double baseline_auc; /* of lines changed; -1 when undefined */
+	/*
+	 * 95% intervals, RV_EVAL_BOOT bootstrap draws of the scored
+	 * commits, the same for both: [0] auc, [1] baseline_auc, [2] auc -
+	 * baseline_auc.
+	 */
+	bool auc_ci_ok;
+	double auc_lo[3], auc_hi[3];
 	double precision, recall; /* of findings at quorum; 0 when undefined */
+	double precision_ci[2];	  /* 95% Wilson; -1s when none flagged */
 	size_t findings, located; /* all voters' findings, and located */
 	double located_precision; /* located / findings; -1 when none */
 	struct rv_eval_voter voters[RV_EVAL_NVOTERS];

@@ -146,16 +146,23 @@ is "$rc" 0 "--json exits 0"
 python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-want = ["auc", "baseline_auc", "calibration", "commits", "findings",
-        "history_flagged", "history_flagged_positive", "located",
-        "located_precision", "model_heldout_auc", "positives",
-        "precision", "recall", "scored", "seconds", "voters"]
+want = ["auc", "auc_ci", "baseline_auc", "baseline_auc_ci", "calibration",
+        "commits", "findings", "history_flagged",
+        "history_flagged_positive", "located", "located_precision",
+        "margin", "margin_ci", "model_heldout_auc", "positives",
+        "precision", "precision_ci", "recall", "scored", "seconds",
+        "voters"]
 assert sorted(d) == want, sorted(d)
 assert sorted(d["voters"]) == ["history", "risk", "rules"], d["voters"]
 for v in d["voters"].values():
     assert sorted(v) == ["findings", "flagged", "flagged_positive",
                          "located", "located_precision", "precision",
-                         "recall"], sorted(v)
+                         "precision_ci", "recall"], sorted(v)
+    if v["flagged"]:
+        lo, hi = v["precision_ci"]
+        assert 0 <= lo <= v["precision"] <= hi <= 1, v
+    else:
+        assert v["precision_ci"] is None, v
     assert 0 <= v["flagged_positive"] <= v["flagged"] <= 5
     assert 0 <= v["located"] <= v["findings"]
     assert v["located_precision"] is None or 0 <= v["located_precision"] <= 1
@@ -174,6 +181,13 @@ assert 0 <= d["history_flagged_positive"] <= d["history_flagged"] <= 5
 assert d["commits"] == 5 and d["positives"] == 2
 for k in ("auc", "baseline_auc"):
     assert d[k] is None or 0 <= d[k] <= 1, d[k]
+    ci = d[k + "_ci"]
+    assert ci is None or 0 <= ci[0] <= d[k] <= ci[1] <= 1, (k, ci)
+if d["auc"] is None or d["baseline_auc"] is None:
+    assert d["margin"] is None
+else:
+    assert abs(d["margin"] - (d["auc"] - d["baseline_auc"])) < 1e-9
+    assert d["margin_ci"] is None or d["margin_ci"][0] <= d["margin_ci"][1]
 assert 0 <= d["precision"] <= 1 and 0 <= d["recall"] <= 1
 assert d["seconds"] >= 0
 ' "$TMP/out"

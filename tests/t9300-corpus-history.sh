@@ -61,5 +61,18 @@ print("# commits %d positives %d auc %.3f baseline_auc %.3f precision %.3f recal
 sys.exit(0 if d["auc"] > d["baseline_auc"] and d["commits"] > 500 and d["positives"] > 20 else 1)
 ' "$TMP/out"
 ok $? "risk AUC beats the lines-changed baseline on 2022-2023"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+(alo, ahi), (blo, bhi), (mlo, mhi) = d["auc_ci"], d["baseline_auc_ci"], d["margin_ci"]
+print("# auc %.3f-%.3f baseline %.3f-%.3f margin %+.3f (%+.3f to %+.3f) precision %.3f-%.3f" % (
+    alo, ahi, blo, bhi, d["margin"], mlo, mhi, d["precision_ci"][0], d["precision_ci"][1]))
+assert alo < d["auc"] < ahi and blo < d["baseline_auc"] < bhi
+assert mlo < d["margin"] < mhi
+# paired: the margin is surer than either AUC
+assert mhi - mlo < ahi - alo and mhi - mlo < bhi - blo
+assert 0.02 < ahi - alo < 0.2
+' "$TMP/out"
+ok $? "... with 95% intervals around both AUCs and a narrower one around their margin"
 
 done_testing
