@@ -811,6 +811,27 @@ out:
 
 /* ---- eval --question ---- */
 
+/* "KEY": [lo, hi] (or null) of interval k of ci, and ", ". */
+static void json_ci(const char *key, const struct rv_auc_ci *ci, int k)
+{
+	if (ci->ok)
+		printf("\"%s\": [%.4f, %.4f], ", key, ci->lo[k], ci->hi[k]);
+	else
+		printf("\"%s\": null, ", key);
+}
+
+/* A margin of AUCs with its 95% interval, when both are defined. */
+static void print_margin(const char *what, double a, double b,
+			 const struct rv_auc_ci *ci)
+{
+	if (a < 0 || b < 0)
+		return;
+	printf("margin: %s %+.3f", what, a - b);
+	if (ci->ok)
+		printf(" (95%% %+.3f to %+.3f)", ci->lo[2], ci->hi[2]);
+	putchar('\n');
+}
+
 static const char *auc_str(double v, char *buf, size_t n)
 {
 	if (v < 0)
@@ -855,13 +876,18 @@ int cmd_classify_eval(const struct cmd *c, int argc, char **argv)
 		       "\"fixes_positives\": %zu, \"fixes_auc\": %.4f, "
 		       "\"fixes_auc_shipped\": %.4f, "
 		       "\"fixes_auc_subject_fix\": %.4f, \"answered_yes\": "
-		       "%zu, \"answered_yes_labelled\": %zu, \"seconds\": "
-		       "%.3f}\n",
+		       "%zu, \"answered_yes_labelled\": %zu, ",
 		       q.name, ev.commits, ev.positives, ev.auc, ev.auc_model,
 		       ev.auc_similar, ev.auc_has_fixes, ev.auc_subject_fix,
 		       ev.fixes, ev.fixes_positives, ev.fixes_auc,
 		       ev.fixes_auc_shipped, ev.fixes_auc_subject_fix, ev.yes,
-		       ev.true_yes, ev.seconds);
+		       ev.true_yes);
+		json_ci("auc_ci", &ev.ci_has_fixes, 0);
+		json_ci("margin_has_fixes_ci", &ev.ci_has_fixes, 2);
+		json_ci("margin_subject_fix_ci", &ev.ci_subject_fix, 2);
+		json_ci("fixes_auc_ci", &ev.ci_fixes_shipped, 0);
+		json_ci("fixes_margin_shipped_ci", &ev.ci_fixes_shipped, 2);
+		printf("\"seconds\": %.3f}\n", ev.seconds);
 	} else {
 		printf("question %s: %zu commits replayed, %zu labelled yes\n",
 		       q.name, ev.commits, ev.positives);
@@ -879,6 +905,14 @@ int cmd_classify_eval(const struct cmd *c, int argc, char **argv)
 		       auc_str(ev.fixes_auc, b[5], 16),
 		       auc_str(ev.fixes_auc_shipped, b[6], 16),
 		       auc_str(ev.fixes_auc_subject_fix, b[7], 16));
+		print_margin("quorum over has Fixes:", ev.auc, ev.auc_has_fixes,
+			     &ev.ci_has_fixes);
+		print_margin("quorum over subject says fix", ev.auc,
+			     ev.auc_subject_fix, &ev.ci_subject_fix);
+		print_margin("among those with Fixes:, quorum over the bug "
+			     "shipped",
+			     ev.fixes_auc, ev.fixes_auc_shipped,
+			     &ev.ci_fixes_shipped);
 		printf("answered yes: %zu, of them labelled yes: %zu; %.2f "
 		       "seconds\n",
 		       ev.yes, ev.true_yes, ev.seconds);

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmd.h"
+#include "review/auc.h"
 #include "review/review.h"
 
 static int cmd_eval(int argc, char **argv);
@@ -52,7 +53,7 @@ const struct cmd cmd_eval_def = {
 	"answer's score is printed beside the baselines a maintainer would\n"
 	"use (has Fixes:, subject says fix), overall and among the commits\n"
 	"with Fixes: (baseline: the bug shipped in a release), from the same\n"
-	"run. No index is needed.\n"
+	"run, each margin with its 95% interval. No index is needed.\n"
 	"\n"
 	"Options:\n"
 	"  -C REPO         the repository (default: the current directory)\n"
@@ -314,7 +315,7 @@ static void print_text(const struct rv_eval_result *res)
 		printf("\n95%% intervals: the AUCs and their margin by %d "
 		       "bootstrap draws of the scored commits (the same for "
 		       "both), precision by Wilson's score\n",
-		       RV_EVAL_BOOT);
+		       RV_AUC_BOOT);
 	printf("\n%-13s %.2f\n", "seconds", res->seconds);
 }
 

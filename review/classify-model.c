@@ -197,52 +197,6 @@ bad:
 	return -1;
 }
 
-struct scored {
-	double s;
-	int y;
-};
-
-static int cmp_scored(const void *a, const void *b)
-{
-	double x = ((const struct scored *)a)->s,
-	       y = ((const struct scored *)b)->s;
-
-	return x < y ? -1 : x > y;
-}
-
-double rv_auc(const double *score, const int *label, size_t n)
-{
-	struct scored *v;
-	double pos = 0, neg = 0, sum = 0;
-	size_t i, j;
-
-	if (!n)
-		return -1;
-	v = xcalloc(n, sizeof(*v));
-	for (i = 0; i < n; i++) {
-		v[i].s = score[i];
-		v[i].y = label[i] != 0;
-		pos += v[i].y;
-	}
-	neg = (double)n - pos;
-	if (!pos || !neg) {
-		free(v);
-		return -1;
-	}
-	qsort(v, n, sizeof(*v), cmp_scored);
-	/* Mann-Whitney with mid ranks for ties. */
-	for (i = 0; i < n; i = j) {
-		double rank, npos = 0;
-
-		for (j = i; j < n && v[j].s == v[i].s; j++)
-			npos += v[j].y;
-		rank = ((double)i + 1 + (double)j) / 2;
-		sum += rank * npos;
-	}
-	free(v);
-	return (sum - pos * (pos + 1) / 2) / (pos * neg);
-}
-
 /* ---- subjects ---- */
 
 static const char *const stop[] = {

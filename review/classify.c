@@ -1235,6 +1235,9 @@ int rv_classify_eval(struct rv_classifier *c, int64_t since, int64_t until,
 	res->fixes_auc = rv_auc(fe, fy, nf);
 	res->fixes_auc_shipped = rv_auc(fs, fy, nf);
 	res->fixes_auc_subject_fix = rv_auc(ff, fy, nf);
+	rv_auc_boot(ens, hf, y, n, &res->ci_has_fixes);
+	rv_auc_boot(ens, sf, y, n, &res->ci_subject_fix);
+	rv_auc_boot(fe, fs, fy, nf, &res->ci_fixes_shipped);
 	free(w);
 	free(ens);
 	free(pm);

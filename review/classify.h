@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "auc.h"
 #include "review.h"
 
 /* Caps on what a question (config, untrusted) may make us hold. */
@@ -163,6 +164,13 @@ struct rv_cl_eval {
 	double auc, auc_model, auc_similar;    /* ensemble, voters */
 	double auc_has_fixes, auc_subject_fix; /* the baselines */
 	double fixes_auc, fixes_auc_shipped, fixes_auc_subject_fix;
+	/*
+	 * 95% bootstrap intervals, the ensemble against a baseline on the
+	 * same draws ([0] the ensemble's AUC, [1] the baseline's, [2] the
+	 * margin): has Fixes:, subject says fix, and among the commits
+	 * with Fixes:, the bug shipped.
+	 */
+	struct rv_auc_ci ci_has_fixes, ci_subject_fix, ci_fixes_shipped;
 	size_t yes, true_yes; /* answers yes, ... labelled yes */
 	double seconds;
 };
@@ -178,8 +186,5 @@ struct rv_cl_eval {
  */
 int rv_classify_eval(struct rv_classifier *c, int64_t since, int64_t until,
 		     struct rv_cl_eval *res, struct errmsg *err);
-
-/* AUC of scores against labels (ties count half); -1 when undefined. */
-double rv_auc(const double *score, const int *label, size_t n);
 
 #endif

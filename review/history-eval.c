@@ -683,18 +683,18 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 	 * both AUCs are on the rest (the baseline on all when none has).
 	 */
 	res->scored = nscored;
-	res->auc = hist_auc(rs, ry, nscored);
-	res->baseline_auc = hist_auc(bs, by, nscored ? nscored : done);
+	res->auc = rv_auc(rs, ry, nscored);
+	res->baseline_auc = rv_auc(bs, by, nscored ? nscored : done);
 	if (nscored) {
-		struct hist_auc_ci ci;
+		struct rv_auc_ci ci;
 
-		hist_auc_boot(rs, bs, ry, nscored, &ci);
+		rv_auc_boot(rs, bs, ry, nscored, &ci);
 		res->auc_ci_ok = ci.ok;
 		memcpy(res->auc_lo, ci.lo, sizeof(ci.lo));
 		memcpy(res->auc_hi, ci.hi, sizeof(ci.hi));
 	}
 	calibrate(rs, ps, ry, nscored, res);
-	hist_wilson(res->flagged_positive, res->flagged, res->precision_ci);
+	rv_wilson(res->flagged_positive, res->flagged, res->precision_ci);
 	res->precision = ratio(res->flagged_positive, res->flagged);
 	res->recall = ratio(res->flagged_positive, res->positives);
 	if (res->findings)
@@ -704,8 +704,7 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 		struct rv_eval_voter *ev = &res->voters[i];
 
 		ev->precision = ratio(ev->flagged_positive, ev->flagged);
-		hist_wilson(ev->flagged_positive, ev->flagged,
-			    ev->precision_ci);
+		rv_wilson(ev->flagged_positive, ev->flagged, ev->precision_ci);
 		ev->recall = ratio(ev->flagged_positive, res->positives);
 		if (ev->findings)
 			ev->located_precision =

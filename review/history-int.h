@@ -11,6 +11,7 @@
 #include <git2.h>
 #include <sqlite3.h>
 
+#include "auc.h"
 #include "review.h"
 
 #define HIST_SCHEMA_VERSION "9"
@@ -503,22 +504,6 @@ double hist_risk_weight(int64_t t, int64_t now);
 void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 		      const double *wt, size_t n, double top_frac);
 /* Area under the ROC curve of scores s against labels y; -1 undefined. */
-double hist_auc(const double *s, const int *y, size_t n);
-
-/* Resamples of the bootstrap intervals of eval's AUCs. */
-#define HIST_BOOT RV_EVAL_BOOT
-/*
- * 95% intervals, bootstrap over the rows (the same draws for both
- * scores): [0] of s1's AUC, [1] of s2's, [2] of their difference.
- */
-struct hist_auc_ci {
-	bool ok; /* false: too few rows, or one class only */
-	double lo[3], hi[3];
-};
-void hist_auc_boot(const double *s1, const double *s2, const int *y, size_t n,
-		   struct hist_auc_ci *ci);
-/* The 95% Wilson interval of k successes in n into ci; -1s when n is 0. */
-void hist_wilson(size_t k, size_t n, double ci[2]);
 
 /*
  * The constructs of a line of code the risk model counts as where fixes

@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "history-int.h"
+#include "auc.h"
 #include "linsolve.h"
 
 #define DAY 86400.0
@@ -2088,189 +2089,6 @@ static void zscores(const double *Z, size_t from, size_t to, const int *cols,
 	}
 }
 
-struct sscore {
-	double s;
-	int y;
-};
-
-static int cmp_sscore(const void *a, const void *b)
-{
-	const struct sscore *x = a, *y = b;
-
-	return x->s < y->s ? -1 : x->s > y->s;
-}
-
-double hist_auc(const double *s, const int *y, size_t n)
-{
-	struct sscore *v = xmalloc((n + 1) * sizeof(*v));
-	double ranksum = 0, pos = 0, neg;
-	size_t i, j, t;
-
-	for (i = 0; i < n; i++) {
-		v[i].s = s[i];
-		v[i].y = y[i] != 0;
-	}
-	qsort(v, n, sizeof(*v), cmp_sscore);
-	for (i = 0; i < n; i = j) {
-		double rank;
-
-		for (j = i; j < n && v[j].s == v[i].s; j++)
-			;
-		rank = ((double)i + 1 + (double)j) / 2.0;
-		for (t = i; t < j; t++)
-			if (v[t].y) {
-				ranksum += rank;
-				pos++;
-			}
-	}
-	free(v);
-	neg = (double)n - pos;
-	if (!pos || !neg)
-		return -1;
-	return (ranksum - pos * (pos + 1) / 2.0) / (pos * neg);
-}
-
-/* The rows of s ordered by score, ascending (ties by row). */
-struct srow {
-	double s;
-	size_t i;
-};
-
-static int cmp_srow(const void *a, const void *b)
-{
-	const struct srow *x = a, *y = b;
-
-	if (x->s != y->s)
-		return x->s < y->s ? -1 : 1;
-	return (x->i > y->i) - (x->i < y->i);
-}
-
-static size_t *score_order(const double *s, size_t n)
-{
-	struct srow *r = xmalloc((n + 1) * sizeof(*r));
-	size_t *o = xmalloc((n + 1) * sizeof(*o)), i;
-
-	for (i = 0; i < n; i++) {
-		r[i].s = s[i];
-		r[i].i = i;
-	}
-	qsort(r, n, sizeof(*r), cmp_srow);
-	for (i = 0; i < n; i++)
-		o[i] = r[i].i;
-	free(r);
-	return o;
-}
-
-/* The AUC of s (in order o) with each row counted c[i] times; -1 if none. */
-static double counted_auc(const double *s, const size_t *o, const int *y,
-			  const uint32_t *c, size_t n)
-{
-	double below = 0, sum = 0, pos = 0, neg;
-	size_t i, j, t;
-
-	for (i = 0; i < n; i = j) {
-		double p = 0, q = 0;
-
-		for (j = i; j < n && s[o[j]] == s[o[i]]; j++) {
-			t = o[j];
-			if (y[t])
-				p += c[t];
-			else
-				q += c[t];
-		}
-		sum += p * (below + q / 2);
-		below += q;
-		pos += p;
-	}
-	neg = below;
-	return pos > 0 && neg > 0 ? sum / (pos * neg) : -1;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-void hist_auc_boot(const double *s1, const double *s2, const int *y, size_t n,
-		   struct hist_auc_ci *ci)
-{
-	size_t *o1, *o2 = NULL, i, b, nb = 0;
-	uint32_t *c = xcalloc(n + 1, sizeof(*c));
-	double *v1 = xmalloc(HIST_BOOT * sizeof(*v1));
-	double *v2 = xmalloc(HIST_BOOT * sizeof(*v2));
-	double *vd = xmalloc(HIST_BOOT * sizeof(*vd));
-	uint64_t x = 0x9e3779b97f4a7c15ULL; /* the same draws every run */
-
-	memset(ci, 0, sizeof(*ci));
-	if (n < 2 || hist_auc(s1, y, n) < 0)
-		goto out;
-	o1 = score_order(s1, n);
-	if (s2)
-		o2 = score_order(s2, n);
-	for (b = 0; b < HIST_BOOT; b++) {
-		double a1, a2 = 0;
-
-		memset(c, 0, n * sizeof(*c));
-		for (i = 0; i < n; i++) {
-			/* xorshift64*: enough for drawing rows */
-			x ^= x >> 12;
-			x ^= x << 25;
-			x ^= x >> 27;
-			c[(x * 0x2545f4914f6cdd1dULL >> 11) % n]++;
-		}
-		a1 = counted_auc(s1, o1, y, c, n);
-		if (s2)
-			a2 = counted_auc(s2, o2, y, c, n);
-		if (a1 < 0 || a2 < 0)
-			continue; /* a draw with one class only */
-		v1[nb] = a1;
-		v2[nb] = a2;
-		vd[nb++] = a1 - a2;
-	}
-	free(o1);
-	free(o2);
-	if (nb < HIST_BOOT / 2)
-		goto out;
-	qsort(v1, nb, sizeof(*v1), cmp_dbl);
-	qsort(v2, nb, sizeof(*v2), cmp_dbl);
-	qsort(vd, nb, sizeof(*vd), cmp_dbl);
-	i = (size_t)(0.025 * (double)nb);
-	ci->lo[0] = v1[i];
-	ci->hi[0] = v1[nb - 1 - i];
-	ci->lo[1] = v2[i];
-	ci->hi[1] = v2[nb - 1 - i];
-	ci->lo[2] = vd[i];
-	ci->hi[2] = vd[nb - 1 - i];
-	ci->ok = true;
-out:
-	free(c);
-	free(v1);
-	free(v2);
-	free(vd);
-}
-
-void hist_wilson(size_t k, size_t n, double ci[2])
-{
-	const double z = 1.959964;
-	double p, d, m, h;
-
-	if (!n) {
-		ci[0] = ci[1] = -1;
-		return;
-	}
-	p = (double)k / (double)n;
-	d = 1 + z * z / (double)n;
-	m = (p + z * z / (2.0 * (double)n)) / d;
-	h = z *
-	    sqrt(p * (1 - p) / (double)n +
-		 z * z / (4.0 * (double)n * (double)n)) /
-	    d;
-	ci[0] = m - h < 0 ? 0 : m - h;
-	ci[1] = m + h > 1 ? 1 : m + h;
-}
-
 #define NFOLDS 3
 /* The L2 penalty of the spine: barely any. */
 #define RISK_L_SIZE 1e-3
@@ -2291,7 +2109,7 @@ static void *fold_run(void *arg)
 	newton2(f->Z, f->y, f->wt, f->tr, f->cols, f->k, f->l_size, f->l_rest,
 		f->w);
 	zscores(f->Z, f->tr, f->te, f->cols, f->k, f->w, f->scores);
-	f->auc = hist_auc(f->scores, f->y + f->tr, f->te - f->tr);
+	f->auc = rv_auc(f->scores, f->y + f->tr, f->te - f->tr);
 	return NULL;
 }
 

@@ -879,8 +879,6 @@ struct rv_eval_bin {
 #define RV_EVAL_NVOTERS 3
 #define RV_EVAL_NBINS 10
 
-#define RV_EVAL_BOOT 1000
-
 struct rv_eval_result {
 	size_t commits;	  /* non-merge commits replayed */
 	size_t positives; /* ... later named by a Fixes: (or reverted) */
@@ -891,9 +889,9 @@ struct rv_eval_result {
 	double auc;	     /* of the risk score; -1 when undefined */
 	double baseline_auc; /* of lines changed; -1 when undefined */
 	/*
-	 * 95% intervals, RV_EVAL_BOOT bootstrap draws of the scored
-	 * commits, the same for both: [0] auc, [1] baseline_auc, [2] auc -
-	 * baseline_auc.
+	 * 95% intervals, bootstrap draws of the scored commits (rv_auc_boot
+	 * in review/auc.h), the same for both: [0] auc, [1] baseline_auc,
+	 * [2] auc - baseline_auc.
 	 */
 	bool auc_ci_ok;
 	double auc_lo[3], auc_hi[3];

@@ -42,7 +42,13 @@ assert d["commits"] > 400 and d["positives"] > 50, d
 assert d["auc"] >= d["auc_subject_fix"] and d["auc"] > 0.85, d
 assert d["fixes_auc"] > d["fixes_auc_shipped"], d
 assert d["fixes_auc"] > d["fixes_auc_subject_fix"], d
+lo, hi = d["auc_ci"]
+assert lo < d["auc"] < hi, d
+lo, hi = d["margin_has_fixes_ci"]
+assert lo < d["auc"] - d["auc_has_fixes"] < hi, d
+lo, hi = d["fixes_margin_shipped_ci"]
+assert lo < d["fixes_auc"] - d["fixes_auc_shipped"] < hi, d
 EOP
-ok $? "eval 2023-2024: the AUC beats the baselines among Fixes: commits"
+ok $? "eval 2023-2024: the AUC beats the baselines among Fixes: commits, inside 95% intervals"
 
 done_testing

@@ -16,20 +16,6 @@
 
 #include "review/classify-int.h"
 
-static void test_auc(void **state)
-{
-	double s[] = {0.1, 0.4, 0.35, 0.8};
-	int y[] = {0, 0, 1, 1};
-	double tie[] = {1, 1, 1, 1};
-	int one[] = {1, 1, 1, 1};
-
-	(void)state;
-	assert_true(rv_auc(s, y, 4) > 0.74 && rv_auc(s, y, 4) < 0.76);
-	assert_true(rv_auc(tie, y, 4) > 0.49 && rv_auc(tie, y, 4) < 0.51);
-	assert_true(rv_auc(s, one, 4) < 0); /* one class: undefined */
-	assert_true(rv_auc(s, y, 0) < 0);
-}
-
 static void test_model_fit(void **state)
 {
 	enum { N = 200 };
@@ -155,7 +141,6 @@ static void test_upstream_id(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_auc),
 		cmocka_unit_test(test_model_fit),
 		cmocka_unit_test(test_subjects),
 		cmocka_unit_test(test_question),

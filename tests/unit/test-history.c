@@ -520,56 +520,6 @@ static void test_model_places(void **state)
 	(void)state;
 }
 
-/*
- * eval's intervals: a bootstrap over the rows, the same draws for both
- * scores, so a score against itself differs by exactly 0, and the same
- * intervals on every run; Wilson's for a precision.
- */
-static void test_auc_intervals(void **state)
-{
-	static double s[400], t[400], noise[400];
-	static int y[400];
-	struct hist_auc_ci ci, again;
-	double w[2];
-	uint32_t x = 12345;
-	size_t i;
-
-	for (i = 0; i < 400; i++) {
-		x = x * 1103515245u + 12345u;
-		noise[i] = (double)(x >> 8) / (double)(1u << 24);
-		y[i] = i % 4 == 0;
-		s[i] = y[i] ? 1 + noise[i] : noise[i]; /* separates */
-		t[i] = (double)(i % 7);		       /* ties, unrelated */
-	}
-	hist_auc_boot(s, s, y, 400, &ci);
-	assert_true(ci.ok);
-	assert_true(ci.lo[0] == 1 && ci.hi[0] == 1);
-	assert_true(ci.lo[2] == 0 && ci.hi[2] == 0);
-	hist_auc_boot(noise, t, y, 400, &ci);
-	assert_true(ci.ok);
-	assert_true(ci.lo[0] < hist_auc(noise, y, 400) &&
-		    hist_auc(noise, y, 400) < ci.hi[0]);
-	assert_true(ci.lo[1] < 0.5 && 0.5 < ci.hi[1]);
-	assert_true(ci.hi[0] - ci.lo[0] > 0.05 && ci.hi[0] - ci.lo[0] < 0.25);
-	assert_true(ci.lo[2] < 0 && 0 < ci.hi[2]);
-	hist_auc_boot(noise, t, y, 400, &again);
-	assert_memory_equal(&ci, &again, sizeof(ci));
-	/* One class only: no interval. */
-	memset(y, 0, sizeof(y));
-	hist_auc_boot(noise, t, y, 400, &ci);
-	assert_false(ci.ok);
-	hist_auc_boot(noise, NULL, y, 1, &ci);
-	assert_false(ci.ok);
-
-	hist_wilson(5, 10, w);
-	assert_true(fabs(w[0] - 0.2366) < 0.001 && fabs(w[1] - 0.7634) < 0.001);
-	hist_wilson(0, 10, w);
-	assert_true(w[0] == 0 && fabs(w[1] - 0.2775) < 0.001);
-	hist_wilson(0, 0, w);
-	assert_true(w[0] < 0 && w[1] < 0);
-	(void)state;
-}
-
 /* A model to explain with: no weights, features at mean 0, sd 1. */
 static void explain_model(struct hist_model *m)
 {
@@ -1007,7 +957,6 @@ int main(void)
 		cmocka_unit_test(test_risk_anchor),
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_model_places),
-		cmocka_unit_test(test_auc_intervals),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_explain_lacks),
 		cmocka_unit_test(test_explain_places),
