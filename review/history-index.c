@@ -1311,6 +1311,8 @@ static size_t risk_changes(git_repository *repo, const struct tchanges *tc,
 	struct rsrc *bybase = xcalloc(tc->n + 1, sizeof(*bybase));
 	ssize_t *from = xcalloc(tc->n + 1, sizeof(*from));
 	bool *taken = xcalloc(tc->n + 1, sizeof(*taken));
+	size_t *run = xcalloc(tc->n + 1, sizeof(*run));
+	size_t *cur = xcalloc(tc->n + 1, sizeof(*cur));
 	size_t i, j, n = 0, ns = 0, nadd = 0, reads = 0, left;
 
 	for (i = 0; i < tc->n; i++) {
@@ -1327,53 +1329,49 @@ static size_t risk_changes(git_repository *repo, const struct tchanges *tc,
 	memcpy(bybase, src, ns * sizeof(*src));
 	qsort(src, ns, sizeof(*src), rsrc_by_id);
 	qsort(bybase, ns, sizeof(*bybase), rsrc_by_base);
-	/* The same content: the first deleted file not yet taken. */
+	/*
+	 * The same content: the first deleted file of it not yet taken.
+	 * Each run of equal ids keeps a cursor at its start, so a commit of
+	 * thousands of identical files pairs them in one pass.
+	 */
+	for (j = 0; j < ns; j++) {
+		run[j] = j && !rsrc_id(&src[j - 1], &src[j]) ? run[j - 1] : j;
+		cur[j] = j;
+	}
 	for (i = 0; i < tc->n; i++) {
-		struct rsrc key = {&tc->v[i], NULL, 0}, *hit;
 		struct tchange probe;
+		struct rsrc key = {&probe, NULL, 0}, *hit;
+		size_t start;
 
 		if (!tc->v[i].added)
 			continue;
 		probe.old_id = tc->v[i].new_id;
-		key.c = &probe;
 		hit = bsearch(&key, src, ns, sizeof(*src), rsrc_id);
 		if (!hit)
 			continue;
-		/* bsearch found one of a run of equal ids; take the first free.
-		 */
-		while (hit > src &&
-		       !git_oid_cmp(&hit[-1].c->old_id, &probe.old_id))
-			hit--;
-		for (; hit < src + ns &&
-		       !git_oid_cmp(&hit->c->old_id, &probe.old_id);
-		     hit++)
-			if (!taken[hit->idx]) {
-				taken[hit->idx] = true;
-				from[i] = (ssize_t)hit->idx;
-				break;
-			}
+		start = run[hit - src];
+		if (cur[start] < ns && !rsrc_id(&src[cur[start]], &key)) {
+			taken[src[cur[start]].idx] = true;
+			from[i] = (ssize_t)src[cur[start]].idx;
+			cur[start]++;
+		}
 	}
 	/* The one deleted file of the same name, if alike enough. */
 	for (i = 0; i < tc->n && reads < RENAME_MAX_READS; i++) {
-		struct rsrc key = {NULL, base_name(tc->v[i].path), 0}, *lo, *hi;
+		struct rsrc key = {NULL, base_name(tc->v[i].path), 0}, *hit;
 
 		if (!tc->v[i].added || from[i] >= 0)
 			continue;
-		lo = bsearch(&key, bybase, ns, sizeof(*bybase), rsrc_base);
-		if (!lo)
-			continue;
-		while (lo > bybase && !strcmp(lo[-1].base, key.base))
-			lo--;
-		for (hi = lo; hi < bybase + ns && !strcmp(hi->base, key.base);
-		     hi++)
-			;
-		if (hi - lo != 1 || taken[lo->idx])
-			continue;
+		hit = bsearch(&key, bybase, ns, sizeof(*bybase), rsrc_base);
+		if (!hit || taken[hit->idx] ||
+		    (hit > bybase && !rsrc_base(&hit[-1], &key)) ||
+		    (hit + 1 < bybase + ns && !rsrc_base(&hit[1], &key)))
+			continue; /* none, or more than one of that name */
 		reads++;
-		if (blobs_alike(repo, &lo->c->old_id, &tc->v[i].new_id) >=
+		if (blobs_alike(repo, &hit->c->old_id, &tc->v[i].new_id) >=
 		    0.5) {
-			taken[lo->idx] = true;
-			from[i] = (ssize_t)lo->idx;
+			taken[hit->idx] = true;
+			from[i] = (ssize_t)hit->idx;
 		}
 	}
 	/* Few files left on both sides: the most alike pairs, greedily. */
@@ -1418,6 +1416,8 @@ list:
 	free(bybase);
 	free(from);
 	free(taken);
+	free(run);
+	free(cur);
 	return n;
 }
 

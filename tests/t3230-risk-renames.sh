@@ -66,6 +66,17 @@ git mv lib/m* core/
 tick; git commit -q -m "core: take lib's m files"
 MV_DIR=$(git rev-parse HEAD)
 
+# Files of the same content (empty) moved: each pairs with one.
+mkdir -p lib/e
+for f in a b c d e; do : >lib/e/$f.py; done
+tick; git add lib/e && git commit -q -m "lib: empty modules"
+mkdir -p core/e
+git mv lib/e/* core/e/
+: >core/e/f.py
+git add core/e/f.py
+tick; git commit -q -m "core: take the empty modules, add one"
+MV_EMPTY=$(git rev-parse HEAD)
+
 run "$QUORUM" index -C "$R"
 is "$rc" 0 "index runs"
 features "$MV_NAME" la ld new_files nf >"$TMP/f"
@@ -83,6 +94,10 @@ like "$TMP/f" '^la=34 ld=44 new_files=1$' \
 features "$MV_DIR" la ld new_files nf >"$TMP/f"
 like "$TMP/f" '^la=0 ld=0 new_files=0 nf=70$' \
 	"70 files moved to another directory add nothing"
+
+features "$MV_EMPTY" la new_files nf >"$TMP/f"
+like "$TMP/f" '^la=0 new_files=1 nf=6$' \
+	"5 identical files moved are 5 renames, and the sixth a new file"
 
 # eval replays the commits as patches: a rename is its changed lines.
 run "$QUORUM" eval -C "$R" --since 2017-01-01 --until 2030-01-01 -v
