@@ -1187,8 +1187,6 @@ static int resolve_ref(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 	return note_unresolved(ix, fix_hex, r, why);
 }
 
-/* ---- one commit ----------------------------------------------------- */
-
 /* ---- renames -------------------------------------------------------- */
 
 /* Blob pairs read to find renames by content, per commit. */
@@ -1197,6 +1195,8 @@ static int resolve_ref(struct indexer *ix, git_commit *fix, int64_t fix_seq,
 #define RENAME_MAX_PAIRS 64
 /* Larger blobs are not compared (generated tables, data). */
 #define RENAME_MAX_BLOB ((size_t)1 << 20)
+/* Bytes of blobs read to find renames by content, per commit. */
+#define RENAME_MAX_BYTES ((size_t)32 << 20)
 
 /* A deleted file of the commit, for finding the file it became. */
 struct rsrc {
@@ -1242,18 +1242,23 @@ static int rsrc_by_base(const void *a, const void *b)
 	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-/* The hashes of a blob's lines, sorted; 0 lines when it is not text. */
+/*
+ * The hashes of a blob's lines, sorted; 0 lines when it is not text, is
+ * too big, or the commit's budget of bytes to read is spent.
+ */
 static size_t blob_lines(git_repository *repo, const git_oid *id,
-			 uint64_t **out)
+			 size_t *budget, uint64_t **out)
 {
 	git_blob *b = NULL;
 	const char *p, *end, *nl;
-	size_t n = 0, alloc = 0;
+	size_t n = 0, alloc = 0, size;
 
 	*out = NULL;
-	if (git_blob_lookup(&b, repo, id) < 0)
+	if (!*budget || git_blob_lookup(&b, repo, id) < 0)
 		return 0;
-	if (git_blob_rawsize(b) > RENAME_MAX_BLOB || git_blob_is_binary(b))
+	size = (size_t)git_blob_rawsize(b);
+	*budget -= size < *budget ? size : *budget;
+	if (size > RENAME_MAX_BLOB || git_blob_is_binary(b))
 		goto out;
 	p = git_blob_rawcontent(b);
 	end = p + git_blob_rawsize(b);
@@ -1275,10 +1280,11 @@ out:
  * counting a line as often as both have it; -1 when either is not text.
  */
 static double blobs_alike(git_repository *repo, const git_oid *a,
-			  const git_oid *b)
+			  const git_oid *b, size_t *budget)
 {
 	uint64_t *x, *y;
-	size_t nx = blob_lines(repo, a, &x), ny = blob_lines(repo, b, &y);
+	size_t nx = blob_lines(repo, a, budget, &x);
+	size_t ny = blob_lines(repo, b, budget, &y);
 	size_t i = 0, j = 0, common = 0;
 
 	while (i < nx && j < ny) {
@@ -1314,6 +1320,7 @@ static size_t risk_changes(git_repository *repo, const struct tchanges *tc,
 	size_t *run = xcalloc(tc->n + 1, sizeof(*run));
 	size_t *cur = xcalloc(tc->n + 1, sizeof(*cur));
 	size_t i, j, n = 0, ns = 0, nadd = 0, reads = 0, left;
+	size_t budget = RENAME_MAX_BYTES;
 
 	for (i = 0; i < tc->n; i++) {
 		from[i] = -1;
@@ -1368,8 +1375,8 @@ static size_t risk_changes(git_repository *repo, const struct tchanges *tc,
 		    (hit + 1 < bybase + ns && !rsrc_base(&hit[1], &key)))
 			continue; /* none, or more than one of that name */
 		reads++;
-		if (blobs_alike(repo, &hit->c->old_id, &tc->v[i].new_id) >=
-		    0.5) {
+		if (blobs_alike(repo, &hit->c->old_id, &tc->v[i].new_id,
+				&budget) >= 0.5) {
 			taken[hit->idx] = true;
 			from[i] = (ssize_t)hit->idx;
 		}
@@ -1390,7 +1397,7 @@ static size_t risk_changes(git_repository *repo, const struct tchanges *tc,
 				continue;
 			reads++;
 			s = blobs_alike(repo, &src[j].c->old_id,
-					&tc->v[i].new_id);
+					&tc->v[i].new_id, &budget);
 			if (s >= best) {
 				best = s;
 				pick = (ssize_t)src[j].idx;
@@ -1420,6 +1427,8 @@ list:
 	free(cur);
 	return n;
 }
+
+/* ---- one commit ----------------------------------------------------- */
 
 static int index_commit(struct indexer *ix, git_commit *c)
 {

@@ -77,6 +77,27 @@ git add core/e/f.py
 tick; git commit -q -m "core: take the empty modules, add one"
 MV_EMPTY=$(git rev-parse HEAD)
 
+# Many big files moved, each with a line changed: finding them by
+# their lines reads at most 32 MB of blobs per commit; the rest count
+# as new files.
+mkdir -p big
+seq 1 50000 | sed 's/^/static int v/; s/$/;/' >"$TMP/big.c"
+i=0
+while [ $i -lt 40 ]; do
+	cp "$TMP/big.c" big/b$i.c
+	i=$((i + 1))
+done
+tick; git add big && git commit -q -m "big: tables"
+mkdir -p huge
+i=0
+while [ $i -lt 40 ]; do
+	git mv big/b$i.c huge/b$i.c
+	echo "static int w$i;" >>huge/b$i.c
+	i=$((i + 1))
+done
+tick; git commit -q -am "huge: move the tables"
+MV_BIG=$(git rev-parse HEAD)
+
 run "$QUORUM" index -C "$R"
 is "$rc" 0 "index runs"
 features "$MV_NAME" la ld new_files nf >"$TMP/f"
@@ -98,6 +119,17 @@ like "$TMP/f" '^la=0 ld=0 new_files=0 nf=70$' \
 features "$MV_EMPTY" la new_files nf >"$TMP/f"
 like "$TMP/f" '^la=0 new_files=1 nf=6$' \
 	"5 identical files moved are 5 renames, and the sixth a new file"
+
+features "$MV_BIG" new_files nf >"$TMP/f"
+python3 - "$TMP/f" <<'EOP'
+import sys
+f = dict(kv.split("=") for kv in open(sys.argv[1]).read().split())
+new, nf = float(f["new_files"]), float(f["nf"])
+# 32 MB reads about 17 pairs of 0.9 MB blobs; an unpaired move is two
+# files, one deleted and one new
+assert 10 <= new <= 30 and nf == 40 + new, f
+EOP
+ok $? "big moved files are compared up to a budget, the rest count as new files"
 
 # eval replays the commits as patches: a rename is its changed lines.
 run "$QUORUM" eval -C "$R" --since 2017-01-01 --until 2030-01-01 -v
