@@ -35,8 +35,10 @@ const struct cmd cmd_eval_def = {
 	"the AUC of the risk score and, from the same run, of the plain\n"
 	"lines-changed baseline, and the margin between the two, each with\n"
 	"its 95% interval (bootstrap over the commits, the same draws for\n"
-	"both), the precision (with its 95% Wilson interval)\n"
-	"and recall of the offline findings (rules, history, risk) per voter,\n"
+	"both), over the window and for each calendar year in it, with the\n"
+	"mean of the years' margins; the precision (with its 95% Wilson\n"
+	"interval) and recall of the offline findings (rules, history,\n"
+	"risk) per voter,\n"
 	"their located precision (a later fix changed the lines they point\n"
 	"at, +-3, or the function), and the observed rate of fixes by decile\n"
 	"of predicted risk. A line is followed by its text, as later commits\n"
@@ -174,7 +176,7 @@ static void add_ci(cJSON *o, const char *key, bool ok, double lo, double hi)
 /* The keys are documented in contrib/eval-json.md. */
 static void print_json(const struct rv_eval_result *res)
 {
-	cJSON *o = cJSON_CreateObject(), *vs, *cal;
+	cJSON *o = cJSON_CreateObject(), *vs, *cal, *yrs;
 	char *s;
 	size_t i;
 
@@ -220,6 +222,32 @@ static void print_json(const struct rv_eval_result *res)
 		cJSON_AddNumberToObject(v, "located", (double)ev->located);
 		add_num_or_null(v, "located_precision", ev->located_precision);
 	}
+	yrs = cJSON_AddArrayToObject(o, "years");
+	for (i = 0; i < res->nyears; i++) {
+		const struct rv_eval_year *e = &res->years[i];
+		cJSON *j = cJSON_CreateObject();
+		bool both = e->auc >= 0 && e->baseline_auc >= 0;
+
+		cJSON_AddNumberToObject(j, "year", e->year);
+		cJSON_AddNumberToObject(j, "commits", (double)e->commits);
+		cJSON_AddNumberToObject(j, "positives", (double)e->positives);
+		add_num_or_null(j, "auc", e->auc);
+		add_num_or_null(j, "baseline_auc", e->baseline_auc);
+		if (both)
+			cJSON_AddNumberToObject(j, "margin",
+						e->auc - e->baseline_auc);
+		else
+			cJSON_AddNullToObject(j, "margin");
+		add_ci(j, "margin_ci", both && e->ci_ok, e->margin_lo,
+		       e->margin_hi);
+		cJSON_AddItemToArray(yrs, j);
+	}
+	if (res->years_ok)
+		cJSON_AddNumberToObject(o, "years_margin", res->years_margin);
+	else
+		cJSON_AddNullToObject(o, "years_margin");
+	add_ci(o, "years_margin_ci", res->years_ok, res->years_margin_lo,
+	       res->years_margin_hi);
 	cal = cJSON_AddArrayToObject(o, "calibration");
 	for (i = 0; i < res->nbins; i++) {
 		const struct rv_eval_bin *b = &res->bins[i];
@@ -310,6 +338,31 @@ static void print_text(const struct rv_eval_result *res)
 			printf("%-8zu %7zu %7.3f-%.3f %9.3f %8.3f\n", i + 1,
 			       b->n, b->lo, b->hi, b->predicted, b->observed);
 		}
+	}
+	if (res->nyears > 1) {
+		printf("\n%-8s %7s %9s %7s %8s  %s\n", "year", "commits",
+		       "positives", "auc", "baseline", "margin (95%)");
+		for (i = 0; i < res->nyears; i++) {
+			const struct rv_eval_year *e = &res->years[i];
+
+			printf("%-8d %7zu %9zu", e->year, e->commits,
+			       e->positives);
+			if (e->auc < 0 || e->baseline_auc < 0) {
+				printf(" %7s %8s  n/a\n", "n/a", "n/a");
+				continue;
+			}
+			printf(" %7.3f %8.3f  %+.3f", e->auc, e->baseline_auc,
+			       e->auc - e->baseline_auc);
+			if (e->ci_ok)
+				printf(" (%+.3f to %+.3f)", e->margin_lo,
+				       e->margin_hi);
+			putchar('\n');
+		}
+		if (res->years_ok)
+			printf("mean margin over the years %+.3f (%+.3f to "
+			       "%+.3f, the years taken as independent)\n",
+			       res->years_margin, res->years_margin_lo,
+			       res->years_margin_hi);
 	}
 	if (res->auc_ci_ok || res->precision_ci[0] >= 0)
 		printf("\n95%% intervals: the AUCs and their margin by %d "

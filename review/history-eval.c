@@ -473,6 +473,57 @@ static int cmp_rscore(const void *a, const void *b)
  * Deciles of score: the fix rate the model said the history had at
  * those scores (predicted) against the rate observed.
  */
+static int year_of(int64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	return gmtime_r(&tt, &tm) ? tm.tm_year + 1900 : 0;
+}
+
+/*
+ * The AUCs and margin of each calendar year of the n scored commits (in
+ * time order, so a year is a run), and the mean margin over the years:
+ * one replay says whether the risk score beats lines changed year after
+ * year, and how sure each year is.
+ */
+static void by_year(const double *rs, const double *bs, const int *y,
+		    const int *yr, size_t n, struct rv_eval_result *res)
+{
+	double sum = 0, var = 0;
+	size_t i, j, k = 0;
+	bool all_ci = true;
+
+	for (i = 0; i < n && res->nyears < RV_EVAL_MAX_YEARS; i = j) {
+		struct rv_eval_year *e = &res->years[res->nyears++];
+		struct rv_auc_ci ci;
+
+		for (j = i; j < n && yr[j] == yr[i]; j++)
+			e->positives += y[j] != 0;
+		e->year = yr[i];
+		e->commits = j - i;
+		e->auc = rv_auc(rs + i, y + i, j - i);
+		e->baseline_auc = rv_auc(bs + i, y + i, j - i);
+		rv_auc_boot(rs + i, bs + i, y + i, j - i, &ci);
+		e->ci_ok = ci.ok;
+		e->margin_lo = ci.lo[2];
+		e->margin_hi = ci.hi[2];
+		if (e->auc < 0 || e->baseline_auc < 0)
+			continue;
+		sum += e->auc - e->baseline_auc;
+		/* a 95% interval spans 3.92 standard errors */
+		var += pow((ci.hi[2] - ci.lo[2]) / 3.92, 2);
+		all_ci = all_ci && ci.ok;
+		k++;
+	}
+	if (k < 2 || !all_ci)
+		return;
+	res->years_ok = true;
+	res->years_margin = sum / (double)k;
+	res->years_margin_lo = res->years_margin - 1.96 * sqrt(var) / (double)k;
+	res->years_margin_hi = res->years_margin + 1.96 * sqrt(var) / (double)k;
+}
+
 static void calibrate(const double *s, const double *p, const int *y, size_t n,
 		      struct rv_eval_result *res)
 {
@@ -550,6 +601,7 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 	struct rv_history *h = NULL;
 	struct ecommit *v = NULL;
 	double *rs = NULL, *bs = NULL, *ps = NULL;
+	int *yr = NULL;
 	int *ry = NULL, *by = NULL;
 	size_t n = 0, i, nwin = 0, done = 0, nscored = 0;
 	int64_t fitted_at = INT64_MIN;
@@ -582,6 +634,7 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 	for (i = 0; i < n; i++)
 		nwin += v[i].time >= opts->since && v[i].time <= opts->until;
 	rs = xcalloc(nwin + 1, sizeof(*rs));
+	yr = xcalloc(nwin + 1, sizeof(*yr));
 	ps = xcalloc(nwin + 1, sizeof(*ps));
 	ry = xcalloc(nwin + 1, sizeof(*ry));
 	bs = xcalloc(nwin + 1, sizeof(*bs));
@@ -630,6 +683,7 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 		/* The baseline on the same commits as the risk score. */
 		if (ec.risk >= 0) {
 			rs[nscored] = ec.risk;
+			yr[nscored] = year_of(v[i].time);
 			ps[nscored] = hist_model_rate(&h->model, ec.risk);
 			ry[nscored] = ec.buggy;
 			bs[nscored] = (double)ec.lines;
@@ -694,6 +748,7 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
 		memcpy(res->auc_hi, ci.hi, sizeof(ci.hi));
 	}
 	calibrate(rs, ps, ry, nscored, res);
+	by_year(rs, bs, ry, yr, nscored, res);
 	rv_wilson(res->flagged_positive, res->flagged, res->precision_ci);
 	res->precision = ratio(res->flagged_positive, res->flagged);
 	res->recall = ratio(res->flagged_positive, res->positives);
@@ -716,6 +771,7 @@ out:
 	free(locs.v);
 	free(v);
 	free(rs);
+	free(yr);
 	free(ps);
 	free(ry);
 	free(bs);

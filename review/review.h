@@ -878,6 +878,16 @@ struct rv_eval_bin {
 
 #define RV_EVAL_NVOTERS 3
 #define RV_EVAL_NBINS 10
+#define RV_EVAL_MAX_YEARS 64
+
+/* The scored commits of one calendar year (UTC) of the replay. */
+struct rv_eval_year {
+	int year;
+	size_t commits, positives;
+	double auc, baseline_auc; /* -1 when undefined */
+	bool ci_ok;		  /* margin_lo/hi: 95%, paired bootstrap */
+	double margin_lo, margin_hi;
+};
 
 struct rv_eval_result {
 	size_t commits;	  /* non-merge commits replayed */
@@ -901,7 +911,16 @@ struct rv_eval_result {
 	double located_precision; /* located / findings; -1 when none */
 	struct rv_eval_voter voters[RV_EVAL_NVOTERS];
 	struct rv_eval_bin bins[RV_EVAL_NBINS];
-	size_t nbins;		  /* bins filled (fewer when few commits) */
+	size_t nbins; /* bins filled (fewer when few commits) */
+	struct rv_eval_year years[RV_EVAL_MAX_YEARS];
+	size_t nyears; /* the first RV_EVAL_MAX_YEARS years replayed */
+	/*
+	 * The mean over the years of their margins (auc - baseline_auc),
+	 * and its 95% interval with the years taken as independent; ok
+	 * when at least two years have a margin with an interval.
+	 */
+	bool years_ok;
+	double years_margin, years_margin_lo, years_margin_hi;
 	size_t scored;		  /* commits with a risk score (a model) */
 	double model_heldout_auc; /* the last refit's own held-out AUC */
 	double seconds;

@@ -151,7 +151,7 @@ want = ["auc", "auc_ci", "baseline_auc", "baseline_auc_ci", "calibration",
         "history_flagged_positive", "located", "located_precision",
         "margin", "margin_ci", "model_heldout_auc", "positives",
         "precision", "precision_ci", "recall", "scored", "seconds",
-        "voters"]
+        "voters", "years", "years_margin", "years_margin_ci"]
 assert sorted(d) == want, sorted(d)
 assert sorted(d["voters"]) == ["history", "risk", "rules"], d["voters"]
 for v in d["voters"].values():
@@ -190,6 +190,12 @@ else:
     assert d["margin_ci"] is None or d["margin_ci"][0] <= d["margin_ci"][1]
 assert 0 <= d["precision"] <= 1 and 0 <= d["recall"] <= 1
 assert d["seconds"] >= 0
+assert sum(e["commits"] for e in d["years"]) == d["scored"]
+for e in d["years"]:
+    assert sorted(e) == ["auc", "baseline_auc", "commits", "margin",
+                         "margin_ci", "positives", "year"], sorted(e)
+    assert e["margin_ci"] is None or e["margin_ci"][0] <= e["margin_ci"][1]
+assert d["years_margin"] is None or len(d["years"]) >= 2
 ' "$TMP/out"
 ok $? "JSON has exactly the keys of contrib/eval-json.md, per voter and per decile"
 

@@ -74,5 +74,24 @@ assert mhi - mlo < ahi - alo and mhi - mlo < bhi - blo
 assert 0.02 < ahi - alo < 0.2
 ' "$TMP/out"
 ok $? "... with 95% intervals around both AUCs and a narrower one around their margin"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+y = d["years"]
+for e in y:
+    print("# %d: %d commits, margin %+.3f (%+.3f to %+.3f)" % (
+        e["year"], e["commits"], e["margin"], e["margin_ci"][0], e["margin_ci"][1]))
+assert [e["year"] for e in y] == [2022, 2023], y
+assert sum(e["commits"] for e in y) == d["scored"]
+for e in y:
+    assert e["margin_ci"][0] < e["margin"] < e["margin_ci"][1], e
+    # a year has fewer commits than the window: a wider interval
+    assert e["margin_ci"][1] - e["margin_ci"][0] > d["margin_ci"][1] - d["margin_ci"][0]
+m = sum(e["margin"] for e in y) / 2
+assert abs(d["years_margin"] - m) < 1e-9, d["years_margin"]
+lo, hi = d["years_margin_ci"]
+assert lo < m < hi
+' "$TMP/out"
+ok $? "... and per calendar year, with the mean of the years' margins"
 
 done_testing
