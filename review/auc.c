@@ -14,53 +14,7 @@
 #include "auc.h"
 #include "mailparse/sb.h"
 
-struct scored {
-	double s;
-	int y;
-};
-
-static int cmp_scored(const void *a, const void *b)
-{
-	double x = ((const struct scored *)a)->s,
-	       y = ((const struct scored *)b)->s;
-
-	return x < y ? -1 : x > y;
-}
-
-double rv_auc(const double *score, const int *label, size_t n)
-{
-	struct scored *v;
-	double pos = 0, neg = 0, sum = 0;
-	size_t i, j;
-
-	if (!n)
-		return -1;
-	v = xcalloc(n, sizeof(*v));
-	for (i = 0; i < n; i++) {
-		v[i].s = score[i];
-		v[i].y = label[i] != 0;
-		pos += v[i].y;
-	}
-	neg = (double)n - pos;
-	if (!pos || !neg) {
-		free(v);
-		return -1;
-	}
-	qsort(v, n, sizeof(*v), cmp_scored);
-	/* Mann-Whitney with mid ranks for ties. */
-	for (i = 0; i < n; i = j) {
-		double rank, npos = 0;
-
-		for (j = i; j < n && v[j].s == v[i].s; j++)
-			npos += v[j].y;
-		rank = ((double)i + 1 + (double)j) / 2;
-		sum += rank * npos;
-	}
-	free(v);
-	return (sum - pos * (pos + 1) / 2) / (pos * neg);
-}
-
-/* The rows of s ordered by score, ascending (ties by row). */
+/* The rows of s ordered by score, ascending; ties are counted together. */
 struct srow {
 	double s;
 	size_t i;
@@ -68,11 +22,9 @@ struct srow {
 
 static int cmp_srow(const void *a, const void *b)
 {
-	const struct srow *x = a, *y = b;
+	double x = ((const struct srow *)a)->s, y = ((const struct srow *)b)->s;
 
-	if (x->s != y->s)
-		return x->s < y->s ? -1 : 1;
-	return (x->i > y->i) - (x->i < y->i);
+	return x < y ? -1 : x > y;
 }
 
 static size_t *score_order(const double *s, size_t n)
@@ -91,7 +43,10 @@ static size_t *score_order(const double *s, size_t n)
 	return o;
 }
 
-/* The AUC of s (in order o) with each row counted c[i] times; -1 if none. */
+/*
+ * Mann-Whitney: the AUC of s (in order o) with each row counted c[i]
+ * times (once each without c), ties half; -1 with one class only.
+ */
 static double counted_auc(const double *s, const size_t *o, const int *y,
 			  const uint32_t *c, size_t n)
 {
@@ -104,9 +59,9 @@ static double counted_auc(const double *s, const size_t *o, const int *y,
 		for (j = i; j < n && s[o[j]] == s[o[i]]; j++) {
 			t = o[j];
 			if (y[t])
-				p += c[t];
+				p += c ? c[t] : 1;
 			else
-				q += c[t];
+				q += c ? c[t] : 1;
 		}
 		sum += p * (below + q / 2);
 		below += q;
@@ -114,6 +69,19 @@ static double counted_auc(const double *s, const size_t *o, const int *y,
 	}
 	neg = below;
 	return pos > 0 && neg > 0 ? sum / (pos * neg) : -1;
+}
+
+double rv_auc(const double *score, const int *label, size_t n)
+{
+	size_t *o;
+	double auc;
+
+	if (!n)
+		return -1;
+	o = score_order(score, n);
+	auc = counted_auc(score, o, label, NULL, n);
+	free(o);
+	return auc;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -134,9 +102,13 @@ void rv_auc_boot(const double *s1, const double *s2, const int *y, size_t n,
 	uint64_t x = 0x9e3779b97f4a7c15ULL; /* the same draws every run */
 
 	memset(ci, 0, sizeof(*ci));
-	if (n < 2 || rv_auc(s1, y, n) < 0)
+	if (n < 2)
 		goto out;
 	o1 = score_order(s1, n);
+	if (counted_auc(s1, o1, y, NULL, n) < 0) {
+		free(o1);
+		goto out;
+	}
 	if (s2)
 		o2 = score_order(s2, n);
 	for (b = 0; b < RV_AUC_BOOT; b++) {
