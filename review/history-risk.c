@@ -1837,14 +1837,14 @@ static double model_rank(const struct hist_model *m, double z)
  * lines added alone ranked commits at AUC 0.764 and its monthly
  * probabilities pooled at 0.698.
  */
+static double logit_score(const struct hist_model *m, double z)
+{
+	return 0.999 * model_rank(m, z) + 0.001 / (1.0 + exp(-z));
+}
+
 double hist_model_score(const struct hist_model *m, const double x[HF_N])
 {
-	double z;
-
-	if (!m->ok)
-		return -1;
-	z = model_logit(m, x);
-	return 0.999 * model_rank(m, z) + 0.001 / (1.0 + exp(-z));
+	return m->ok ? logit_score(m, model_logit(m, x)) : -1;
 }
 
 double hist_model_rate(const struct hist_model *m, double score)
@@ -1901,10 +1901,10 @@ static struct wrow *wrows(const double *v, const double *wt, size_t n,
  * commits, which the model scores lower, made today's rank higher than
  * they are: the riskiest "2%" was 3.7% of the commits of eval's seven
  * development windows and 2.9% of the six held out; weighted, 3.0% and
- * 2.0%.
+ * 2.0%. The finding threshold comes from the same sorted rows.
  */
 static void fit_places(struct hist_model *m, const double *logit,
-		       const double *wt, size_t n)
+		       const double *wt, size_t n, double top_frac)
 {
 	double total, cum = 0;
 	struct wrow *r = wrows(logit, wt, n, &total);
@@ -1918,22 +1918,15 @@ static void fit_places(struct hist_model *m, const double *logit,
 		m->q[a] = r[j].v;
 	}
 	m->q[HIST_MODEL_Q - 1] = r[n - 1].v;
-	free(r);
-}
-
-/* The score above which the rows weigh frac of all (weighted as fitted). */
-static double top_score(const double *score, const double *wt, size_t n,
-			double frac)
-{
-	double total, cum = 0, t;
-	struct wrow *r = wrows(score, wt, n, &total);
-	size_t j = n - 1;
-
-	while (j > 0 && cum + r[j].w <= total * frac)
+	/*
+	 * The threshold: the score above which the rows weigh top_frac of
+	 * all. A score never falls as the logit rises, so the rows in
+	 * order of logit are in order of score.
+	 */
+	for (j = n - 1, cum = 0; j > 0 && cum + r[j].w <= total * top_frac;)
 		cum += r[j--].w;
-	t = r[j].v;
+	m->threshold = logit_score(m, r[j].v);
 	free(r);
-	return t;
 }
 
 /*
@@ -2247,6 +2240,12 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 			memcpy(w, warm[NFOLDS - 1], sizeof(w));
 		}
 	}
+	if (getenv("QX_LAMBDA")) {
+		double l = atof(getenv("QX_LAMBDA"));
+
+		m->lambda = l > 0 ? l : -1;
+		memset(w, 0, sizeof(w));
+	}
 	if (m->lambda > 0)
 		k = (int)nall;
 	else
@@ -2263,11 +2262,10 @@ void hist_model_fit_w(struct hist_model *m, const double *X, const int *y,
 	m->ok = true;
 	for (i = 0; i < n; i++)
 		scores[i] = model_logit(m, &X[i * HF_N]);
-	fit_places(m, scores, wt, n);
+	fit_places(m, scores, wt, n, top_frac);
 	for (i = 0; i < n; i++)
 		scores[i] = hist_model_score(m, &X[i * HF_N]);
 	fit_rates(m, scores, y, wt, n, pos / wsum);
-	m->threshold = top_score(scores, wt, n, top_frac);
 	free(scores);
 	free(Z);
 }

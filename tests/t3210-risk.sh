@@ -11,18 +11,6 @@ command -v python3 >/dev/null 2>&1 || skip_all "python3 not installed"
 CLOCK_START=1500000000 CLOCK_STEP=$((86400 * 20))
 . "$TOP/tests/lib/history.sh"
 
-# The features the index stored for commit $2 of the repository $1.
-features() {
-	python3 - "$1/.git/quorum/history.db" "$2" <<'EOP'
-import sqlite3, struct, sys
-db = sqlite3.connect(sys.argv[1])
-row = db.execute("SELECT r.x FROM risk r JOIN commits c ON c.seq = r.seq"
-                 " WHERE c.oid = ?", (sys.argv[2],)).fetchone()
-assert row, "no features for " + sys.argv[2]
-print(" ".join("%g" % v for v in struct.unpack("%df" % (len(row[0]) // 4), row[0])))
-EOP
-}
-
 # 1. A history with no Fixes: at all.
 history_repo
 i=0
@@ -105,23 +93,15 @@ while [ $i -lt 8 ]; do
 done
 "$QUORUM" index -C "$R" >"$TMP/idx" || echo "Bail out! index failed"
 "$QUORUM" index -C "$TMP/past" >/dev/null || echo "Bail out! index failed"
-features "$R" "$C" >"$TMP/f-future"
-features "$TMP/past" "$C" >"$TMP/f-past"
+risk_features "$R" "$C" >"$TMP/f-future"
+risk_features "$TMP/past" "$C" >"$TMP/f-past"
 cmp -s "$TMP/f-future" "$TMP/f-past"
 ok $? "no leakage: C's features are the same with and without the later commits"
 like "$TMP/f-past" ' [1-9]' "... (and there were features to compare)"
 
 # The fix of BUG came before C: C's file, author and words know of it.
-python3 - "$TMP/past/.git/quorum/history.db" "$C" >"$TMP/named" <<'EOP'
-import sqlite3, struct, sys
-db = sqlite3.connect(sys.argv[1])
-names = db.execute("SELECT value FROM meta WHERE key = 'risk_features'").fetchone()[0].split()
-x = db.execute("SELECT r.x FROM risk r JOIN commits c ON c.seq = r.seq"
-               " WHERE c.oid = ?", (sys.argv[2],)).fetchone()[0]
-f = dict(zip(names, struct.unpack("%df" % len(names), x)))
-print("file_bugs=%g author_bugs=%g grounding=%.2f la_weighted=%g la=%g" %
-      (f["file_bugs"], f["author_bugs"], f["grounding"], f["la_weighted"], f["la"]))
-EOP
+risk_features "$TMP/past" "$C" file_bugs author_bugs grounding \
+	la_weighted la >"$TMP/named"
 like "$TMP/named" 'file_bugs=1 author_bugs=[1-9][0-9]* grounding=0\.[1-9]' "a commit after a fix counts the bug it names in its file, author and grounding"
 awk '{ split($4, w, "="); split($5, l, "="); exit !(w[2] > l[2]) }' "$TMP/named"
 ok $? "... and its lines weigh more in a file whose commits were fixed"

@@ -13,19 +13,6 @@ command -v python3 >/dev/null 2>&1 || skip_all "python3 not installed"
 CLOCK_START=1500000000 CLOCK_STEP=86400
 . "$TOP/tests/lib/history.sh"
 
-# Features $2... of commit $1, as name=value, from the index of $R.
-features() {
-	python3 - "$R/.git/quorum/history.db" "$@" <<'EOP'
-import sqlite3, struct, sys
-db = sqlite3.connect(sys.argv[1])
-names = db.execute("SELECT value FROM meta WHERE key = 'risk_features'").fetchone()[0].split()
-x = db.execute("SELECT r.x FROM risk r JOIN commits c ON c.seq = r.seq"
-               " WHERE c.oid = ?", (sys.argv[2],)).fetchone()[0]
-f = dict(zip(names, struct.unpack("%df" % len(names), x)))
-print(" ".join("%s=%g" % (n, f[n]) for n in sys.argv[3:]))
-EOP
-}
-
 history_repo
 mkdir lib
 c_function kept helper 40 >lib/kept.c
@@ -100,27 +87,27 @@ MV_BIG=$(git rev-parse HEAD)
 
 run "$QUORUM" index -C "$R"
 is "$rc" 0 "index runs"
-features "$MV_NAME" la ld new_files nf >"$TMP/f"
+risk_features "$R" "$MV_NAME" la ld new_files nf >"$TMP/f"
 like "$TMP/f" '^la=1 ld=1 new_files=0 nf=1$' \
 	"a file moved to another directory with one line changed adds 1 line"
-features "$MV_ALIKE" la ld new_files >"$TMP/f"
+risk_features "$R" "$MV_ALIKE" la ld new_files >"$TMP/f"
 like "$TMP/f" '^la=1 ld=1 new_files=0$' \
 	"... and so does one renamed with one line changed"
-features "$MV_SAME" la ld new_files nf >"$TMP/f"
+risk_features "$R" "$MV_SAME" la ld new_files nf >"$TMP/f"
 like "$TMP/f" '^la=0 ld=0 new_files=0 nf=1$' \
 	"a file renamed as it was adds nothing"
-features "$NOT_MV" la ld new_files >"$TMP/f"
+risk_features "$R" "$NOT_MV" la ld new_files >"$TMP/f"
 like "$TMP/f" '^la=34 ld=44 new_files=1$' \
 	"a new file that only shares a deleted file's name is a new file"
-features "$MV_DIR" la ld new_files nf >"$TMP/f"
+risk_features "$R" "$MV_DIR" la ld new_files nf >"$TMP/f"
 like "$TMP/f" '^la=0 ld=0 new_files=0 nf=70$' \
 	"70 files moved to another directory add nothing"
 
-features "$MV_EMPTY" la new_files nf >"$TMP/f"
+risk_features "$R" "$MV_EMPTY" la new_files nf >"$TMP/f"
 like "$TMP/f" '^la=0 new_files=1 nf=6$' \
 	"5 identical files moved are 5 renames, and the sixth a new file"
 
-features "$MV_BIG" new_files nf >"$TMP/f"
+risk_features "$R" "$MV_BIG" new_files nf >"$TMP/f"
 python3 - "$TMP/f" <<'EOP'
 import sys
 f = dict(kv.split("=") for kv in open(sys.argv[1]).read().split())

@@ -22,6 +22,10 @@
 #   risk_history N    N big features (featI.c, $FI their commit) with a
 #                     docs tidy-up after each, then a fix of every other
 #                     feature: the history the risk model learns from
+#   risk_features REPO COMMIT [NAME...]
+#                     the risk features the index of REPO stored for
+#                     COMMIT: NAME=value for each NAME, else every value
+#                     in stored order (needs python3)
 
 CLOCK_START=${CLOCK_START:-1700000000}
 CLOCK_STEP=${CLOCK_STEP:-3600}
@@ -147,4 +151,23 @@ risk_history() {
 		git commit -q -am "feat: fix feature $_rh_i" -m "$(fixes "$_rh_f")" || return 1
 		_rh_i=$((_rh_i + 2))
 	done
+}
+
+risk_features() {
+	python3 - "$1/.git/quorum/history.db" "$@" <<'EOP'
+import sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+names = db.execute("SELECT value FROM meta"
+                   " WHERE key = 'risk_features'").fetchone()[0].split()
+row = db.execute("SELECT r.x FROM risk r JOIN commits c ON c.seq = r.seq"
+                 " WHERE c.oid = ?", (sys.argv[3],)).fetchone()
+assert row, "no features for " + sys.argv[3]
+v = struct.unpack("%df" % (len(row[0]) // 4), row[0])
+assert len(v) == len(names), "%d values, %d names" % (len(v), len(names))
+f = dict(zip(names, v))
+if sys.argv[4:]:
+    print(" ".join("%s=%g" % (n, f[n]) for n in sys.argv[4:]))
+else:
+    print(" ".join("%g" % x for x in v))
+EOP
 }
