@@ -14,7 +14,7 @@
 #include "auc.h"
 #include "review.h"
 
-#define HIST_SCHEMA_VERSION "9"
+#define HIST_SCHEMA_VERSION "10"
 
 /*
  * A commit enters the risk fit (of the index and of each eval refit)
@@ -121,6 +121,12 @@ enum {
 	 * most similar earlier commit to the same files that a fix named.
 	 */
 	HR_GROUND,
+	/*
+	 * Lines added weighted as HR_LA_WEIGHTED, with every count of the
+	 * rates (commits, and those later named) halving each year: where
+	 * the bugs are now, not where they were.
+	 */
+	HR_LA_WEIGHTED_RECENT,
 	HR_N,
 };
 /*
