@@ -1117,21 +1117,24 @@ static void words_features(const struct wtable *t, const uint32_t *w, size_t n,
 }
 
 /* The tree's share of commits later named by a fix, shrunk. */
+/* The tree's rate from its state g ("G"): over all time, or recent. */
+static double tree_rate_of(const struct rstate *g)
+{
+	return (g->e + 1) / (g->a + RISK_RATE_PRIOR);
+}
+
+static double tree_recent_rate_of(const struct rstate *g, int64_t now)
+{
+	return (decay(g->f, g->tl, now, HALF_FIXES) + 1) /
+	       (decay(g->g, g->t, now, HALF_FIXES) + RISK_RATE_PRIOR);
+}
+
 static double tree_rate(struct rsource *src)
 {
 	struct rstate g;
 
 	rget(src, "G", &g);
-	return (g.e + 1) / (g.a + RISK_RATE_PRIOR);
-}
-
-static double tree_recent_rate(struct rsource *src, int64_t now)
-{
-	struct rstate g;
-
-	rget(src, "G", &g);
-	return (decay(g.f, g.tl, now, HALF_FIXES) + 1) /
-	       (decay(g.g, g.t, now, HALF_FIXES) + RISK_RATE_PRIOR);
+	return tree_rate_of(&g);
 }
 
 /* The history and experience features, from the state before the commit. */
@@ -1167,8 +1170,9 @@ static void state_features(struct rsource *src, struct hist_racc *a,
 		}
 	}
 	/* Rates are shrunk to the tree's, so one commit is not a rate. */
-	r0 = tree_rate(src);
-	rr0 = tree_recent_rate(src, now);
+	rget(src, "G", &s);
+	r0 = tree_rate_of(&s);
+	rr0 = tree_recent_rate_of(&s, now);
 	for (i = 0; i < a->nfiles; i++) {
 		char dir[256];
 		struct rstate fs;
@@ -1431,11 +1435,9 @@ static void state_update(struct hist_risk *r, struct hist_racc *a,
 		e = rmap_get(r, sb_str(&k), true);
 		e->s.c = decay(e->s.c, e->s.t, t, HALF_FIXES) + isfix;
 		e->s.d = decay(e->s.d, e->s.t, t, HALF_CHURN) + 1;
-		e->s.g = decay(e->s.g, e->s.t, t, HALF_FIXES) + 1;
+		recent_commit(&e->s, t); /* last: it moves s.t on to t */
 		e->s.a++;
 		e->s.b += isfix;
-		if (t > e->s.t)
-			e->s.t = t;
 		for (j = 0; j < e->s.nau && e->s.au[j] != ah; j++)
 			;
 		if (j == e->s.nau && j < RISK_MAX_AUTHORS)
@@ -2947,20 +2949,15 @@ static void phrase(int i, const struct hist_rfeat *r,
 		sb_addf(out, "adds %.0f line%s", v[HR_LA], plural(v[HR_LA]));
 		if (v[HR_LD] >= 0.5)
 			sb_addf(out, " and removes %.0f", v[HR_LD]);
-		if (all >= 1.2)
+		if (all >= 1.2 || now >= 1.2)
 			sb_addf(out,
 				", in files whose commits were later fixed "
 				"%.1f times as often as the tree's",
-				all);
-		if (now >= 1.2)
-			sb_addf(out, "%s%.1f times%s in the last year",
-				all >= 1.2 ? " ("
-					   : ", in files whose "
-					     "commits were later fixed ",
-				now,
-				all >= 1.2 ? "" : " as often as the tree's");
+				all >= 1.2 ? all : now);
 		if (all >= 1.2 && now >= 1.2)
-			sb_addch(out, ')');
+			sb_addf(out, " (%.1f times in the last year)", now);
+		else if (now >= 1.2)
+			sb_adds(out, " in the last year");
 		break;
 	}
 	case HR_NF:
