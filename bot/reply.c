@@ -190,7 +190,7 @@ static void add_abstentions(struct sb *out, const struct rv_review *r)
 
 /* #quorum explain N: finding N with every similar past fix behind it. */
 static void add_explanation(struct sb *out, const struct mp_series *s,
-			    const struct rv_review *r, int n)
+			    const struct rv_review *r, int n, const char *arg)
 {
 	const struct rv_finding *f;
 	const struct rv_similar_list *l = NULL;
@@ -198,10 +198,30 @@ static void add_explanation(struct sb *out, const struct mp_series *s,
 	size_t i;
 
 	if (n < 1 || (size_t)n > r->findings.n) {
-		sb_addf(&line,
-			"quorum: there is no finding %d in this review; it has "
-			"%zu.",
-			n, r->findings.n);
+		if (!arg)
+			arg = "";
+		if (n > 0)
+			sb_addf(&line,
+				"quorum: there is no finding %d in this "
+				"review; it has %zu.",
+				n, r->findings.n);
+		else if (*arg && strspn(arg, "0123456789") == strlen(arg))
+			sb_addf(&line,
+				"quorum: there is no finding %s in this "
+				"review; it has %zu.",
+				arg, r->findings.n);
+		else if (!*arg)
+			sb_addf(&line,
+				"quorum: '#quorum explain' needs the number of "
+				"a finding, as in '#quorum explain 1'; this "
+				"review has %zu.",
+				r->findings.n);
+		else
+			sb_addf(&line,
+				"quorum: '%s' is not the number of a finding; "
+				"'#quorum explain N' takes one from 1 to the "
+				"findings of this review, which has %zu.",
+				arg, r->findings.n);
 		add_wrapped(out, line.buf, "");
 		sb_release(&line);
 		return;
@@ -508,7 +528,7 @@ static void add_body(struct sb *out, const struct mp_series *s,
 		goto footer;
 	}
 	if (o->explain) {
-		add_explanation(out, s, r, o->explain);
+		add_explanation(out, s, r, o->explain, o->explain_arg);
 		goto footer;
 	}
 	add_summary(out, s, r, o, nrepeated);

@@ -9,36 +9,98 @@
 
 #include "watch.h"
 
-enum command command_of(const struct mp_patch *p, int *n)
+/*
+ * The argument of "explain" at p, as a finding number: 1 to
+ * EXPLAIN_MAX written in digits only, else -1 (missing, signed, too
+ * long, or not a number). Never overflows: the digits are counted
+ * before they are read.
+ */
+static int explain_number(const char *p, size_t len)
+{
+	size_t i, n = 0;
+	int v = 0;
+
+	while (n < len && p[n] >= '0' && p[n] <= '9')
+		n++;
+	if (!n || (n < len && p[n] != ' ' && p[n] != '\t'))
+		return -1;
+	while (n > 1 && *p == '0') /* leading zeros say nothing */
+		p++, n--;
+	if (n > 9)
+		return -1;
+	for (i = 0; i < n; i++)
+		v = v * 10 + (p[i] - '0');
+	return v >= 1 && v <= EXPLAIN_MAX ? v : -1;
+}
+
+/* The word after "#quorum explain", shown safely, in arg (may be ""). */
+static void explain_arg(const char *p, size_t len, char *arg, size_t size)
+{
+	size_t n = 0, o = 0;
+
+	while (n < len && p[n] != ' ' && p[n] != '\t')
+		n++;
+	for (; o < n && o + 4 < size; o++)
+		arg[o] = (unsigned char)p[o] > ' ' && (unsigned char)p[o] < 0x7f
+				 ? p[o]
+				 : '?';
+	if (o < n && size > 4)
+		memcpy(arg + o, "...", 3), o += 3;
+	if (size)
+		arg[o < size ? o : size - 1] = '\0';
+}
+
+enum command command_arg(const struct mp_patch *p, int *n, char *arg,
+			 size_t size)
 {
 	const char *text = p->commit_message, *line;
 
+	if (arg && size)
+		*arg = '\0';
 	for (line = text; line && *line;) {
 		const char *nl = strchr(line, '\n'), *c = line;
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *end = line + len, *w;
+		size_t wl;
 
 		while (*c == ' ' || *c == '\t')
 			c++;
-		if (!strncmp(c, "#quorum ", 8) && (size_t)(c - line) < len) {
-			char word[16] = "";
-			int num = 0;
-
-			sscanf(c + 8, "%15s %d", word, &num);
-			if (!strcmp(word, "rerun"))
-				return CMD_RERUN;
-			if (!strcmp(word, "mute"))
-				return CMD_MUTE;
-			if (!strcmp(word, "unmute"))
-				return CMD_UNMUTE;
-			if (!strcmp(word, "explain") && num > 0 && num < 1000) {
-				if (n)
-					*n = num;
-				return CMD_EXPLAIN;
-			}
-		}
 		line = nl ? nl + 1 : NULL;
+		if (c >= end || (size_t)(end - c) < 8 ||
+		    strncmp(c, "#quorum ", 8))
+			continue;
+		for (w = c + 8; w < end && (*w == ' ' || *w == '\t'); w++)
+			;
+		for (wl = 0; w + wl < end && w[wl] != ' ' && w[wl] != '\t';
+		     wl++)
+			;
+#define IS_WORD(s) (wl == strlen(s) && !strncmp(w, s, wl))
+		if (IS_WORD("rerun"))
+			return CMD_RERUN;
+		if (IS_WORD("mute"))
+			return CMD_MUTE;
+		if (IS_WORD("unmute"))
+			return CMD_UNMUTE;
+		if (IS_WORD("explain")) {
+			const char *a = w + wl;
+
+			while (a < end && (*a == ' ' || *a == '\t'))
+				a++;
+			/* A malformed number is answered, never ignored. */
+			if (n)
+				*n = explain_number(a, (size_t)(end - a));
+			if (arg && size)
+				explain_arg(a, (size_t)(end - a), arg, size);
+			return CMD_EXPLAIN;
+		}
+#undef IS_WORD
 	}
 	return CMD_NONE;
+}
+
+enum command command_of(const struct mp_patch *p, int *n)
+{
+	return command_arg(p, n, NULL, 0);
 }
 
 static bool refers_to(const struct mp_patch *cmd, const char *id)
@@ -180,8 +242,9 @@ void run_command(struct thread_ctx *t, const struct mp_set *set,
 	const char *sender = cmd->author_email;
 	struct tmsg *tm = tmsg_find(t, cmd->message_id);
 	struct sb key = SB_INIT;
+	char arg[EXPLAIN_ARG_MAX];
 	int n = 0, fresh, was = 0;
-	enum command c = command_of(cmd, &n);
+	enum command c = command_arg(cmd, &n, arg, sizeof(arg));
 
 	if (!s)
 		return;
@@ -229,10 +292,12 @@ void run_command(struct thread_ctx *t, const struct mp_set *set,
 		ack_mute(t, s, cmd, c, was);
 	if (c == CMD_EXPLAIN) {
 		t->explain = n;
+		t->explain_arg = arg;
 		t->explain_id = cmd->message_id;
 		t->explain_cmd = cmd;
 		review_one(t, s);
 		t->explain = 0;
+		t->explain_arg = NULL;
 		t->explain_id = NULL;
 		t->explain_cmd = NULL;
 	}

@@ -652,11 +652,12 @@ static int series_compose(struct thread_ctx *t, struct series_review *sr)
 	ro.prompt_hash = w->prompt_hash;
 	ro.unchanged_since = sr->unchanged ? sr->earlier : NULL;
 	ro.explain = t->explain;
+	ro.explain_arg = t->explain_arg;
 	if (t->explain) {
 		/* In reply to the command; no such finding: its sender only. */
 		ro.command = t->explain_cmd;
-		ro.sender_only =
-			!sr->r || (size_t)t->explain > sr->r->findings.n;
+		ro.sender_only = !sr->r || t->explain < 1 ||
+				 (size_t)t->explain > sr->r->findings.n;
 	}
 	ro.now = w->now;
 	ro.missing_prereqs = (const char *const *)sr->pq.missing;
@@ -744,9 +745,18 @@ static void series_report(struct thread_ctx *t, struct series_review *sr)
 	const struct pass_grant *g;
 
 	if (t->explain) {
-		printf("%s: explained finding %d of \"%s\", reply <%s> (%s)\n",
-		       l->name, t->explain, subject_of(sr->s), sr->msgid.buf,
-		       list_method(w, l));
+		if (t->explain > 0 && sr->r &&
+		    (size_t)t->explain <= sr->r->findings.n)
+			printf("%s: explained finding %d of \"%s\", reply <%s> "
+			       "(%s)\n",
+			       l->name, t->explain, subject_of(sr->s),
+			       sr->msgid.buf, list_method(w, l));
+		else
+			printf("%s: no finding '%s' to explain in \"%s\", "
+			       "said to the sender, reply <%s> (%s)\n",
+			       l->name, t->explain_arg ? t->explain_arg : "",
+			       subject_of(sr->s), sr->msgid.buf,
+			       list_method(w, l));
 		return;
 	}
 	if (series_not_applied(sr)) {

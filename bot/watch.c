@@ -120,7 +120,7 @@ const struct cmd cmd_watch_def = {
 	"acknowledged to the sender), '#quorum unmute' (undo it),\n"
 	"'#quorum explain N' (finding N in detail, with the similar past "
 	"fixes; in reply to the command mail, to its sender only when there\n"
-	"is no finding N).\n"
+	"is no finding N or N is not a number in digits).\n"
 	"\n"
 	"Mail is tagged quorum/seen, quorum/reviewed, quorum/skipped or\n"
 	"quorum/failed; no other tag is touched.\n"

@@ -141,7 +141,8 @@ struct thread_ctx {
 	struct mp_patch **cmds; /* replies that carry a #quorum command */
 	size_t ncmds, cmds_alloc;
 	bool retry;  /* a state or repo error: leave the mail untagged */
-	int explain; /* set while answering #quorum explain N */
+	int explain; /* set while answering #quorum explain N (-1: no N) */
+	const char *explain_arg;	    /* ... N as written, shown safely */
 	const char *explain_id;		    /* ... the command's Message-ID */
 	const struct mp_patch *explain_cmd; /* ... and the command mail */
 	const struct mp_set *set;	    /* the thread's series */
@@ -206,11 +207,20 @@ bool watch_list_repo_ok(struct watch *w, struct wlist *l);
 
 enum command { CMD_NONE, CMD_RERUN, CMD_MUTE, CMD_EXPLAIN, CMD_UNMUTE };
 
+/* The highest finding number '#quorum explain N' takes as a number. */
+#define EXPLAIN_MAX 999999999
+#define EXPLAIN_ARG_MAX 32 /* bytes of N as shown in the answer */
+
 /*
  * The #quorum command on a line of its own in p's text (quoted lines
- * never count), with the finding number of explain in *n (may be NULL).
+ * never count), with the finding number of explain in *n (may be NULL):
+ * 1 to EXPLAIN_MAX, digits only, or -1 when N is missing or is not such
+ * a number (the answer says so). command_arg() also copies N as written
+ * into arg (printable ASCII, cut with "..." to fit size; "" when none).
  */
 enum command command_of(const struct mp_patch *p, int *n);
+enum command command_arg(const struct mp_patch *p, int *n, char *arg,
+			 size_t size);
 /*
  * The series of the thread's set that command cmd will review again
  * when it is carried out (a '#quorum rerun' not done yet, from one who
