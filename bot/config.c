@@ -73,6 +73,7 @@ static const struct known_key known_keys[] = {
 	{"list", true, "max-per-hour"},
 	{"list", true, "max-per-author-per-day"},
 	{"list", true, "embargo"},
+	{"list", true, "prerequisites-from"},
 	{"list", true, "budget-per-day"},
 	{"voter", true, "provider"},
 	{"voter", true, "url"},

@@ -216,11 +216,11 @@ static void copy_col(sqlite3_stmt *s, int col, char *out, size_t outsz)
 
 int state_series_get(struct state *st, const char *key, struct series_row *row)
 {
-	sqlite3_stmt *s = prep(
-		st,
-		"SELECT status, thread, reply_msgid, generation FROM series"
-		" WHERE key = ?1",
-		"s", key);
+	sqlite3_stmt *s =
+		prep(st,
+		     "SELECT status, thread, reply_msgid, generation, list FROM"
+		     " series WHERE key = ?1",
+		     "s", key);
 	int rc;
 
 	memset(row, 0, sizeof(*row));
@@ -228,10 +228,12 @@ int state_series_get(struct state *st, const char *key, struct series_row *row)
 		return -1;
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
+		row->exists = true;
 		row->status = (enum series_status)sqlite3_column_int(s, 0);
 		copy_col(s, 1, row->thread, sizeof(row->thread));
 		copy_col(s, 2, row->reply_msgid, sizeof(row->reply_msgid));
 		row->generation = sqlite3_column_int(s, 3);
+		copy_col(s, 4, row->list, sizeof(row->list));
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
@@ -255,14 +257,16 @@ int state_series_set(struct state *st, const char *key, const char *list,
 }
 
 int state_series_same_patches(struct state *st, const char *key,
-			      const char *patch_ids, char *out, size_t outsz)
+			      const char *list, const char *patch_ids,
+			      char *out, size_t outsz)
 {
-	sqlite3_stmt *s = prep(st,
-			       "SELECT reply_msgid FROM series WHERE"
-			       " patch_ids = ?1 AND key != ?2 AND status = ?3"
-			       " AND reply_msgid IS NOT NULL"
-			       " ORDER BY first_seen LIMIT 1",
-			       "ssi", patch_ids, key, (int64_t)SERIES_REVIEWED);
+	sqlite3_stmt *s =
+		prep(st,
+		     "SELECT reply_msgid FROM series WHERE"
+		     " patch_ids = ?1 AND key != ?2 AND status = ?3"
+		     " AND list = ?4 AND reply_msgid IS NOT NULL"
+		     " ORDER BY first_seen LIMIT 1",
+		     "ssis", patch_ids, key, (int64_t)SERIES_REVIEWED, list);
 	int rc;
 
 	if (!s)
@@ -316,13 +320,14 @@ int state_threads_with_patch(struct state *st, const char *list,
 	return 0;
 }
 
-int state_series_unchanged_noted(struct state *st, const char *patch_ids)
+int state_series_unchanged_noted(struct state *st, const char *list,
+				 const char *patch_ids)
 {
 	sqlite3_stmt *s = prep(st,
 			       "SELECT count(*) FROM series WHERE"
-			       " patch_ids = ?1 AND reply_msgid LIKE"
-			       " 'quorum.%.unchanged@%'",
-			       "s", patch_ids);
+			       " patch_ids = ?1 AND list = ?2 AND reply_msgid"
+			       " LIKE 'quorum.%.unchanged@%'",
+			       "ss", patch_ids, list);
 	int n = -1;
 
 	if (!s)

@@ -262,7 +262,7 @@ void run_command(struct thread_ctx *t, const struct mp_set *set,
 			tm->tag = "quorum/reviewed";
 		return;
 	}
-	watch_series_key(s, &key);
+	watch_series_key(t, s, &key);
 	if (state_begin(w->st) < 0)
 		goto out;
 	fresh = state_command_once(w->st, cmd->message_id, w->now);

@@ -204,8 +204,9 @@ struct watch_prereqs {
 #define PREREQ_PATCH_THREADS 8
 
 /*
- * The threads of other series of the list that hold a patch s names in
- * a prerequisite-patch-id: line (git format-patch --base), from the state
+ * The threads of other series of the list (or of a watched list it
+ * takes prerequisites from) that hold a patch s names in a
+ * prerequisite-patch-id: line (git format-patch --base), from the state
  * db's patch-ids of the series watch has seen (so a prerequisite posted
  * in its own thread, and reviewed first, is found). Caller frees.
  */
@@ -213,7 +214,8 @@ static void prereq_patch_threads(struct thread_ctx *t,
 				 const struct mp_series *s, char ***threads,
 				 size_t *n)
 {
-	size_t k, j;
+	const struct wlist *l = t->l;
+	size_t k, j, i;
 
 	*threads = NULL;
 	*n = 0;
@@ -221,11 +223,17 @@ static void prereq_patch_threads(struct thread_ctx *t,
 		const struct mp_patch *p = k ? s->patches[k - 1] : s->cover;
 
 		for (j = 0; p && j < p->nprereq_patch_ids; j++)
-			if (state_threads_with_patch(t->w->st, t->l->name,
-						     p->prereq_patch_ids[j],
-						     t->thread, threads, n,
-						     PREREQ_PATCH_THREADS) < 0)
-				warning("state db: %s", state_error(t->w->st));
+			for (i = 0;
+			     !i || (l->share_lists && l->share_lists[i - 1]);
+			     i++)
+				if (state_threads_with_patch(
+					    t->w->st,
+					    i ? l->share_lists[i - 1] : l->name,
+					    p->prereq_patch_ids[j], t->thread,
+					    threads, n,
+					    PREREQ_PATCH_THREADS) < 0)
+					warning("state db: %s",
+						state_error(t->w->st));
 	}
 }
 
@@ -242,6 +250,7 @@ static void plan_prereqs(struct thread_ctx *t, const struct mp_series *s,
 			 struct watch_prereqs *pq)
 {
 	const struct mp_series **cand;
+	struct local_mail_filter filter;
 	struct rv_prereq_plan pl;
 	size_t nc = 0, i, self = 0, n;
 	bool found = false;
@@ -253,8 +262,11 @@ static void plan_prereqs(struct thread_ctx *t, const struct mp_series *s,
 	if (!t->set || !rv_prereq_declares_any(s))
 		return;
 	prereq_patch_threads(t, s, &extra, &nextra);
-	local_mail_prereqs(t->w->db, s, t->thread, extra, nextra, &pq->set,
-			   &pq->missing, &pq->nmissing);
+	/* Only the list's mail, and that of the lists it shares with. */
+	filter.keep = watch_file_usable;
+	filter.arg = t;
+	local_mail_prereqs(t->w->db, s, t->thread, extra, nextra, &filter,
+			   &pq->set, &pq->missing, &pq->nmissing);
 	for (i = 0; i < nextra; i++)
 		free(extra[i]);
 	free(extra);
@@ -415,11 +427,14 @@ static bool series_check_unchanged(struct thread_ctx *t,
 
 	if (t->explain)
 		return true;
-	rr = state_series_same_patches(w->st, sr->key.buf, sr->pids.buf,
-				       sr->earlier, sizeof(sr->earlier));
+	/* The list's own series: a RESEND elsewhere says nothing here. */
+	rr = state_series_same_patches(w->st, sr->key.buf, t->l->name,
+				       sr->pids.buf, sr->earlier,
+				       sizeof(sr->earlier));
 	if (rr <= 0)
 		return true;
-	if (state_series_unchanged_noted(w->st, sr->pids.buf) != 0) {
+	if (state_series_unchanged_noted(w->st, t->l->name, sr->pids.buf) !=
+	    0) {
 		/* Said "unchanged" once already: stay quiet. */
 		printf("%s: skipped \"%s\": unchanged, and already said so\n",
 		       t->l->name, subject_of(sr->s));
@@ -815,7 +830,7 @@ void review_one(struct thread_ctx *t, const struct mp_series *s)
 
 	if (!sr.parent)
 		return;
-	watch_series_key(s, &sr.key);
+	watch_series_key(t, s, &sr.key);
 	if (state_series_get(t->w->st, sr.key.buf, &sr.row) < 0) {
 		error("state db: %s", state_error(t->w->st));
 		t->retry = true;

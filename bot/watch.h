@@ -68,7 +68,16 @@ struct wlist {
 	bool to_author, to_list;
 	char **cc; /* maintainers: Cc'd, and may send commands */
 	size_t ncc;
-	bool embargo;	    /* replies to the maintainers only */
+	bool embargo; /* replies to the maintainers only */
+	/*
+	 * list.NAME.prerequisites-from: the lists whose mail this one's
+	 * reviews may use besides its own (bot/watch-lists.c): their
+	 * addresses, lowercase, and the names of those quorum watches (for
+	 * the state db's patch-ids); NULL-terminated, may be NULL.
+	 */
+	const char *prereq_from;
+	char **share_addr;
+	char **share_lists;
 	int per_hour;	    /* replies per hour on the list; 0: no limit */
 	int per_author_day; /* replies per author per day; 0: no limit */
 
@@ -124,6 +133,27 @@ extern volatile sig_atomic_t stop_requested;
 int watch_config_load(struct watch *w);
 void watch_config_release(struct watch *w);
 
+/* ---- which list a message is of (bot/watch-lists.c) ------------------ */
+
+/*
+ * Every value of header name (case-insensitive) in the header block of
+ * raw, unfolded, NULL-terminated in *vals (caller frees with
+ * argv_free(); NULL when none). The count, or -1 when the header block
+ * is too long to be mail.
+ */
+int mail_header_values(const char *raw, size_t len, const char *name,
+		       char ***vals);
+/*
+ * May list l's review use the message raw? When its To or Cc holds l's
+ * address; else never when they hold an embargoed list's; else when
+ * they hold an address of l->share_addr; else, with own_thread (the
+ * thread watch reads for l), when they hold no watched list's address.
+ */
+bool watch_mail_usable(const struct watch *w, const struct wlist *l,
+		       const char *raw, size_t len, bool own_thread);
+/* The same for the file at path, for a struct thread_ctx *arg's list. */
+bool watch_file_usable(void *arg, const char *path);
+
 /* ---- one thread of a list (bot/watch.c) ------------------------------- */
 
 struct tmsg {
@@ -140,7 +170,9 @@ struct thread_ctx {
 	size_t n, alloc;
 	struct mp_patch **cmds; /* replies that carry a #quorum command */
 	size_t ncmds, cmds_alloc;
-	bool retry;  /* a state or repo error: leave the mail untagged */
+	bool retry; /* a state or repo error: leave the mail untagged */
+	/* it holds mail of an embargoed list not l (watch_mail_usable) */
+	bool near_embargo;
 	int explain; /* set while answering #quorum explain N (-1: no N) */
 	const char *explain_arg;	    /* ... N as written, shown safely */
 	const char *explain_id;		    /* ... the command's Message-ID */
@@ -164,8 +196,12 @@ struct pass_grant *watch_grant(struct wlist *l, const char *key);
  */
 double watch_grant_cap(struct wlist *l, struct pass_grant *g, double left);
 struct tmsg *tmsg_find(struct thread_ctx *t, const char *msgid);
-/* The stable key of a series, whichever of its mails came first. */
-void watch_series_key(const struct mp_series *s, struct sb *key);
+/*
+ * The stable key of series s of the thread's list, whichever of its
+ * mails came first; another list's series never has it.
+ */
+void watch_series_key(struct thread_ctx *t, const struct mp_series *s,
+		      struct sb *key);
 /* A Message-ID from a hash of key and what: stable across a retry. */
 void reply_msgid(struct watch *w, const char *key, const char *what,
 		 struct sb *out);
