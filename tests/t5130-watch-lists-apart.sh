@@ -327,6 +327,38 @@ test_expect_success 'an embargoed list may take prerequisites from a public one 
 	test_grep "^To: sec-maint@example.org$" "$(reply_to "$E7")"
 '
 
+. "$TOP/tests/lib/llm.sh"
+
+test_expect_success 'a model answer given for the embargoed series is never reused for devel'\''s copy of it' '
+	cat >"$TMP/llm.json" <<-EOS &&
+	{"default": [
+	 {"when": "EMBARGOED", "answer": {"findings": [{"file": "secret.c",
+	  "line_start": 11, "line_end": 12, "severity": "high",
+	  "category": "overflow",
+	  "title": "CVE-2099-0001 is still reachable through parse_secret()",
+	  "quote": "s = malloc(sizeof(*s));"}]}},
+	 {"answer": {"findings": []}}
+	]}
+	EOS
+	fake_start "$TMP/llm.json" &&
+	lists "$(voter a openai ma)" &&
+	mkdir -p "$TMP/held" &&
+	mv "$MAIL"/new/msg-resend-* "$TMP/held/" &&
+	world &&
+	watch &&
+	test_grep "^sec: reviewed \"\[PATCH\] EMBARGOED" "$TMP/out" &&
+	test_grep "CVE-2099-0001 is still reachable" "$(reply_to "$E")" &&
+	n=$(requests ma) &&
+	mv "$TMP"/held/* "$MAIL/new/" &&
+	notmuch new --quiet &&
+	watch &&
+	test "$(requests ma)" -gt "$n" &&
+	flat "$(reply_to "$R5")" >"$TMP/body" &&
+	test_grep "quorum found 1 potential issue" "$TMP/body" &&
+	test_grep -v "CVE-2099|still reachable" "$TMP/body" &&
+	fake_stop
+'
+
 test_expect_success 'a series recorded before keys named the list is not reviewed again' '
 	command -v sqlite3 >/dev/null &&
 	lists &&
