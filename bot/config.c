@@ -74,6 +74,8 @@ static const struct known_key known_keys[] = {
 	{"list", true, "max-per-author-per-day"},
 	{"list", true, "embargo"},
 	{"list", true, "prerequisites-from"},
+	{"list", true, "commands"},
+	{"list", true, "dkim-keys"},
 	{"list", true, "budget-per-day"},
 	{"voter", true, "provider"},
 	{"voter", true, "url"},

@@ -51,6 +51,14 @@ struct reply_opts {
 	 */
 	const struct mp_patch *command;
 	bool sender_only;
+	/*
+	 * The command's sender as checked (bot/watch-sender.c): answers go
+	 * to this address, never to the mail's in-body From:; NULL: the
+	 * command's author. command_said (may be NULL) says how the sender
+	 * was verified, in an explanation.
+	 */
+	const char *command_name, *command_addr;
+	const char *command_said;
 	/* declared prerequisite-message-ids not in the database */
 	const char *const *missing_prereqs;
 	size_t nmissing_prereqs;

@@ -51,7 +51,10 @@ static const char schema[] =
 	"  fp TEXT PRIMARY KEY, list TEXT, series_key TEXT, reply_msgid TEXT,"
 	"  version INTEGER, title TEXT, at INTEGER);"
 	"CREATE INDEX IF NOT EXISTS fingerprints_age ON fingerprints(list, "
-	"at);";
+	"at);"
+	/* Lists whose mail came DKIM-signed: commands = dkim by default. */
+	"CREATE TABLE IF NOT EXISTS lists_signed ("
+	"  list TEXT PRIMARY KEY, since INTEGER);";
 
 char *state_default_path(void)
 {
@@ -542,6 +545,19 @@ int state_series_rerun(struct state *st, const char *key, int64_t now)
 			"UPDATE series SET status = ?2, generation ="
 			" generation + 1, updated = ?3 WHERE key = ?1",
 			"sii", key, (int64_t)SERIES_NEW, now));
+}
+
+int state_list_signed(struct state *st, const char *list)
+{
+	return exists(prep(st, "SELECT 1 FROM lists_signed WHERE list = ?1",
+			   "s", list));
+}
+
+int state_list_signed_add(struct state *st, const char *list, int64_t now)
+{
+	return run(prep(st,
+			"INSERT OR IGNORE INTO lists_signed VALUES (?1, ?2)",
+			"si", list, now));
 }
 
 int state_command_once(struct state *st, const char *msgid, int64_t now)

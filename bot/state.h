@@ -80,6 +80,13 @@ int state_threads_with_patch(struct state *st, const char *list,
 /* A rerun: the series is new again, in its next generation. 0 or -1. */
 int state_series_rerun(struct state *st, const char *key, int64_t now);
 
+/*
+ * Has mail of list come DKIM-signed (then its commands want a signature
+ * by default)? 1, 0, or -1 on error; _add records that it has, for good.
+ */
+int state_list_signed(struct state *st, const char *list);
+int state_list_signed_add(struct state *st, const char *list, int64_t now);
+
 /* Record email command msgid; 1 when new, 0 when done before, -1 error. */
 int state_command_once(struct state *st, const char *msgid, int64_t now);
 /* Was email command msgid carried out? 1, 0, or -1; nothing recorded. */

@@ -143,7 +143,7 @@ static bool may_command(const struct wlist *l, const struct mp_series *s,
 	const struct mp_patch *p = mp_series_first(s);
 	size_t i;
 
-	if (!sender)
+	if (!sender || !*sender)
 		return false;
 	if (p && p->author_email && !strcasecmp(p->author_email, sender))
 		return true;
@@ -154,12 +154,47 @@ static bool may_command(const struct wlist *l, const struct mp_series *s,
 }
 
 /*
+ * Why command c is not taken from its sender on the thread's list, in
+ * why (size bytes), or NULL when it is: the list takes no commands, the
+ * mail's sender cannot be believed (as list.NAME.commands asks), or the
+ * sender is neither the series' author nor a maintainer.
+ */
+static const char *command_refused(struct thread_ctx *t,
+				   const struct mp_series *s,
+				   const struct tcmd *c, char *why, size_t size)
+{
+	const struct wlist *l = t->l;
+	enum commands_mode mode = watch_commands_mode(l);
+
+	if (mode == COMMANDS_OFF)
+		snprintf(why, size,
+			 "list %.100s takes no commands (commands = off)",
+			 l->name);
+	else if (c->who.how == SENDER_NONE)
+		snprintf(why, size, "%s", c->who.why);
+	else if (mode == COMMANDS_DKIM && c->who.how != SENDER_DKIM)
+		snprintf(why, size,
+			 "%.200s, and list %.100s wants a DKIM signature "
+			 "(commands = dkim%s)",
+			 c->who.why, l->name,
+			 l->commands == COMMANDS_DEFAULT
+				 ? ", the default: its mail comes signed"
+				 : "");
+	else if (!may_command(l, s, c->who.addr))
+		snprintf(why, size, "not the author or a maintainer");
+	else
+		return NULL;
+	return why;
+}
+
+/*
  * A rerun of a muted author's series is not done: say why, to the one
  * who asked. true when the author is muted (or the state db failed).
  */
 static bool rerun_refused(struct thread_ctx *t, const struct mp_series *s,
-			  const struct mp_patch *cmd)
+			  const struct tcmd *c)
 {
+	const struct mp_patch *cmd = c->p;
 	const struct mp_patch *p = mp_series_first(s);
 	struct sb text = SB_INIT;
 	int muted = watch_author_muted(t, p);
@@ -169,7 +204,7 @@ static bool rerun_refused(struct thread_ctx *t, const struct mp_series *s,
 	if (state_command_once(t->w->st, cmd->message_id, t->w->now) <= 0)
 		return true;
 	printf("%s: #quorum rerun from %s: skipped, the author %s is muted\n",
-	       t->l->name, cmd->author_email,
+	       t->l->name, c->who.addr,
 	       p->author_email ? p->author_email : "?");
 	sb_addf(&text,
 		"quorum did not review \"%s\" again: its author %s is muted "
@@ -179,14 +214,14 @@ static bool rerun_refused(struct thread_ctx *t, const struct mp_series *s,
 		p->subject_raw ? p->subject_raw : "the series",
 		p->author_email ? p->author_email : "?", t->l->name,
 		t->l->name);
-	watch_send_note(t, cmd, text.buf);
+	watch_send_note(t, c, text.buf);
 	sb_release(&text);
 	return true;
 }
 
 /* Acknowledge a mute or an unmute, to the one who asked. */
 static void ack_mute(struct thread_ctx *t, const struct mp_series *s,
-		     const struct mp_patch *cmd, enum command c, int was)
+		     const struct tcmd *cmd, enum command c, int was)
 {
 	const struct mp_patch *p = mp_series_first(s);
 	const char *who = p->author_email ? p->author_email : "?";
@@ -220,44 +255,55 @@ static void ack_mute(struct thread_ctx *t, const struct mp_series *s,
 
 const struct mp_series *watch_rerun_of(struct thread_ctx *t,
 				       const struct mp_set *set,
-				       const struct mp_patch *cmd)
+				       const struct tcmd *tc)
 {
-	const struct mp_series *s = command_series(set, cmd);
+	const struct mp_series *s = command_series(set, tc->p);
+	char why[512];
 
-	if (!s || command_of(cmd, NULL) != CMD_RERUN ||
-	    !may_command(t->l, s, cmd->author_email) ||
+	if (!s || command_of(tc->p, NULL) != CMD_RERUN ||
+	    command_refused(t, s, tc, why, sizeof(why)) ||
 	    watch_author_muted(t, mp_series_first(s)) != 0 ||
-	    state_command_done(t->w->st, cmd->message_id) != 0)
+	    state_command_done(t->w->st, tc->p->message_id) != 0)
 		return NULL;
 	return s;
 }
 
 void run_command(struct thread_ctx *t, const struct mp_set *set,
-		 const struct mp_patch *cmd)
+		 const struct tcmd *tc)
 {
 	static const char *const names[] = {"", "rerun", "mute", "explain",
 					    "unmute"};
 	struct watch *w = t->w;
+	const struct mp_patch *cmd = tc->p;
 	const struct mp_series *s = command_series(set, cmd);
-	const char *sender = cmd->author_email;
+	const char *sender = tc->who.addr, *refused;
 	struct tmsg *tm = tmsg_find(t, cmd->message_id);
 	struct sb key = SB_INIT;
-	char arg[EXPLAIN_ARG_MAX];
+	char arg[EXPLAIN_ARG_MAX], why[512], shown[SENDER_ADDR_MAX];
 	int n = 0, fresh, was = 0;
 	enum command c = command_arg(cmd, &n, arg, sizeof(arg));
 
 	if (!s)
 		return;
-	if (!may_command(t->l, s, sender)) {
+	refused = command_refused(t, s, tc, why, sizeof(why));
+	if (refused) {
+		/*
+		 * Said once, in the run's output for the maintainer; never
+		 * answered: a note would tell a forger what got through.
+		 */
 		if (tm)
 			tm->tag = "quorum/skipped";
 		if (state_command_once(w->st, cmd->message_id, w->now) > 0)
-			printf("%s: ignored #quorum %s from %s: not the "
-			       "author or a maintainer\n",
-			       t->l->name, names[c], sender ? sender : "?");
+			printf("%s: ignored #quorum %s from %s: %s\n",
+			       t->l->name, names[c],
+			       mp_shown(*sender	    ? sender
+					: cmd->from ? cmd->from
+						    : "?",
+					shown, sizeof(shown)),
+			       refused);
 		return;
 	}
-	if (c == CMD_RERUN && rerun_refused(t, s, cmd)) {
+	if (c == CMD_RERUN && rerun_refused(t, s, tc)) {
 		if (tm)
 			tm->tag = "quorum/reviewed";
 		return;
@@ -289,15 +335,17 @@ void run_command(struct thread_ctx *t, const struct mp_set *set,
 		goto out;
 	printf("%s: #quorum %s from %s\n", t->l->name, names[c], sender);
 	if (c == CMD_MUTE || c == CMD_UNMUTE)
-		ack_mute(t, s, cmd, c, was);
+		ack_mute(t, s, tc, c, was);
 	if (c == CMD_EXPLAIN) {
 		t->explain = n;
 		t->explain_arg = arg;
 		t->explain_id = cmd->message_id;
 		t->explain_cmd = cmd;
+		t->explain_who = &tc->who;
 		review_one(t, s);
 		t->explain = 0;
 		t->explain_arg = NULL;
+		t->explain_who = NULL;
 		t->explain_id = NULL;
 		t->explain_cmd = NULL;
 	}

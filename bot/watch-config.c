@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <git2.h>
 
@@ -153,6 +154,34 @@ static int add_list(void *arg, const char *name)
 		l->query = sb_detach(&q, NULL);
 	}
 	l->prereq_from = LIST_GET("prerequisites-from");
+	v = LIST_GET("commands");
+	if (!v) {
+		l->commands = COMMANDS_DEFAULT;
+	} else if (!strcmp(v, "dkim")) {
+		l->commands = COMMANDS_DKIM;
+	} else if (!strcmp(v, "from")) {
+		l->commands = COMMANDS_FROM;
+	} else if (!strcmp(v, "off")) {
+		l->commands = COMMANDS_OFF;
+	} else {
+		ret = error("list %s: commands '%s' is not dkim, from or off",
+			    name, v);
+		goto out;
+	}
+	v = LIST_GET("dkim-keys");
+	if (v) {
+		char *path = expand_home(v);
+
+		/* libopendkim keeps the path in a buffer of its own. */
+		if (strlen(path) >= 1024 || access(path, R_OK) < 0)
+			ret = error("list %s: dkim-keys %s cannot be read: %s",
+				    name, path,
+				    strlen(path) >= 1024 ? "path too long"
+							 : strerror(errno));
+		l->dkim_keys = path;
+		if (ret)
+			goto out;
+	}
 	v = LIST_GET("embargo");
 	if (v && !strcmp(v, "true"))
 		l->embargo = true;
@@ -195,6 +224,8 @@ void watch_config_release(struct watch *w)
 		argv_free(l->cc);
 		argv_free(l->share_addr);
 		argv_free(l->share_lists);
+		free((char *)l->dkim_keys);
+		watch_dkim_release(l);
 		rv_history_free(l->history);
 		rv_repo_free(l->rv);
 		free(l->workdir);

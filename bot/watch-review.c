@@ -654,6 +654,7 @@ static int series_compose(struct thread_ctx *t, struct series_review *sr)
 	struct wlist *l = t->l;
 	struct reply_opts ro = REPLY_OPTS_INIT;
 	struct errmsg err = {""};
+	struct sb said = SB_INIT;
 
 	ro.from = w->from;
 	ro.domain = w->domain;
@@ -671,6 +672,12 @@ static int series_compose(struct thread_ctx *t, struct series_review *sr)
 	if (t->explain) {
 		/* In reply to the command; no such finding: its sender only. */
 		ro.command = t->explain_cmd;
+		if (t->explain_who) {
+			ro.command_name = t->explain_who->name;
+			ro.command_addr = t->explain_who->addr;
+			watch_sender_said(l, t->explain_who, &said);
+			ro.command_said = said.buf;
+		}
 		ro.sender_only = !sr->r || t->explain < 1 ||
 				 (size_t)t->explain > sr->r->findings.n;
 	}
@@ -683,6 +690,7 @@ static int series_compose(struct thread_ctx *t, struct series_review *sr)
 		    0) {
 			error("state db: %s", state_error(w->st));
 			t->retry = true;
+			sb_release(&said);
 			return -1;
 		}
 		ro.earlier = sr->mf.earlier;
@@ -690,8 +698,10 @@ static int series_compose(struct thread_ctx *t, struct series_review *sr)
 	if (reply_compose(&sr->raw, sr->s, sr->r, &ro, &err) < 0) {
 		error("list %s: %s", l->name, err.msg);
 		series_settle(t, sr, SERIES_FAILED, sr->pids.buf);
+		sb_release(&said);
 		return -1;
 	}
+	sb_release(&said);
 	return 0;
 }
 
@@ -720,12 +730,13 @@ static bool series_not_applied(const struct series_review *sr)
 	       sr->r->apply->failed >= 0;
 }
 
-int watch_send_note(struct thread_ctx *t, const struct mp_patch *cmd,
+int watch_send_note(struct thread_ctx *t, const struct tcmd *c,
 		    const char *text)
 {
 	struct watch *w = t->w;
+	const struct mp_patch *cmd = c->p;
 	struct reply_opts ro = REPLY_OPTS_INIT;
-	struct sb key = SB_INIT, msgid = SB_INIT, raw = SB_INIT;
+	struct sb key = SB_INIT, msgid = SB_INIT, raw = SB_INIT, body = SB_INIT;
 	struct errmsg err = {""};
 	int ret = -1;
 
@@ -735,20 +746,27 @@ int watch_send_note(struct thread_ctx *t, const struct mp_patch *cmd,
 	ro.domain = w->domain;
 	ro.msgid = msgid.buf;
 	ro.now = w->now;
-	if (reply_compose_note(&raw, cmd, text, &ro, &err) < 0) {
+	/* To the From that was checked, never the mail's in-body From:. */
+	ro.command_name = c->who.name;
+	ro.command_addr = c->who.addr;
+	sb_adds(&body, text);
+	sb_adds(&body, "\n\n");
+	watch_sender_said(t->l, &c->who, &body);
+	if (reply_compose_note(&raw, cmd, body.buf, &ro, &err) < 0) {
 		error("list %s: %s", t->l->name, err.msg);
 		goto out;
 	}
 	/* pids NULL: the series is left as it is. */
-	ret = record_and_send(t, key.buf, NULL, msgid.buf, cmd->author_email,
-			      NULL, NULL, &raw, SERIES_REVIEWED);
+	ret = record_and_send(t, key.buf, NULL, msgid.buf, c->who.addr, NULL,
+			      NULL, &raw, SERIES_REVIEWED);
 	if (!ret)
 		printf("%s: answered %s, reply <%s> (%s)\n", t->l->name,
-		       cmd->author_email, msgid.buf, list_method(w, t->l));
+		       c->who.addr, msgid.buf, list_method(w, t->l));
 out:
 	sb_release(&key);
 	sb_release(&msgid);
 	sb_release(&raw);
+	sb_release(&body);
 	return ret;
 }
 

@@ -125,12 +125,18 @@ const struct cmd cmd_watch_def = {
 	"under max-per-hour); no cap is ever passed.\n"
 	"\n"
 	"Commands, in a reply in the thread from the series' author or a\n"
-	"maintainer, on a line of their own: '#quorum rerun' (review again),\n"
+	"maintainer (list.NAME.commands: dkim, a DKIM signature of the From\n"
+	"domain must vouch for the sender, the default once the list's mail\n"
+	"comes signed; from, the From header, one plain mailbox; off, none;\n"
+	"dkim-keys = FILE reads the keys from FILE instead of DNS), on a line\n"
+	"of their own: '#quorum rerun' (review again),\n"
 	"'#quorum mute' (never review the author's mail on this list again;\n"
 	"acknowledged to the sender), '#quorum unmute' (undo it),\n"
 	"'#quorum explain N' (finding N in detail, with the similar past\n"
 	"fixes; in reply to the command mail, to its sender only when there\n"
-	"is no finding N or N is not a number in digits).\n"
+	"is no finding N or N is not a number in digits). An answer says how\n"
+	"the sender was verified; a command not taken gets none (the run says\n"
+	"why).\n"
 	"\n"
 	"Mail is tagged quorum/seen, quorum/reviewed, quorum/skipped or\n"
 	"quorum/failed; no other tag is touched.\n"
@@ -362,10 +368,26 @@ static void thread_add_message(struct thread_ctx *t, struct mp_collector *c,
 	}
 	if (!p->auto_submitted && p->kind == MP_KIND_REPLY &&
 	    command_of(p, NULL)) {
+		struct tcmd *tc;
+
 		tm->tag = "quorum/seen";
 		ALLOC_GROW(t->cmds, t->ncmds + 1, t->cmds_alloc);
-		t->cmds[t->ncmds++] = p;
+		tc = &t->cmds[t->ncmds++];
+		tc->p = p;
+		/* Verified now: the raw mail is at hand only here. */
+		watch_sender_check(t->l, raw->buf, raw->len, &tc->who);
 		return;
+	}
+	/*
+	 * A patch or cover letter of the list came signed: from now on its
+	 * commands want a signature too (unless commands says otherwise).
+	 */
+	if ((p->kind == MP_KIND_PATCH || p->kind == MP_KIND_COVER) &&
+	    !t->l->signed_mail && watch_mail_signed(raw->buf, raw->len)) {
+		t->l->signed_mail = true;
+		if (!w->dry_run &&
+		    state_list_signed_add(w->st, t->l->name, w->now) < 0)
+			warning("state db: %s", state_error(w->st));
 	}
 	if (p->auto_submitted || p->subject.reply ||
 	    (p->kind != MP_KIND_PATCH && p->kind != MP_KIND_COVER)) {
@@ -453,7 +475,7 @@ static void thread_release(struct thread_ctx *t)
 		free(t->msgs[i].msgid);
 	free(t->msgs);
 	for (i = 0; i < t->ncmds; i++)
-		mp_patch_free(t->cmds[i]);
+		mp_patch_free(t->cmds[i].p);
 	free(t->cmds);
 }
 
@@ -467,7 +489,7 @@ static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 		goto out;
 	t.set = set;
 	for (i = 0; i < t.ncmds; i++)
-		run_command(&t, set, t.cmds[i]);
+		run_command(&t, set, &t.cmds[i]);
 	for (i = 0; i < set->nseries && !stop_requested; i++)
 		review_one(&t, set->series[i]);
 	/* Untagged mail is looked at again by the next pass. */
@@ -911,7 +933,7 @@ static bool plan_thread(struct watch *w, struct wlist *l,
 	t.set = set;
 	rerun = xcalloc(t.ncmds + 1, sizeof(*rerun));
 	for (j = 0; j < t.ncmds; j++)
-		if ((rerun[nrerun] = watch_rerun_of(&t, set, t.cmds[j])))
+		if ((rerun[nrerun] = watch_rerun_of(&t, set, &t.cmds[j])))
 			nrerun++;
 	for (j = 0; j < set->nseries; j++) {
 		const struct mp_series *s = set->series[j];
@@ -1269,6 +1291,11 @@ static int run_once(struct watch *w, bool once)
 	for (i = 0; i < w->nlists; i++)
 		if (!watch_list_repo_ok(w, &w->lists[i]))
 			w->misconfigured = true;
+	/* Signed mail seen in an earlier pass makes commands = dkim. */
+	for (i = 0; i < w->nlists; i++)
+		if (!w->lists[i].signed_mail &&
+		    state_list_signed(w->st, w->lists[i].name) > 0)
+			w->lists[i].signed_mail = true;
 	for (i = 0; i < w->nlists && !stop_requested; i++) {
 		process_list(w, &w->lists[i]);
 		if (w->lists[i].mode == MODE_DIGEST && !w->dry_run)
