@@ -350,12 +350,18 @@ struct rv_review_opts {
 	 */
 	struct rv_ledger *ledger; /* borrowed; NULL: no caps, no cache */
 	const char *list;	  /* the list the series came from, or NULL */
-	const char *series_key;	  /* recorded in the ledger, or NULL */
-	double budget_review; /* USD per review (review.budget-per-review) */
-	double budget_day;    /* USD per UTC day for list */
-	double budget_run;    /* USD for this ledger handle (ci --budget) */
-	double budget_month;  /* USD per calendar month, all lists */
-	bool no_cache;	      /* ask the models even when an answer is cached */
+	/*
+	 * Answers are cached apart under this name, never reused by a
+	 * review without it nor it by one of theirs (an embargoed list's),
+	 * or NULL: the shared cache.
+	 */
+	const char *cache_scope;
+	const char *series_key; /* recorded in the ledger, or NULL */
+	double budget_review;	/* USD per review (review.budget-per-review) */
+	double budget_day;	/* USD per UTC day for list */
+	double budget_run;	/* USD for this ledger handle (ci --budget) */
+	double budget_month;	/* USD per calendar month, all lists */
+	bool no_cache; /* ask the models even when an answer is cached */
 	/*
 	 * Build every prompt, count its tokens where that is free, price
 	 * it and plan, but send nothing: r->dry gets the requests.
