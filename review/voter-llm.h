@@ -256,8 +256,9 @@ int rv_prompts_system(const struct rv_prompts *p, const struct rv_diff *d,
 enum rv_verdict {
 	RV_VERDICT_KEEP,
 	RV_VERDICT_OUTSIDE, /* not in the patch's files, hunks or functions */
-	RV_VERDICT_HALLUCINATED, /* quotes code the post-image does not have */
-	RV_VERDICT_PREEXISTING,	 /* inside, but not near a line it changed */
+	/* quotes code the post-image does not have, or lines past its end */
+	RV_VERDICT_HALLUCINATED,
+	RV_VERDICT_PREEXISTING, /* inside, but not near a line it changed */
 };
 
 /*

@@ -124,6 +124,12 @@ static void test_verdicts(void **state)
 	assert_int_equal(check(d, "a.c", 400, 401, NULL, true),
 			 RV_VERDICT_OUTSIDE);
 	assert_int_equal(check(d, "a.c", 1, 1, NULL, true), RV_VERDICT_OUTSIDE);
+	/* A range that meets the hunk but runs past the file's end: made up. */
+	assert_int_equal(check(d, "a.c", 16, 401, NULL, true),
+			 RV_VERDICT_HALLUCINATED);
+	assert_int_equal(check(d, "a.c", 16, 25, NULL, true),
+			 RV_VERDICT_HALLUCINATED);
+	assert_int_equal(check(d, "a.c", 16, 24, NULL, true), RV_VERDICT_KEEP);
 	/* In f(), which the hunk reaches, but untouched: pre-existing. */
 	assert_int_equal(check(d, "a.c", 5, 5, "int i, s = 0;", true),
 			 RV_VERDICT_PREEXISTING);
@@ -141,6 +147,10 @@ static void test_verdicts(void **state)
 	/* Without the tree, the diff's lines are the reference. */
 	assert_int_equal(check(d, "a.c", 16, 16, "p[i] = 0;", false),
 			 RV_VERDICT_KEEP);
+	/* ... and its last line shown the end of what exists. */
+	assert_int_equal(check(d, "a.c", 16, 22, NULL, false), RV_VERDICT_KEEP);
+	assert_int_equal(check(d, "a.c", 16, 23, NULL, false),
+			 RV_VERDICT_HALLUCINATED);
 	assert_int_equal(check(d, "a.c", 16, 16, "memset(p, 0, n);", false),
 			 RV_VERDICT_HALLUCINATED);
 	rv_diff_free(d);
