@@ -798,6 +798,16 @@ const char *rv_history_embed_error(const struct rv_history *h);
 int rv_history_set_horizon(struct rv_history *h, const char *id);
 
 /*
+ * The full id of the one past fix of the index (a fix of a bug/fix pair,
+ * visible under the horizon) whose id starts with prefix (7 to 40 hex
+ * digits, any case), into out. Returns 1 when exactly one fix has that
+ * prefix, 0 when none or several do (out is then ""), or RV_ERR_INTERNAL
+ * on a db error. What a model cites is checked with it.
+ */
+int rv_history_fix_id(struct rv_history *h, const char *prefix,
+		      char out[RV_OID_HEXSZ + 1]);
+
+/*
  * The unified diff of commit rev against its first parent (diff), its
  * message (message, may be NULL) and full id. RV_ERR_REPO when rev does
  * not name a commit.
