@@ -78,7 +78,7 @@ static int sarif_rule(cJSON *rules, const char *id)
 	it = cJSON_CreateObject();
 	cJSON_AddItemToObject(it, "id", rv_json_str(id));
 	d = cJSON_CreateObject();
-	cJSON_AddItemToObject(d, "text", rv_json_str(id));
+	cJSON_AddItemToObject(d, "text", rv_json_str(rv_category_text(id)));
 	cJSON_AddItemToObject(it, "shortDescription", d);
 	cJSON_AddItemToArray(rules, it);
 	return n;
@@ -96,8 +96,8 @@ void rv_sarif_report_add(struct rv_sarif_report *sr, const struct rv_review *r,
 
 	for (i = 0; i < r->findings.n; i++) {
 		const struct rv_finding *f = &r->findings.items[i];
-		const char *cat =
-			f->category && *f->category ? f->category : "other";
+		/* The rule id is ours; the voter's words are message text. */
+		const char *cat = rv_category_id(f->category);
 		cJSON *res = cJSON_CreateObject(), *msg = cJSON_CreateObject();
 		cJSON *locs = cJSON_CreateArray(), *loc, *phys, *art, *reg;
 		cJSON *props;
@@ -118,6 +118,9 @@ void rv_sarif_report_add(struct rv_sarif_report *sr, const struct rv_review *r,
 		sb_adds(&text, f->title ? f->title : cat);
 		if (f->explanation && *f->explanation)
 			sb_addf(&text, "\n\n%s", f->explanation);
+		if (f->category && strcmp(f->category, cat))
+			sb_addf(&text, "\n\nCategory as the voter gave it: %s",
+				f->category);
 		cJSON_AddItemToObject(msg, "text", rv_json_str(sb_str(&text)));
 		sb_release(&text);
 		cJSON_AddItemToObject(res, "message", msg);

@@ -283,6 +283,17 @@ struct rv_findings {
 	size_t n, alloc;
 };
 
+/*
+ * The stable id of a category: one of quorum's own (null-deref, leak,
+ * lock-leak, use-after-free, double-free, bounds, integer-overflow,
+ * alloc-overflow, unsafe-string, error-handling, race, logic,
+ * api-misuse, history, risk, style), synonyms and case folded, else
+ * "other". A static string. rv_category_text(): its one-line
+ * description.
+ */
+const char *rv_category_id(const char *category);
+const char *rv_category_text(const char *id);
+
 /* Append a copy of f (strings are duplicated). */
 void rv_findings_add(struct rv_findings *fs, const struct rv_finding *f);
 void rv_findings_release(struct rv_findings *fs);

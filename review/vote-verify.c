@@ -450,6 +450,54 @@ void rv_category_normalise(const char *in, char *out, size_t outsz)
 		}
 }
 
+/*
+ * quorum's categories: what its own voters emit and review.md asks the
+ * models for. Anything else is "other" where a stable id is promised.
+ */
+static const struct {
+	const char *id, *text;
+} categories[] = {
+	{"null-deref", "NULL pointer dereference"},
+	{"leak", "memory or resource leak"},
+	{"lock-leak", "lock not released on a path"},
+	{"use-after-free", "use after free"},
+	{"double-free", "double free"},
+	{"bounds", "out-of-bounds access"},
+	{"integer-overflow", "integer overflow"},
+	{"alloc-overflow", "overflow in an allocation size"},
+	{"unsafe-string", "unbounded string copy"},
+	{"error-handling", "missing or wrong error handling"},
+	{"race", "race condition"},
+	{"logic", "logic error"},
+	{"api-misuse", "wrong use of an API"},
+	{"history", "code like a bug this tree fixed before"},
+	{"risk", "a change like those that needed fixes later"},
+	{"style", "the tree's coding style"},
+	{"other", "another kind of defect"},
+};
+
+const char *rv_category_id(const char *category)
+{
+	char norm[64];
+	size_t i;
+
+	rv_category_normalise(category, norm, sizeof(norm));
+	for (i = 0; i < ARRAY_SIZE(categories); i++)
+		if (!strcmp(norm, categories[i].id))
+			return categories[i].id;
+	return "other";
+}
+
+const char *rv_category_text(const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(categories); i++)
+		if (id && !strcmp(id, categories[i].id))
+			return categories[i].text;
+	return "another kind of defect";
+}
+
 #define MAX_WORDS 32
 
 static bool stopword(const char *w)

@@ -242,6 +242,24 @@ static void test_tip_owner(void **state)
 	rv_diff_free(d[1]);
 }
 
+/* A category as a stable id: quorum's own list, synonyms folded, else other. */
+static void test_category_id(void **state)
+{
+	(void)state;
+	assert_string_equal(rv_category_id("null-deref"), "null-deref");
+	assert_string_equal(rv_category_id("Buffer_Overflow"), "bounds");
+	assert_string_equal(rv_category_id("NULL pointer"), "null-deref");
+	assert_string_equal(rv_category_id("unsafe-string"), "unsafe-string");
+	assert_string_equal(rv_category_id("null-deref??Bcc: x@evil.example"),
+			    "other");
+	assert_string_equal(rv_category_id("general"), "other");
+	assert_string_equal(rv_category_id(""), "other");
+	assert_string_equal(rv_category_id(NULL), "other");
+	assert_string_equal(rv_category_text("race"), "race condition");
+	assert_string_equal(rv_category_text("nonsense"),
+			    "another kind of defect");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_fixed_later),
 		cmocka_unit_test(test_tip_owner),
 		cmocka_unit_test(test_at_tip),
+		cmocka_unit_test(test_category_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
