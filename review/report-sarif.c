@@ -7,6 +7,7 @@
  * before the results refer to them.
  */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,26 @@ static int sarif_rule(cJSON *rules, const char *id)
 }
 
 /*
+ * A path as a relative URI reference (RFC 3986, as SARIF's
+ * artifactLocation.uri wants it): every byte but the unreserved ones and
+ * the '/' between segments percent-encoded, so a space, '%', '#', '?',
+ * ':', UTF-8 or a control byte in a file name stays part of the path.
+ */
+static char *path_uri(const char *path)
+{
+	struct sb out = SB_INIT;
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)path; *p; p++) {
+		if (isalnum(*p) || strchr("-._~/", *p))
+			sb_addch(&out, (char)*p);
+		else
+			sb_addf(&out, "%%%02X", *p);
+	}
+	return sb_detach(&out, NULL);
+}
+
+/*
  * SARIF results are placed in the tree a code-scanning UI shows: the
  * series tip (for `ci`, the newest commit of the run), so a finding on
  * an earlier patch is moved to where its lines are at the tip.
@@ -125,11 +146,14 @@ void rv_sarif_report_add(struct rv_sarif_report *sr, const struct rv_review *r,
 		sb_release(&text);
 		cJSON_AddItemToObject(res, "message", msg);
 		if (file) {
+			char *uri = path_uri(file);
+
 			loc = cJSON_CreateObject();
 			phys = cJSON_CreateObject();
 			art = cJSON_CreateObject();
 			reg = cJSON_CreateObject();
-			cJSON_AddItemToObject(art, "uri", rv_json_str(file));
+			cJSON_AddItemToObject(art, "uri", rv_json_str(uri));
+			free(uri);
 			cJSON_AddStringToObject(art, "uriBaseId", "%SRCROOT%");
 			cJSON_AddItemToObject(phys, "artifactLocation", art);
 			cJSON_AddNumberToObject(reg, "startLine", start);
