@@ -124,12 +124,33 @@ static bool series_tip(struct rv_review *r, struct rv_repo *repo,
 }
 
 /*
+ * A finding may cite only past fixes of the history index: a prefix that
+ * names exactly one becomes its full id; a made-up, ambiguous or
+ * duplicate cite is dropped, and without an index every cite is.
+ */
+static void check_cites(struct rv_finding *f, struct rv_history *h)
+{
+	char full[RV_OID_HEXSZ + 1];
+	size_t i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(f->cites); i++) {
+		if (!f->cites[i][0] ||
+		    rv_history_fix_id(h, f->cites[i], full) != 1 ||
+		    (n && !strcmp(f->cites[0], full)))
+			continue;
+		memcpy(f->cites[n++], full, sizeof(full));
+	}
+	for (; n < ARRAY_SIZE(f->cites); n++)
+		f->cites[n][0] = '\0';
+}
+
+/*
  * diffs[] and pp[] hold np patches and, when tip, one more slot: the
  * whole series from its base to the tip. A finding on the tip is checked
  * against that diff and then belongs to the patch that added its lines.
  */
 static void verify_llm(struct rv_review *r, struct rv_repo *repo,
-		       struct rv_diff *const *diffs,
+		       struct rv_history *history, struct rv_diff *const *diffs,
 		       const struct rv_ensemble_patch *pp, size_t np, bool tip,
 		       struct rv_findings *llm, struct rv_findings *pool)
 {
@@ -173,6 +194,7 @@ static void verify_llm(struct rv_review *r, struct rv_repo *repo,
 			continue;
 		}
 		f->preexisting = v == RV_VERDICT_PREEXISTING;
+		check_cites(f, history);
 		/* The function is ours to name, from the post-image. */
 		if (have_post) {
 			char name[128];
@@ -376,7 +398,7 @@ static void review_llm(struct rv_review *r, struct rv_repo *repo,
 			      tip_label, sizeof(tip_label));
 
 	rv_ensemble_run(r, repo, opts, pp, np + tip, llm);
-	verify_llm(r, repo, diffs, pp, np, tip, llm, pool);
+	verify_llm(r, repo, opts->history, diffs, pp, np, tip, llm, pool);
 	/*
 	 * A majority (by weight) of the LLM voters that answered; the
 	 * offline voters add their votes but look at too little to raise

@@ -283,6 +283,17 @@ struct rv_findings {
 	size_t n, alloc;
 };
 
+/*
+ * The stable id of a category: one of quorum's own (null-deref, leak,
+ * lock-leak, use-after-free, double-free, bounds, integer-overflow,
+ * alloc-overflow, unsafe-string, error-handling, race, logic,
+ * api-misuse, history, risk, style), synonyms and case folded, else
+ * "other". A static string. rv_category_text(): its one-line
+ * description.
+ */
+const char *rv_category_id(const char *category);
+const char *rv_category_text(const char *id);
+
 /* Append a copy of f (strings are duplicated). */
 void rv_findings_add(struct rv_findings *fs, const struct rv_finding *f);
 void rv_findings_release(struct rv_findings *fs);
@@ -802,6 +813,16 @@ const char *rv_history_embed_error(const struct rv_history *h);
  * history voter. An id the index does not hold hides nothing. Returns 0.
  */
 int rv_history_set_horizon(struct rv_history *h, const char *id);
+
+/*
+ * The full id of the one past fix of the index (a fix of a bug/fix pair,
+ * visible under the horizon) whose id starts with prefix (7 to 40 hex
+ * digits, any case), into out. Returns 1 when exactly one fix has that
+ * prefix, 0 when none or several do (out is then ""), or RV_ERR_INTERNAL
+ * on a db error. What a model cites is checked with it.
+ */
+int rv_history_fix_id(struct rv_history *h, const char *prefix,
+		      char out[RV_OID_HEXSZ + 1]);
 
 /*
  * The unified diff of commit rev against its first parent (diff), its
