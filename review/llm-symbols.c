@@ -54,9 +54,11 @@ static struct {
 		parameter_declaration, call_expression, initializer_pair,
 		initializer_list, assignment_expression, argument_list,
 		parenthesized_expression, pointer_expression, cast_expression,
-		storage_class_specifier, comment, string_literal;
+		conditional_expression, storage_class_specifier, comment,
+		string_literal;
 	TSFieldId f_declarator, f_body, f_name, f_value, f_function, f_right,
-		f_argument, f_operator, f_parameters;
+		f_argument, f_operator, f_parameters, f_consequence,
+		f_alternative;
 } G;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -102,6 +104,7 @@ static void grammar_init(void)
 	G.parenthesized_expression = sym("parenthesized_expression");
 	G.pointer_expression = sym("pointer_expression");
 	G.cast_expression = sym("cast_expression");
+	G.conditional_expression = sym("conditional_expression");
 	G.storage_class_specifier = sym("storage_class_specifier");
 	G.comment = sym("comment");
 	G.string_literal = sym("string_literal");
@@ -114,6 +117,8 @@ static void grammar_init(void)
 	G.f_argument = fld("argument");
 	G.f_operator = fld("operator");
 	G.f_parameters = fld("parameters");
+	G.f_consequence = fld("consequence");
+	G.f_alternative = fld("alternative");
 	G.ok = G.identifier && G.function_definition && G.call_expression &&
 	       G.f_declarator && G.f_name;
 }
@@ -363,17 +368,22 @@ static bool has_lower(const char *s, uint32_t n)
  * global's; the callers query asks for one name, so the globals cost
  * only rows.
  */
-static void value_ref(struct walk *w, TSNode e)
+static void value_ref(struct walk *w, TSNode e, int depth)
 {
 	uint32_t off, len;
-	int i;
 
-	for (i = 0; i < 8 && !ts_node_is_null(e); i++) {
+	for (; depth < 8 && !ts_node_is_null(e); depth++) {
 		TSSymbol s = ts_node_symbol(e);
 
 		if (s == G.parenthesized_expression)
 			e = ts_node_named_child(e, 0);
-		else if (s == G.cast_expression)
+		else if (s == G.conditional_expression) {
+			/* c ? f : g: both may be taken */
+			value_ref(w,
+				  ts_node_child_by_field_id(e, G.f_consequence),
+				  depth + 1);
+			e = ts_node_child_by_field_id(e, G.f_alternative);
+		} else if (s == G.cast_expression)
 			e = ts_node_child_by_field_id(e, G.f_value);
 		else if (s == G.pointer_expression) {
 			TSNode op = ts_node_child_by_field_id(e, G.f_operator);
@@ -586,11 +596,11 @@ static void visit(struct walk *w, TSNode n)
 		uint32_t i, nc = ts_node_named_child_count(n);
 
 		for (i = 0; i < nc; i++)
-			value_ref(w, ts_node_named_child(n, i));
+			value_ref(w, ts_node_named_child(n, i), 0);
 	} else if (s == G.initializer_pair) {
-		value_ref(w, ts_node_child_by_field_id(n, G.f_value));
+		value_ref(w, ts_node_child_by_field_id(n, G.f_value), 0);
 	} else if (s == G.assignment_expression) {
-		value_ref(w, ts_node_child_by_field_id(n, G.f_right));
+		value_ref(w, ts_node_child_by_field_id(n, G.f_right), 0);
 	} else if (s == G.init_declarator) {
 		a = ts_node_child_by_field_id(n, G.f_value);
 		if (ts_node_is_null(a))
@@ -599,7 +609,7 @@ static void visit(struct walk *w, TSNode n)
 		b = declarator_name(n, NULL);
 		if (!w->functions && !ts_node_is_null(b))
 			push_scope(w, b, ts_node_end_byte(n), false);
-		value_ref(w, a);
+		value_ref(w, a, 0);
 	} else if (s == G.function_definition) {
 		a = declarator_name(
 			ts_node_child_by_field_id(n, G.f_declarator), NULL);

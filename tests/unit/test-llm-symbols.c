@@ -123,6 +123,10 @@ static void tricky_repo(void)
 	   "\tl->next = n;\n"
 	   "}\n"
 	   "#endif\n"
+	   "static inline int pick(int x)\n"
+	   "{\n"
+	   "\treturn walk(0, x ? a_visit : 0);\n"
+	   "}\n"
 	   "EOF\n"
 	   "cat >src/a.c <<'EOF'\n"
 	   "#include \"list.h\"\n"
@@ -304,9 +308,10 @@ static void test_callers_on_tricky_c(void **state)
 	assert_false(has_ref(&r, "src/a.c", 31, RV_REF_CALL, "a_run"));
 	rv_sym_refs_release(&r);
 
-	/* a callback handed to a function, and kept in the ops table */
+	/* a callback handed to a function (also by a ?:), in an ops table */
 	assert_int_equal(rv_symbols_callers(s, "a_visit", 50, &r, NULL), 0);
-	assert_int_equal(r.total, 2);
+	assert_int_equal(r.total, 3);
+	assert_true(has_ref(&r, "include/list.h", 19, RV_REF_ADDRESS, "pick"));
 	assert_true(has_ref(&r, "src/a.c", 23, RV_REF_ADDRESS, "a_ops"));
 	assert_true(has_ref(&r, "src/a.c", 31, RV_REF_ADDRESS, "a_run"));
 	rv_sym_refs_release(&r);
