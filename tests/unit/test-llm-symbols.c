@@ -497,6 +497,7 @@ static void test_hostile_and_broken(void **state)
 			 RV_ERR_INPUT);
 	assert_non_null(strstr(err.msg, "gave up on crash.c"));
 	assert_int_equal(d.n + r.n, 0);
+	n = 20000;
 	for (i = 0; i < n; i++)
 		src[i] = (char)(i * 7919 % 251 + 1);
 	memcpy(src + n - 40, "\nint after(void) { return junk(); }\n", 36);
