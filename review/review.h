@@ -725,6 +725,34 @@ struct rv_index_stats {
 int rv_history_index(const char *repo_path, const struct rv_index_opts *opts,
 		     struct rv_index_stats *st, struct errmsg *err);
 
+/* What a symbol index run did (rv_symbols_index()). */
+struct rv_symbols_stats {
+	size_t files;	 /* .c and .h files in HEAD's tree */
+	size_t parsed;	 /* blobs parsed by this run */
+	size_t reused;	 /* files whose blob the index already held */
+	size_t too_big;	 /* files over the size cap, not parsed */
+	size_t failed;	 /* files the parser gave up on (time limit) */
+	size_t defs;	 /* definitions in the index */
+	size_t refs;	 /* calls and addresses taken in the index */
+	bool up_to_date; /* HEAD's tree is the one indexed: nothing read */
+	bool rebuilt;	 /* the db was corrupt or old: made anew */
+	char rebuilt_reason[256];
+	double seconds;
+};
+
+/*
+ * Build or update the symbol index (definitions, calls, functions taken
+ * as values) of the .c and .h files of HEAD's tree in
+ * <git dir>/quorum/symbols.db: only blobs it does not hold yet are
+ * parsed, and when HEAD's tree is the one indexed nothing is read.
+ * opts->rebuild throws it away first; opts->progress gets a line now and
+ * then. Returns 0, RV_ERR_REPO (not a repository, no HEAD) or
+ * RV_ERR_INTERNAL (the db cannot be written, the grammar cannot be
+ * loaded), with err filled. The queries are in review/llm.h.
+ */
+int rv_symbols_index(const char *repo_path, const struct rv_index_opts *opts,
+		     struct rv_symbols_stats *st, struct errmsg *err);
+
 /*
  * Open repo_path's index for reading. Returns 0 with *out set, or 0 with
  * *out NULL when the repository has no index yet; RV_ERR_REPO when
