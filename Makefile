@@ -3,10 +3,10 @@
 
 VERSION := 0.1.0
 
-PKGS := libgit2 gmime-3.0 libcurl libcjson sqlite3 zlib opendkim tree-sitter
+PKGS := libgit2 gmime-3.0 libcurl libcjson sqlite3 zlib opendkim tree-sitter libpcre2-8
 DEB_PKGS := build-essential pkg-config git libgit2-dev libgmime-3.0-dev \
 	libnotmuch-dev libcurl4-openssl-dev libcjson-dev libcmocka-dev \
-	libsqlite3-dev sqlite3 zlib1g-dev libopendkim-dev notmuch b4 python3 \
+	libsqlite3-dev sqlite3 zlib1g-dev libopendkim-dev libpcre2-dev notmuch b4 python3 \
 	python3-yaml python3-dkim openssl perl \
 	clang libclang-rt-14-dev clang-format groff-base libtree-sitter-dev
 

@@ -826,6 +826,13 @@ int rv_history_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 void rv_similar_list_release(struct rv_similar_list *l);
 
 /*
+ * Append l as `quorum similar` prints it (review/history-show.c): per
+ * pair its score, the bug and fix commits, where, and the lines that
+ * matched; subjects and code cleaned of control characters.
+ */
+void rv_similar_format(const struct rv_similar_list *l, struct sb *out);
+
+/*
  * Use an embeddings endpoint in rv_history_similar() (o is copied;
  * url NULL turns it off). When the endpoint fails, similar falls back to
  * lexical retrieval and rv_history_embed_error() says why.
