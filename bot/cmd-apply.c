@@ -82,13 +82,10 @@ static const char *title_of(const struct mp_patch *p)
 	return p->subject_raw ? p->subject_raw : "";
 }
 
-/* Terminal text: control bytes from mail become '?'. */
+/* Terminal text from mail on one line: controls shown, not done. */
 static void put_clean(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	for (; *p; p++)
-		putchar(*p < 0x20 || *p == 0x7f ? '?' : *p);
+	fput_clean(s ? s : "", stdout);
 }
 
 static int total_of(const struct mp_series *s)
@@ -128,8 +125,11 @@ static void print_text(const struct mp_series *s,
 			       "apply\n");
 		}
 	}
-	if (worktree)
-		printf("worktree: %s\n", worktree);
+	if (worktree) {
+		fputs("worktree: ", stdout);
+		put_clean(worktree);
+		putchar('\n');
+	}
 }
 
 static cJSON *to_json(const struct mp_series *s,
@@ -322,8 +322,10 @@ static void print_json(cJSON *jout)
 					 ? cJSON_GetArrayItem(jout, 0)
 					 : jout);
 
-	if (text)
-		puts(text);
+	if (text) {
+		fput_json(text, stdout);
+		putchar('\n');
+	}
 	free(text);
 }
 

@@ -340,9 +340,11 @@ static void print_text(FILE *f, const struct rv_cl_result *res, size_t n)
 
 		if (r->error)
 			continue;
-		fprintf(f, "\n%s %s: %s\n", r->commit[0] ? "commit" : "mail",
-			r->commit[0] ? r->commit
-				     : (r->message_id ? r->message_id : "?"),
+		fprintf(f, "\n%s ", r->commit[0] ? "commit" : "mail");
+		fput_clean(r->commit[0] ? r->commit
+					: (r->message_id ? r->message_id : "?"),
+			   f);
+		fprintf(f, ": %s\n",
 			text_clean(&buf, r->subject ? r->subject : ""));
 		sb_reset(&line);
 		tally_line(r, &line);
@@ -371,8 +373,11 @@ static void print_text(FILE *f, const struct rv_cl_result *res, size_t n)
 				continue;
 			fprintf(f, "  %s says %s:\n", r->votes[j].voter,
 				r->votes[j].yes ? "YES" : "NO");
-			rv_wrap(&w, r->votes[j].why ? r->votes[j].why : "",
-				"    ", 76, true);
+			/* A model's text: DEL, CSI, bidi shown, not done. */
+			sb_reset(&buf);
+			sb_add_visible(&buf, r->votes[j].why,
+				       SB_VIS_NEWLINE | SB_VIS_TAB);
+			rv_wrap(&w, sb_str(&buf), "    ", 76, true);
 			fputs(sb_str(&w), f);
 			if (w.len && w.buf[w.len - 1] != '\n')
 				fputc('\n', f);
@@ -469,7 +474,7 @@ static char *print_json(const char *question, const struct rv_cl_result *res,
 	return s;
 }
 
-/* Body text for mail: one line per paragraph line, "From " escaped. */
+/* Body text for mail: each line of text, on a line of its own. */
 static void mail_text(struct sb *out, const char *text)
 {
 	const char *p = text ? text : "";
@@ -669,7 +674,8 @@ static int read_inputs(struct session *s, const struct cl_args *a,
 static void progress_line(void *arg, const char *line)
 {
 	(void)arg;
-	fprintf(stderr, "\r\033[K%s", line);
+	fprintf(stderr, "\r\033[K");
+	fput_clean(line, stderr);
 }
 
 static int open_classifier(struct session *s, const struct rv_question *q,
@@ -781,7 +787,9 @@ static int cmd_classify(int argc, char **argv)
 		if (f) {
 			print_text(f, res, in.n);
 			fclose(f);
-			sb_add(&out, buf, len);
+			/* Each field is clean; this catches what one missed. */
+			sb_add_visible_mem(&out, buf, len,
+					   SB_VIS_NEWLINE | SB_VIS_TAB);
 			free(buf);
 		}
 	}

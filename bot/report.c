@@ -254,7 +254,7 @@ static void put_coloured(const char *text, FILE *f)
 const char *text_clean(struct sb *buf, const char *s)
 {
 	sb_reset(buf);
-	sb_add_clean(buf, s, false);
+	sb_add_visible(buf, s, SB_VIS_TAB);
 	return sb_str(buf);
 }
 
@@ -263,6 +263,94 @@ void fput_clean(const char *s, FILE *f)
 	struct sb buf = SB_INIT;
 
 	fputs(text_clean(&buf, s), f);
+	sb_release(&buf);
+}
+
+/* A stream whose bytes are made visible on their way to another. */
+struct visible_stream {
+	FILE *under;
+	char carry[4]; /* the start of a UTF-8 character the next write ends */
+	size_t ncarry;
+};
+
+/* How many bytes at the end of s[0..len) start a character not ended. */
+static size_t utf8_unfinished(const char *s, size_t len)
+{
+	size_t i, back, need;
+
+	for (back = 1; back <= 3 && back <= len; back++) {
+		unsigned char c = (unsigned char)s[len - back];
+
+		if ((c & 0xc0) == 0x80)
+			continue; /* a continuation: look further back */
+		need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+		for (i = len - back + 1; i < len; i++)
+			if (((unsigned char)s[i] & 0xc0) != 0x80)
+				return 0;
+		return need > back ? back : 0;
+	}
+	return 0;
+}
+
+static ssize_t visible_write(void *cookie, const char *buf, size_t n)
+{
+	struct visible_stream *v = cookie;
+	struct sb in = SB_INIT, out = SB_INIT;
+	size_t keep;
+
+	sb_add(&in, v->carry, v->ncarry);
+	sb_add(&in, buf, n);
+	keep = utf8_unfinished(in.buf, in.len);
+	sb_add_visible_mem(&out, in.buf, in.len - keep,
+			   SB_VIS_NEWLINE | SB_VIS_TAB);
+	memcpy(v->carry, in.buf + in.len - keep, keep);
+	v->ncarry = keep;
+	fwrite(sb_str(&out), 1, out.len, v->under);
+	fflush(v->under);
+	sb_release(&in);
+	sb_release(&out);
+	return (ssize_t)n;
+}
+
+static int visible_close(void *cookie)
+{
+	struct visible_stream *v = cookie;
+	struct sb out = SB_INIT;
+
+	/* A character never finished: its bytes, as \xNN. */
+	sb_add_visible_mem(&out, v->carry, v->ncarry, 0);
+	fwrite(sb_str(&out), 1, out.len, v->under);
+	fflush(v->under);
+	sb_release(&out);
+	free(v);
+	return 0;
+}
+
+FILE *visible_stream_open(FILE *under)
+{
+	cookie_io_functions_t io = {
+		.write = visible_write,
+		.close = visible_close,
+	};
+	struct visible_stream *v = xcalloc(1, sizeof(*v));
+	FILE *f;
+
+	v->under = under;
+	f = fopencookie(v, "w", io);
+	if (!f) {
+		free(v);
+		return NULL;
+	}
+	setvbuf(f, NULL, _IOLBF, 0);
+	return f;
+}
+
+void fput_json(const char *doc, FILE *f)
+{
+	struct sb buf = SB_INIT;
+
+	sb_add_json_visible(&buf, doc);
+	fputs(sb_str(&buf), f);
 	sb_release(&buf);
 }
 
@@ -295,11 +383,19 @@ int report_write(struct report *rp, const char *path, struct errmsg *err)
 			goto out;
 		}
 	}
-	if (rp->fmt == FMT_TEXT) {
+	if (rp->fmt != FMT_EMAIL) {
+		/*
+		 * The fields are clean already; this catches what a
+		 * formatter missed. JSON keeps the exact values, escaped.
+		 */
 		struct sb clean = SB_INIT;
 
 		sb_init(&clean, 0);
-		sb_add_clean(&clean, text, true);
+		if (rp->fmt == FMT_TEXT)
+			sb_add_visible(&clean, text,
+				       SB_VIS_NEWLINE | SB_VIS_TAB);
+		else
+			sb_add_json_visible(&clean, text);
 		free(doc);
 		doc = sb_detach(&clean, NULL);
 		text = doc;

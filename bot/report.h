@@ -17,12 +17,27 @@ enum report_format { FMT_TEXT, FMT_JSON, FMT_SARIF, FMT_EMAIL };
 int report_format_parse(const char *s);
 
 /*
- * One line of mail text for a terminal: C0 controls (tab kept), newlines,
- * DEL and C1 controls (U+0080..U+009F, e.g. CSI) shown as '?'. text_clean
- * returns buf's text (buf is reset first); fput_clean writes it to f.
+ * One line of mail text for a terminal, by sb_add_visible() (tab kept):
+ * a newline, an escape, a C1 or bidi control is shown as \n, \e,
+ * <U+009B>, <U+202E>, never acted on. text_clean returns buf's text (buf
+ * is reset first); fput_clean writes it to f.
  */
 const char *text_clean(struct sb *buf, const char *s);
 void fput_clean(const char *s, FILE *f);
+/*
+ * A JSON document (cJSON's output) to f, by sb_add_json_visible(): the
+ * exact values, with what a terminal would act on as \u escapes.
+ */
+void fput_json(const char *doc, FILE *f);
+
+/*
+ * A stream (line-buffered) that writes what it is given to under with
+ * sb_add_visible() (newlines and tabs kept), a UTF-8 character split
+ * across writes kept whole: for a log whose every line may carry mail
+ * text. fclose() it to flush; under stays open. NULL when it cannot be
+ * made.
+ */
+FILE *visible_stream_open(FILE *under);
 
 struct report;
 /* NULL when memory ran out. Caller frees with report_free(). */
