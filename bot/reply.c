@@ -26,13 +26,24 @@ static bool addr_is_safe(const char *a)
 	return true;
 }
 
-/* Copy s with control characters (CR, LF, ...) made spaces. */
+/*
+ * Copy at most max bytes of s on one line: a tab made a space, every
+ * other control (CR, LF, ESC, C1, bidi) made visible by sb_add_visible().
+ */
 static char *one_line(const char *s, size_t max)
 {
 	struct sb o = SB_INIT;
+	char *cut;
+	size_t i;
 
-	for (; s && *s && o.len < max; s++)
-		sb_addch(&o, (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
+	if (!s)
+		return sb_detach(&o, NULL);
+	cut = xstrndup(s, mp_utf8_cut(s, max));
+	for (i = 0; cut[i]; i++)
+		if (cut[i] == '\t')
+			cut[i] = ' ';
+	sb_add_visible(&o, cut, 0);
+	free(cut);
 	return sb_detach(&o, NULL);
 }
 
@@ -86,10 +97,14 @@ static void add_quote(struct sb *out, const char *quote)
 		n = nl ? (size_t)(nl - p) : strlen(p);
 		sb_adds(out, "    > +");
 		if (n > WRAP - 11) {
-			sb_add(out, p, WRAP - 14);
+			char *l = xstrndup(p, n);
+
+			sb_add_visible_mem(out, l, mp_utf8_cut(l, WRAP - 14),
+					   SB_VIS_TAB);
 			sb_adds(out, "...");
+			free(l);
 		} else {
-			sb_add(out, p, n);
+			sb_add_visible_mem(out, p, n, SB_VIS_TAB);
 		}
 		sb_addch(out, '\n');
 		p = nl ? nl + 1 : NULL;
@@ -134,13 +149,20 @@ static void add_finding(struct sb *out, const struct rv_review *r,
 	sb_addf(&line, "[%zu] %s: %s", n, rv_severity_name(f->severity), t);
 	free(t);
 	add_wrapped(out, sb_str(&line), "");
-	sb_addf(out, "    %s:%d", f->file ? f->file : "?", f->line_start);
+	sb_adds(out, "    ");
+	sb_add_visible(out, f->file ? f->file : "?", SB_VIS_QUOTE);
+	sb_addf(out, ":%d", f->line_start);
 	if (f->line_end > f->line_start)
 		sb_addf(out, "-%d", f->line_end);
-	if (f->function)
-		sb_addf(out, " in %s()", f->function);
-	sb_addf(out, ", patch %d/%d, %s\n", patch_number(s, f->patch),
-		series_total(s), f->category ? f->category : "general");
+	if (f->function) {
+		sb_adds(out, " in ");
+		sb_add_visible(out, f->function, 0);
+		sb_adds(out, "()");
+	}
+	sb_addf(out, ", patch %d/%d, ", patch_number(s, f->patch),
+		series_total(s));
+	sb_add_visible(out, f->category ? f->category : "general", 0);
+	sb_addch(out, '\n');
 	if (f->quote && *f->quote) {
 		sb_addch(out, '\n');
 		add_quote(out, f->quote);
@@ -356,11 +378,15 @@ static void add_still_open(struct sb *out, const struct rv_review *r,
 				continue;
 			t = one_line(f->title ? f->title : "(untitled)", 200);
 			sb_reset(&line);
-			sb_addf(&line, "[%zu] %s %s", k + 1,
-				rv_severity_name(f->severity),
-				f->file ? f->file : "?");
-			if (f->function)
-				sb_addf(&line, " %s()", f->function);
+			sb_addf(&line, "[%zu] %s ", k + 1,
+				rv_severity_name(f->severity));
+			sb_add_visible(&line, f->file ? f->file : "?",
+				       SB_VIS_QUOTE);
+			if (f->function) {
+				sb_addch(&line, ' ');
+				sb_add_visible(&line, f->function, 0);
+				sb_adds(&line, "()");
+			}
 			sb_addf(&line, ": %s", t);
 			free(t);
 			add_wrapped(out, sb_str(&line), "    ");
@@ -382,12 +408,15 @@ static void add_summary(struct sb *out, const struct mp_series *s,
 		const struct rv_patch_result *pr =
 			&r->apply->patches[r->apply->failed];
 
+		char *why = one_line(
+			pr->error ? pr->error : "it does not apply", 1000);
+
 		sb_addf(&line,
 			"quorum did not review this series: it was not "
 			"applied, because patch %d/%d does not apply on "
 			"%.12s: %s",
-			pr->index, series_total(s), r->apply->base_id,
-			pr->error ? pr->error : "it does not apply");
+			pr->index, series_total(s), r->apply->base_id, why);
+		free(why);
 	} else if (r->findings.n && nrepeated == r->findings.n) {
 		sb_addf(&line,
 			"quorum found no new issue in this version: the %zu "
@@ -564,11 +593,18 @@ static int message_finish(GMimeMessage *m, const char *body, struct sb *out)
 {
 	GMimeTextPart *tp = g_mime_text_part_new_with_subtype("plain");
 	GMimeFormatOptions *fo = g_mime_format_options_new();
+	struct sb clean = SB_INIT;
 	char *raw;
 	int ret;
 
+	/*
+	 * Every field was cleaned as it went in; this is for what one
+	 * missed: no escape reaches a mail reader, even in a 7bit body.
+	 */
+	sb_add_visible(&clean, body, SB_VIS_NEWLINE | SB_VIS_TAB);
 	g_mime_text_part_set_charset(tp, "utf-8");
-	g_mime_text_part_set_text(tp, body);
+	g_mime_text_part_set_text(tp, sb_str(&clean));
+	sb_release(&clean);
 	g_mime_object_encode((GMimeObject *)tp, GMIME_ENCODING_CONSTRAINT_7BIT);
 	g_mime_message_set_mime_part(m, (GMimeObject *)tp);
 	g_mime_format_options_set_newline_format(fo, GMIME_NEWLINE_FORMAT_UNIX);
