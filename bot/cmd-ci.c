@@ -799,9 +799,9 @@ static int cmd_ci(int argc, char **argv)
 	ret = ci_review_range(&cr, &commits, pick, risk);
 	if (cr.dry) {
 		dry_run_finish(&dry, stdout);
-	} else if (report_write(cr.rp, co.output, &err) < 0) {
+	} else if ((rr = report_write(cr.rp, co.output, &err)) < 0) {
 		error("%s", err.msg);
-		ret = EXIT_ENV;
+		ret = rr == REPORT_ERR_INPUT ? EXIT_USAGE : EXIT_ENV;
 		goto out;
 	}
 	ret = ci_finish(&cr, &ci, &commits, ret);

@@ -295,7 +295,7 @@ static int review_set(struct session *s, const struct cmd_opts *co,
 	bool text_dry = co->dry_run && co->format != FMT_JSON;
 	bool findings = false;
 	size_t i, reviewed = 0;
-	int ret = EXIT_CLEAN;
+	int ret = EXIT_CLEAN, rw;
 
 	if (!rp) {
 		error("out of memory");
@@ -324,9 +324,9 @@ static int review_set(struct session *s, const struct cmd_opts *co,
 	}
 	if (co->dry_run)
 		findings = false; /* nothing was asked: no verdict */
-	if (reviewed && report_write(rp, co->output, &err) < 0) {
+	if (reviewed && (rw = report_write(rp, co->output, &err)) < 0) {
 		error("%s", err.msg);
-		ret = EXIT_ENV;
+		ret = rw == REPORT_ERR_INPUT ? EXIT_USAGE : EXIT_ENV;
 	}
 	if (ret == EXIT_CLEAN && findings)
 		ret = EXIT_FINDINGS;

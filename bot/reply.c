@@ -776,8 +776,13 @@ int reply_compose(struct sb *out, const struct mp_series *s,
 
 	if (!parent || !mp_msgid_valid(parent->message_id)) {
 		errmsg_set(err, -1,
-			   "the series has no usable Message-ID to "
-			   "reply to");
+			   "its Message-ID %s%.200s%s is not one a reply can "
+			   "name (printable ASCII, no space, quote, backslash "
+			   "or <>)",
+			   parent && parent->message_id ? "<" : "",
+			   parent && parent->message_id ? parent->message_id
+							: "(none)",
+			   parent && parent->message_id ? ">" : "");
 		goto out;
 	}
 	if (draft_open(&d, o, err) < 0)

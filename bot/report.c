@@ -24,7 +24,7 @@ struct report {
 	struct rv_json_report *json;   /* FMT_JSON */
 	struct rv_sarif_report *sarif; /* FMT_SARIF */
 	const char *from, *domain;     /* FMT_EMAIL */
-	int failed;	   /* FMT_EMAIL: a reply could not be composed */
+	int failed; /* FMT_EMAIL: REPORT_ERR_INPUT, a reply was not composed */
 	char *email_first; /* FMT_EMAIL: the only reply so far */
 	struct errmsg err;
 };
@@ -80,6 +80,7 @@ static void add_mbox_message(struct sb *out, const char *msg)
 static void email_add(struct report *rp, const struct rv_review *r)
 {
 	struct reply_opts o = {0};
+	struct errmsg why = {""};
 	struct sb msg = SB_INIT, id = SB_INIT, from = SB_INIT;
 	const struct mp_patch *parent = mp_series_first(r->series);
 
@@ -102,12 +103,14 @@ static void email_add(struct report *rp, const struct rv_review *r)
 	o.msgid = sb_str(&id);
 	o.to_author = true;
 	o.now = (int64_t)time(NULL);
-	if (reply_compose(&msg, r->series, r, &o, &rp->err) < 0) {
-		errmsg_set(&rp->err, -1, "cannot compose the reply to %s: %s",
-			   parent && parent->message_id ? parent->message_id
-							: "the series",
-			   rp->err.msg);
-		rp->failed = 1;
+	if (reply_compose(&msg, r->series, r, &o, &why) < 0) {
+		/* The mail's fault, not the machine's: an input error. */
+		const char *t = parent ? mp_patch_title(parent) : NULL;
+
+		errmsg_set(&rp->err, REPORT_ERR_INPUT,
+			   "cannot compose the reply to '%.200s': %s",
+			   t ? t : "the series", why.msg);
+		rp->failed = REPORT_ERR_INPUT;
 		goto out;
 	}
 	if (!rp->ntext) {
@@ -362,7 +365,7 @@ int report_write(struct report *rp, const char *path, struct errmsg *err)
 	int ret = 0;
 
 	if (rp->failed)
-		return errmsg_set(err, -1, "%s", rp->err.msg);
+		return errmsg_set(err, rp->failed, "%s", rp->err.msg);
 	if (rp->fmt == FMT_EMAIL && rp->email_first) {
 		text = rp->email_first;
 	} else if (rp->fmt == FMT_TEXT || rp->fmt == FMT_EMAIL) {

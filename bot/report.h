@@ -58,7 +58,13 @@ void report_skip(struct report *rp, const char *commit, const char *title,
  * NULL: quorum@quorum.invalid), as `quorum watch` has them.
  */
 void report_set_email(struct report *rp, const char *from, const char *domain);
-/* Write to path (NULL or "-": stdout). 0, or -1 with err. */
+/*
+ * Write to path (NULL or "-": stdout). 0, -1 with err when it cannot be
+ * written, or REPORT_ERR_INPUT with err when the input gave no document
+ * (FMT_EMAIL: a series whose Message-ID no reply can name); then nothing
+ * is written.
+ */
+#define REPORT_ERR_INPUT (-2)
 int report_write(struct report *rp, const char *path, struct errmsg *err);
 void report_free(struct report *rp);
 
