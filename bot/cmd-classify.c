@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "reply.h"
 #include "review/classify.h"
 #include "session.h"
 
@@ -238,7 +239,7 @@ unknown:
 struct qset {
 	struct rv_question *q;
 	struct errmsg *err;
-	const char *to;
+	char *to;
 	bool any;
 };
 
@@ -248,7 +249,9 @@ static int question_key(void *arg, const char *key, const char *value)
 
 	qs->any = true;
 	if (!strcmp(key, "to")) {
-		qs->to = value;
+		/* value lives as long as the config's iterator only */
+		free(qs->to);
+		qs->to = xstrdup_or_null(value);
 		return 0;
 	}
 	return rv_question_set(qs->q, key, value, qs->err) < 0 ? -1 : 0;
@@ -256,7 +259,7 @@ static int question_key(void *arg, const char *key, const char *value)
 
 /* The question from its name and the config; 0 or an exit status. */
 static int load_question(struct qconfig *cfg, const char *name,
-			 struct rv_question *q, const char **to)
+			 struct rv_question *q, char **to)
 {
 	struct errmsg err = {""};
 	struct qset qs = {q, &err, NULL, false};
@@ -272,20 +275,23 @@ static int load_question(struct qconfig *cfg, const char *name,
 	sb_release(&prefix);
 	if (ret) {
 		error("%s", err.msg);
-		return EXIT_USAGE;
+		goto fail;
 	}
 	if (!qs.any && strcmp(name, "stable") && strcmp(name, "cve")) {
 		error("no question '%s': add a [classify \"%s\"] section to "
 		      "the config (see `quorum help classify`)",
 		      name, name);
-		return EXIT_USAGE;
+		goto fail;
 	}
 	if (rv_question_check(q, &err) < 0) {
 		error("%s", err.msg);
-		return EXIT_USAGE;
+		goto fail;
 	}
 	*to = qs.to;
 	return 0;
+fail:
+	free(qs.to);
+	return EXIT_USAGE;
 }
 
 /* ---- output ---- */
@@ -483,94 +489,81 @@ static void mail_text(struct sb *out, const char *text)
 		const char *e = strchr(p, '\n');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
 
-		if (!strncmp(p, "From ", 5))
-			sb_addch(out, '>');
 		sb_add(out, p, len);
 		sb_addch(out, '\n');
 		p = e ? e + 1 : p + len;
 	}
 }
 
+/* At most max bytes of s on one line, its controls made visible. */
 static void one_line(struct sb *out, const char *s, size_t max)
+{
+	if (s)
+		sb_add_visible_mem(out, s, mp_utf8_cut(s, max), 0);
+}
+
+/* s for a Message-ID's local part or domain: [A-Za-z0-9.-], else '_'. */
+static void msgid_part(struct sb *out, const char *s, size_t max)
 {
 	size_t i;
 
 	for (i = 0; s && s[i] && i < max; i++)
-		sb_addch(out, (unsigned char)s[i] < 0x20 ? ' ' : s[i]);
+		sb_addch(out, (s[i] >= 'a' && s[i] <= 'z') ||
+					      (s[i] >= 'A' && s[i] <= 'Z') ||
+					      (s[i] >= '0' && s[i] <= '9') ||
+					      s[i] == '.' || s[i] == '-'
+				      ? s[i]
+				      : '_');
 }
 
-static void print_email(struct sb *out, const struct rv_question *q,
-			const char *from, const char *domain, const char *to,
-			const struct rv_cl_result *r, struct rv_repo *repo)
+/* The body of the AUTOSEL-style mail for r. */
+static void email_body(struct sb *body, const struct rv_question *q,
+		       const struct rv_cl_result *r, struct rv_repo *repo)
 {
-	struct sb body = SB_INIT, tally = SB_INIT;
-	char date[64];
-	time_t now = time(NULL);
-	struct tm tm;
+	struct sb tally = SB_INIT;
 	size_t j;
 
-	gmtime_r(&now, &tm);
-	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", &tm);
-	sb_adds(out, "From quorum Thu Jan  1 00:00:00 1970\n");
-	sb_addf(out, "From: %s\n",
-		from ? from : "quorum <quorum@quorum.invalid>");
-	if (to)
-		sb_addf(out, "To: %s\n", to);
-	if (r->author) {
-		sb_adds(out, "Cc: ");
-		one_line(out, r->author, 300);
-		sb_addch(out, '\n');
+	if (r->upstream) {
+		sb_adds(body, "[ Upstream commit ");
+		one_line(body, r->upstream, 100);
+		sb_adds(body, " ]\n\n");
 	}
-	sb_addf(out, "Date: %s\n", date);
-	sb_addf(out, "Message-ID: <classify-%s-%.12s-%ld@%s>\n", q->name,
-		r->commit[0] ? r->commit : "mail", (long)now,
-		domain ? domain : "quorum.invalid");
-	if (r->message_id) {
-		sb_addf(out, "In-Reply-To: <%s>\n", r->message_id);
-		sb_addf(out, "References: <%s>\n", r->message_id);
-	}
-	sb_addf(out, "Subject: [PATCH AUTOSEL %s] ",
-		q->target ? q->target : q->name);
-	one_line(out, r->subject, 300);
-	sb_adds(out, "\nMIME-Version: 1.0\n"
-		     "Content-Type: text/plain; charset=utf-8\n"
-		     "Content-Transfer-Encoding: 8bit\n"
-		     "X-Quorum-Classify: ");
-	sb_addf(out, "%s %s %.2f\n\n", q->name, r->yes ? "yes" : "no",
-		r->score);
-	if (r->upstream)
-		sb_addf(&body, "[ Upstream commit %s ]\n\n", r->upstream);
-	sb_addf(&body, "**%s**\n\n", r->yes ? "YES" : "NO");
-	sb_addf(&body,
-		"quorum's answer to \"%s\" for this commit is %s (score "
-		"%.2f).\n",
-		q->name, r->yes ? "yes" : "no", r->score);
+	sb_addf(body, "**%s**\n\n", r->yes ? "YES" : "NO");
+	sb_adds(body, "quorum's answer to \"");
+	one_line(body, q->name, 100);
+	sb_addf(body, "\" for this commit is %s (score %.2f).\n",
+		r->yes ? "yes" : "no", r->score);
 	tally_line(r, &tally);
-	sb_addf(&body, "Vote: %s.\n\n", tally.buf);
+	sb_adds(body, "Vote: ");
+	one_line(body, tally.buf, 2000);
+	sb_adds(body, ".\n\n");
 	if (r->explanation) {
-		sb_adds(&body, "Explanation (from a language model):\n\n");
-		mail_text(&body, r->explanation);
-		sb_addch(&body, '\n');
+		sb_adds(body, "Explanation (from a language model):\n\n");
+		mail_text(body, r->explanation);
+		sb_addch(body, '\n');
 	}
 	if (r->nreasons) {
-		sb_adds(&body, "Reasons (from the tree's history):\n");
-		for (j = 0; j < r->nreasons; j++)
-			sb_addf(&body, "- %s\n", r->reasons[j]);
-		sb_addch(&body, '\n');
+		sb_adds(body, "Reasons (from the tree's history):\n");
+		for (j = 0; j < r->nreasons; j++) {
+			sb_adds(body, "- ");
+			one_line(body, r->reasons[j], 1000);
+			sb_addch(body, '\n');
+		}
+		sb_addch(body, '\n');
 	}
 	if (r->nsimilar) {
-		sb_adds(&body, "Comparison with similar commits:\n");
+		sb_adds(body, "Comparison with similar commits:\n");
 		for (j = 0; j < r->nsimilar; j++) {
-			sb_addf(&body, "- %.12s (%s: %s, similarity %.2f) ",
-				r->similar[j].commit,
-				q->target ? q->target : q->name,
+			sb_addf(body, "- %.12s (", r->similar[j].commit);
+			one_line(body, q->target ? q->target : q->name, 100);
+			sb_addf(body, ": %s, similarity %.2f) ",
 				r->similar[j].label, r->similar[j].score);
-			one_line(&body, r->similar[j].subject, 200);
-			sb_addch(&body, '\n');
+			one_line(body, r->similar[j].subject, 200);
+			sb_addch(body, '\n');
 		}
-		sb_addch(&body, '\n');
+		sb_addch(body, '\n');
 	}
-	sb_adds(&body,
+	sb_adds(body,
 		"This mail was written by a program (quorum classify), not by "
 		"a person.\nIt is automated and may be wrong: check the "
 		"commit before acting on it.\n");
@@ -581,15 +574,75 @@ static void print_email(struct sb *out, const struct rv_question *q,
 
 		if (!rv_commit_email(repo, r->commit, &m, parent, NULL) &&
 		    (sep = strstr(sb_str(&m), "\n\n"))) {
-			sb_addch(&body, '\n');
-			mail_text(&body, sep + 2);
+			sb_addch(body, '\n');
+			mail_text(body, sep + 2);
 		}
 		sb_release(&m);
 	}
-	mail_text(out, body.buf);
-	sb_addch(out, '\n');
-	sb_release(&body);
 	sb_release(&tally);
+}
+
+/*
+ * The AUTOSEL-style mail for r, appended to the mbox out: composed by
+ * reply_compose_mail(), the path of the review replies, so no byte of
+ * the mail classified can add a recipient or a header. 0 or -1 with err.
+ */
+static int print_email(struct sb *out, const struct rv_question *q,
+		       const char *from, const char *domain, const char *to,
+		       const struct rv_cl_result *r, struct rv_repo *repo,
+		       struct errmsg *err)
+{
+	struct reply_opts o = REPLY_OPTS_INIT;
+	struct reply_mail mail = {0};
+	struct sb body = SB_INIT, subj = SB_INIT, id = SB_INIT, dom = SB_INIT,
+		  def = SB_INIT, msg = SB_INIT, verdict = SB_INIT;
+	const char *headers[3];
+	time_t now = time(NULL);
+	int ret;
+
+	msgid_part(&dom, domain, 200);
+	if (!dom.len || !strchr(dom.buf, '.'))
+		sb_adds(&dom, dom.len ? ".invalid" : "quorum.invalid");
+	sb_adds(&id, "classify-");
+	msgid_part(&id, q->name, 40);
+	sb_addf(&id, "-%.12s-%ld@%s", r->commit[0] ? r->commit : "mail",
+		(long)now, dom.buf);
+	sb_addf(&def, "quorum <quorum@%s>", dom.buf);
+	o.from = from ? from : def.buf;
+	o.msgid = id.buf;
+	o.now = (int64_t)now;
+	sb_adds(&subj, "[PATCH AUTOSEL ");
+	sb_adds(&subj, q->target ? q->target : q->name);
+	sb_adds(&subj, "] ");
+	sb_adds(&subj, r->subject ? r->subject : "");
+	sb_addf(&verdict, "%s %s %.2f", q->name, r->yes ? "yes" : "no",
+		r->score);
+	headers[0] = "X-Quorum-Classify";
+	headers[1] = verdict.buf;
+	headers[2] = NULL;
+	email_body(&body, q, r, repo);
+	mail.to = to;
+	mail.cc_name = r->author_name;
+	mail.cc_addr = r->author_email;
+	mail.subject = subj.buf;
+	mail.in_reply_to = r->message_id;
+	mail.headers = headers;
+	mail.body = body.buf;
+	if (r->message_id && !mp_msgid_valid(r->message_id))
+		warning("the mail <%.200s> has a Message-ID no header can "
+			"name; its AUTOSEL mail is not threaded under it",
+			r->message_id);
+	ret = reply_compose_mail(&msg, &mail, &o, err);
+	if (!ret)
+		reply_mbox_add(out, msg.buf);
+	sb_release(&body);
+	sb_release(&subj);
+	sb_release(&id);
+	sb_release(&dom);
+	sb_release(&def);
+	sb_release(&msg);
+	sb_release(&verdict);
+	return ret;
 }
 
 /* ---- input ---- */
@@ -728,7 +781,7 @@ static int cmd_classify(int argc, char **argv)
 	struct inputs in = {0};
 	struct rv_cl_result *res = NULL;
 	struct errmsg err = {""};
-	const char *to = NULL;
+	char *to = NULL;
 	struct sb out = SB_INIT;
 	bool any_yes = false;
 	size_t i;
@@ -769,16 +822,22 @@ static int cmd_classify(int argc, char **argv)
 	if (co.format == FMT_JSON) {
 		char *j = print_json(q.name, res, in.n);
 
-		sb_adds(&out, j ? j : "");
+		sb_add_json_visible(&out, j ? j : "");
 		sb_addch(&out, '\n');
 		free(j);
 	} else if (co.format == FMT_EMAIL) {
-		for (i = 0; i < in.n; i++)
-			if (!res[i].error)
-				print_email(&out, &q,
-					    qconfig_get(s.cfg, "watch.from"),
-					    qconfig_get(s.cfg, "watch.domain"),
-					    to, &res[i], s.repo);
+		for (i = 0; i < in.n; i++) {
+			if (res[i].error)
+				continue;
+			if (print_email(&out, &q,
+					qconfig_get(s.cfg, "watch.from"),
+					qconfig_get(s.cfg, "watch.domain"), to,
+					&res[i], s.repo, &err) < 0) {
+				error("classify --format email: %s", err.msg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+		}
 	} else {
 		char *buf = NULL;
 		size_t len = 0;
@@ -809,6 +868,7 @@ out:
 	for (i = 0; res && i < in.n; i++)
 		rv_cl_result_release(&res[i]);
 	free(res);
+	free(to);
 	sb_release(&out);
 	rv_classifier_free(cl);
 	inputs_release(&in);
@@ -859,7 +919,7 @@ int cmd_classify_eval(const struct cmd *c, int argc, char **argv)
 	struct rv_classifier *cl = NULL;
 	struct rv_cl_eval ev;
 	struct errmsg err = {""};
-	const char *to;
+	char *to = NULL;
 	char b[8][16];
 	int ret;
 
@@ -927,6 +987,7 @@ int cmd_classify_eval(const struct cmd *c, int argc, char **argv)
 	}
 	ret = 0;
 out:
+	free(to);
 	rv_classifier_free(cl);
 	rv_question_release(&q);
 	session_close(&s);

@@ -894,3 +894,78 @@ out:
 	sb_release(&subj);
 	return ret;
 }
+
+int reply_compose_mail(struct sb *out, const struct reply_mail *mail,
+		       const struct reply_opts *o, struct errmsg *err)
+{
+	struct draft d = {0};
+	struct sb hv = SB_INIT;
+	char *name = NULL, *addr = NULL, *subj = NULL;
+	size_t i;
+	int ret = -1;
+
+	if (mail->to && !split_from(mail->to, &name, &addr)) {
+		errmsg_set(err, -1,
+			   "the To: address '%.200s' is not an address",
+			   mail->to);
+		goto out;
+	}
+	if (draft_open(&d, o, err) < 0)
+		goto out;
+	if (addr)
+		add_mailbox(d.m, GMIME_ADDRESS_TYPE_TO, name, addr);
+	/* A mailbox from mail: one address, its name quoted by GMime. */
+	if (addr_is_safe(mail->cc_addr))
+		add_mailbox(d.m, GMIME_ADDRESS_TYPE_CC, mail->cc_name,
+			    mail->cc_addr);
+	subj = one_line(mail->subject ? mail->subject : "", 900);
+	g_mime_message_set_subject(d.m, subj, "utf-8");
+	if (mp_msgid_valid(mail->in_reply_to)) {
+		sb_addf(&hv, "<%s>", mail->in_reply_to);
+		g_mime_object_set_header((GMimeObject *)d.m, "In-Reply-To",
+					 hv.buf, NULL);
+		g_mime_object_set_header((GMimeObject *)d.m, "References",
+					 hv.buf, NULL);
+	}
+	set_auto_headers(d.m);
+	for (i = 0; mail->headers && mail->headers[i] && mail->headers[i + 1];
+	     i += 2) {
+		char *v = one_line(mail->headers[i + 1], 300);
+
+		g_mime_object_set_header((GMimeObject *)d.m, mail->headers[i],
+					 v, NULL);
+		free(v);
+	}
+	ret = draft_finish(&d, mail->body ? mail->body : "", out, "mail", err);
+out:
+	draft_close(&d);
+	sb_release(&hv);
+	free(name);
+	free(addr);
+	free(subj);
+	return ret;
+}
+
+void reply_mbox_add(struct sb *out, const char *msg)
+{
+	const char *p = msg, *nl;
+
+	sb_adds(out, "From quorum@localhost Thu Jan  1 00:00:00 1970\n");
+	while (*p) {
+		const char *q = p;
+
+		nl = strchr(p, '\n');
+		while (*q == '>')
+			q++;
+		if (!strncmp(q, "From ", 5))
+			sb_addch(out, '>');
+		if (!nl) {
+			sb_adds(out, p);
+			sb_addch(out, '\n');
+			break;
+		}
+		sb_add(out, p, (size_t)(nl - p) + 1);
+		p = nl + 1;
+	}
+	sb_addch(out, '\n');
+}

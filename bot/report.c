@@ -48,31 +48,6 @@ void report_set_email(struct report *rp, const char *from, const char *domain)
 	rp->domain = domain;
 }
 
-/* An mboxrd From_ line and body: ">From " quoting is reversible. */
-static void add_mbox_message(struct sb *out, const char *msg)
-{
-	const char *p = msg, *nl;
-
-	sb_adds(out, "From quorum@localhost Thu Jan  1 00:00:00 1970\n");
-	while (*p) {
-		const char *q = p;
-
-		nl = strchr(p, '\n');
-		while (*q == '>')
-			q++;
-		if (!strncmp(q, "From ", 5))
-			sb_addch(out, '>');
-		if (!nl) {
-			sb_adds(out, p);
-			sb_addch(out, '\n');
-			break;
-		}
-		sb_add(out, p, (size_t)(nl - p) + 1);
-		p = nl + 1;
-	}
-	sb_addch(out, '\n');
-}
-
 /*
  * The reply `quorum watch` would send for r, to the author only. One
  * review: the message as it is; more: an mboxrd of them.
@@ -117,11 +92,11 @@ static void email_add(struct report *rp, const struct rv_review *r)
 		rp->email_first = sb_detach(&msg, NULL);
 	} else {
 		if (rp->email_first) {
-			add_mbox_message(&rp->text, rp->email_first);
+			reply_mbox_add(&rp->text, rp->email_first);
 			free(rp->email_first);
 			rp->email_first = NULL;
 		}
-		add_mbox_message(&rp->text, sb_str(&msg));
+		reply_mbox_add(&rp->text, sb_str(&msg));
 	}
 	rp->ntext++;
 out:
