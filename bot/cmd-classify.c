@@ -95,8 +95,17 @@ const struct cmd cmd_classify_def = {
 	"`quorum eval --question NAME --since DATE --until DATE` replays a\n"
 	"window (see `quorum help eval`).\n"
 	"\n"
+	"The output is written whole or not at all: when nothing could be\n"
+	"classified (the one REV or FILE cannot be read, a bad question "
+	"config)\n"
+	"nothing is written to standard output or --output, only one line to\n"
+	"standard error; an input of several that cannot be read is in the\n"
+	"output with its error.\n"
+	"\n"
 	"Exit status: 0 every answer is no, 1 some answer is yes, 2 usage or\n"
-	"input error (including a bad question config), 3 environment error.",
+	"input error (including a bad question config, and an input that "
+	"could\n"
+	"not be read), 3 environment error.",
 };
 
 struct cl_args {
@@ -783,7 +792,7 @@ static int cmd_classify(int argc, char **argv)
 	struct errmsg err = {""};
 	char *to = NULL;
 	struct sb out = SB_INIT;
-	bool any_yes = false;
+	bool any_yes = false, any_error = false;
 	size_t i;
 	int ret;
 
@@ -817,8 +826,16 @@ static int cmd_classify(int argc, char **argv)
 		goto out;
 	res = xcalloc(in.n + 1, sizeof(*res));
 	rv_classify(cl, in.v, in.n, &o, res, &err);
-	for (i = 0; i < in.n; i++)
+	for (i = 0; i < in.n; i++) {
 		any_yes = any_yes || (!res[i].error && res[i].yes);
+		any_error = any_error || res[i].error != NULL;
+	}
+	if (in.n == 1 && res[0].error) {
+		/* Nothing was classified: no document, in any format. */
+		error("%s", res[0].error);
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	if (co.format == FMT_JSON) {
 		char *j = print_json(q.name, res, in.n);
 
@@ -857,13 +874,8 @@ static int cmd_classify(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out;
 	}
-	for (i = 0; i < in.n; i++)
-		if (res[i].error && in.n == 1) {
-			error("%s", res[i].error);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-	ret = any_yes ? EXIT_FINDINGS : EXIT_CLEAN;
+	/* An input of several that could not be read: in the document. */
+	ret = any_error ? EXIT_USAGE : any_yes ? EXIT_FINDINGS : EXIT_CLEAN;
 out:
 	for (i = 0; res && i < in.n; i++)
 		rv_cl_result_release(&res[i]);

@@ -80,6 +80,14 @@ const struct cmd cmd_review_def = {
 	"  --output FILE  write the report to FILE instead of standard output\n"
 	"  -h, --help     this text\n"
 	"\n"
+	"The report, in every format, is written whole or not at all: an "
+	"error\n"
+	"that stops the review writes nothing to standard output or FILE, "
+	"only\n"
+	"one line to standard error. A series that does not apply is in the\n"
+	"report (JSON: applied false, the failing patch's error), the other\n"
+	"series are still reviewed, and the exit status is 2.\n"
+	"\n"
 	"MESSAGE-ID or URL: when the argument is not an existing file (a FILE\n"
 	"always wins) but <ID>, ID@HOST, or a public-inbox URL such as\n"
 	"https://lore.kernel.org/LIST/ID/ (also .../ID/T/, .../ID/raw,\n"
@@ -245,12 +253,14 @@ static bool review_wanted(const struct mp_set *set, size_t i,
 }
 
 /*
- * Review one series into rp (counted in *reviewed; one that does not
- * apply is reported too); 0 (*findings set) or an exit status.
+ * Review one series into rp (counted in *reviewed); one that does not
+ * apply is reported too, and sets *not_applied. 0 (*findings set), or
+ * the exit status of an error that stops the review.
  */
 static int review_one_series(struct session *s, const struct mp_series *ser,
 			     struct report *rp, struct dry_run *dry,
-			     size_t *reviewed, bool *findings)
+			     size_t *reviewed, bool *findings,
+			     bool *not_applied)
 {
 	struct errmsg err = {""};
 	struct rv_review *r = NULL;
@@ -274,8 +284,10 @@ static int review_one_series(struct session *s, const struct mp_series *ser,
 	report_add(rp, r);
 	(*reviewed)++;
 	if (rr == RV_ERR_APPLY) {
+		/* An outcome of the review, not the end of it: say so, go on.
+		 */
 		error("%s", err.msg);
-		ret = EXIT_USAGE;
+		*not_applied = true;
 	} else if (r->findings.n) {
 		*findings = true;
 	}
@@ -283,7 +295,12 @@ static int review_one_series(struct session *s, const struct mp_series *ser,
 	return ret;
 }
 
-/* Review the series of set that are wanted, then write the report. */
+/*
+ * Review the series of set that are wanted, then write the report: in
+ * every format, only when each was reviewed (a series that does not
+ * apply is in it, and makes the exit status 2); an error that stops the
+ * review writes nothing, so stdout holds a whole document or nothing.
+ */
 static int review_set(struct session *s, const struct cmd_opts *co,
 		      const struct mp_set *set, const char *target)
 {
@@ -293,7 +310,7 @@ static int review_set(struct session *s, const struct cmd_opts *co,
 	struct errmsg err = {""};
 	struct dry_run dry = {.dir = co->dry_run_dir};
 	bool text_dry = co->dry_run && co->format != FMT_JSON;
-	bool findings = false;
+	bool findings = false, not_applied = false;
 	size_t i, reviewed = 0;
 	int ret = EXIT_CLEAN, rw;
 
@@ -315,7 +332,7 @@ static int review_set(struct session *s, const struct cmd_opts *co,
 		s->opts.apply.nprereqs = plan.nof[i];
 		ret = review_one_series(s, set->series[i], rp,
 					text_dry ? &dry : NULL, &reviewed,
-					&findings);
+					&findings, &not_applied);
 	}
 	if (text_dry) {
 		dry_run_finish(&dry, stdout);
@@ -324,10 +341,13 @@ static int review_set(struct session *s, const struct cmd_opts *co,
 	}
 	if (co->dry_run)
 		findings = false; /* nothing was asked: no verdict */
-	if (reviewed && (rw = report_write(rp, co->output, &err)) < 0) {
+	if (ret == EXIT_CLEAN && reviewed &&
+	    (rw = report_write(rp, co->output, &err)) < 0) {
 		error("%s", err.msg);
 		ret = rw == REPORT_ERR_INPUT ? EXIT_USAGE : EXIT_ENV;
 	}
+	if (ret == EXIT_CLEAN && not_applied)
+		ret = EXIT_USAGE;
 	if (ret == EXIT_CLEAN && findings)
 		ret = EXIT_FINDINGS;
 	rv_prereq_plan_release(&plan);
