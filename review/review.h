@@ -450,7 +450,11 @@ struct rv_review {
 	struct rv_plan plan;
 	char **breakers; /* "e: circuit opened at ..." one line each */
 	size_t nbreakers;
-	struct rv_dry_request *dry; /* opts->dry_run: what would be sent */
+	/*
+	 * opts->dry_run: what would be sent; what would not (a patch over
+	 * a voter's context budget) is in calls, as abstentions.
+	 */
+	struct rv_dry_request *dry;
 	size_t ndry;
 	char *stepdown;	   /* the step taken because the budget was short */
 	size_t ncached;	   /* calls whose answer came from the cache */
