@@ -46,7 +46,10 @@ const struct cmd cmd_apply_def = {
 	"                   title, applied, three_way, commit, tree, error\n"
 	"  --worktree DIR   write the final tree to DIR (must not exist); it "
 	"is\n"
-	"                   removed again at the end unless --keep is given\n"
+	"                   removed again at the end unless --keep is given;\n"
+	"                   a symlink that resolves outside DIR (an absolute\n"
+	"                   target, ../.. out of the top, or through another\n"
+	"                   link) is refused and nothing is left\n"
 	"  --keep           keep the --worktree directory\n"
 	"  --store-refs     keep the commits under refs/quorum/<id>/vN\n"
 	"  --no-3way        do not fall back to a 3-way merge\n"
@@ -54,7 +57,8 @@ const struct cmd cmd_apply_def = {
 	"\n"
 	"Exit status: 0 every patch applied; 2 a patch does not apply, or the\n"
 	"input is not a usable patch (a corrupt diff, a path outside the "
-	"repo);\n"
+	"repo,\n"
+	"a --worktree symlink out of DIR);\n"
 	"3 repository errors (not a repository, a bad --base).",
 };
 
@@ -297,11 +301,11 @@ static int apply_one(struct rv_repo *repo, const struct mp_series *s,
 			s->nmissing, s->total);
 	rv = rv_apply_series(&r, repo, s, opts, &err);
 	if (rv == 0 && a->worktree && first) {
-		if (rv_worktree_checkout(repo,
-					 r->patches[r->npatches - 1].tree_id,
-					 a->worktree, &err) < 0)
-			rv = RV_ERR_REPO;
-		else
+		/* A tree unsafe to write (a link out) is the mail's: exit 2 */
+		rv = rv_worktree_checkout(repo,
+					  r->patches[r->npatches - 1].tree_id,
+					  a->worktree, &err);
+		if (!rv)
 			wt = a->worktree;
 	}
 	if (r && jout)
