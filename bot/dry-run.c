@@ -172,8 +172,8 @@ int dry_run_add(struct dry_run *d, const struct rv_review *r, FILE *out,
 				return -1;
 			fprintf(out, "  body: %s\n", path);
 		} else {
-			/* JSON on one line; mail text may hold C1 controls. */
-			fput_clean(q->body, out);
+			/* JSON on one line: exact, with C1 and bidi escaped. */
+			fput_json(q->body, out);
 			fputc('\n', out);
 		}
 	}

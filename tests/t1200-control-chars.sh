@@ -129,6 +129,13 @@ test_expect_success 'review text with the model: its title, category and explana
 	test_grep "leak<U\\+009B>" "$TMP/out"
 '
 
+test_expect_success 'review --dry-run: the request bodies printed, nothing raw' '
+	QUORUM_CONFIG=$TMP/llm.conf run "$QUORUM" review -C "$R" --no-cache --dry-run "$A" &&
+	test "$rc" = 0 &&
+	test_grep "^request 1: voter m" "$TMP/out" &&
+	clean "$TMP/out" "$TMP/err"
+'
+
 test_expect_success 'review --format email: nothing raw as a reader sees it' '
 	QUORUM_CONFIG=$TMP/llm.conf run "$QUORUM" review -C "$R" --format email "$A" &&
 	test "$rc" = 1 &&
