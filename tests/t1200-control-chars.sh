@@ -136,6 +136,35 @@ test_expect_success 'review --dry-run: the request bodies printed, nothing raw' 
 	clean "$TMP/out" "$TMP/err"
 '
 
+test_expect_success 'setup: a deletion-only hunk in the hostile file, a tight budget' '
+	git -C "$R" checkout -q evil &&
+	i=0 &&
+	while [ $i -lt 120 ]; do
+		echo "/* filler line $i of an old comment block that is deleted */"
+		i=$((i + 1))
+	done >>"$R/$NAME" &&
+	git -C "$R" commit -q -am "evil: a long comment" &&
+	git -C "$R" tag base2 &&
+	sed -i "/filler line/d" "$R/$NAME" &&
+	printf "int more(void)\n{\n\treturn 1;\n}\n" >>"$R/plain.c" &&
+	git -C "$R" commit -q -am "evil: drop the comment, add more()" &&
+	git -C "$R" format-patch -q -o "$TMP/c" -1 &&
+	git -C "$R" checkout -q main &&
+	SYS=$(cat "$TOP"/prompts/review.md "$TOP"/prompts/false-positives.md "$TOP"/prompts/schema.json | wc -c) &&
+	{
+		printf "[review]\n\tquorum = 1\n" &&
+		voter m openai mm price-in=1 price-out=2 context-tokens=$(((SYS + 2500) / 4))
+	} >"$TMP/tight.conf"
+'
+
+test_expect_success 'context left out: the hunk of the hostile file named on one line' '
+	QUORUM_CONFIG=$TMP/tight.conf run "$QUORUM" review -C "$R" --base base2 --no-cache "$TMP"/c/*.patch &&
+	clean "$TMP/out" "$TMP/err" &&
+	test_grep "^context left out of the prompts" "$TMP/out" &&
+	test_grep "^  patch 1/1 \\(m\\): deletion-only hunk 1 of evil\\\\e\\]52;c;cHduZWQ=\\\\a\\\\e\\[2J\\\\nx\\\\x9b<U\\+202E>\\.c" "$TMP/out" &&
+	! grep "^x" "$TMP/out"
+'
+
 test_expect_success 'review --format email: nothing raw as a reader sees it' '
 	QUORUM_CONFIG=$TMP/llm.conf run "$QUORUM" review -C "$R" --format email "$A" &&
 	test "$rc" = 1 &&
