@@ -46,7 +46,10 @@ const struct cmd cmd_apply_def = {
 	"                   title, applied, three_way, commit, tree, error\n"
 	"  --worktree DIR   write the final tree to DIR (must not exist); it "
 	"is\n"
-	"                   removed again at the end unless --keep is given\n"
+	"                   removed again at the end unless --keep is given;\n"
+	"                   a symlink that resolves outside DIR (an absolute\n"
+	"                   target, ../.. out of the top, or through another\n"
+	"                   link) is refused and nothing is left\n"
 	"  --keep           keep the --worktree directory\n"
 	"  --store-refs     keep the commits under refs/quorum/<id>/vN\n"
 	"  --no-3way        do not fall back to a 3-way merge\n"
@@ -54,7 +57,8 @@ const struct cmd cmd_apply_def = {
 	"\n"
 	"Exit status: 0 every patch applied; 2 a patch does not apply, or the\n"
 	"input is not a usable patch (a corrupt diff, a path outside the "
-	"repo);\n"
+	"repo,\n"
+	"a --worktree symlink out of DIR);\n"
 	"3 repository errors (not a repository, a bad --base).",
 };
 
@@ -82,13 +86,10 @@ static const char *title_of(const struct mp_patch *p)
 	return p->subject_raw ? p->subject_raw : "";
 }
 
-/* Terminal text: control bytes from mail become '?'. */
+/* Terminal text from mail on one line: controls shown, not done. */
 static void put_clean(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	for (; *p; p++)
-		putchar(*p < 0x20 || *p == 0x7f ? '?' : *p);
+	fput_clean(s ? s : "", stdout);
 }
 
 static int total_of(const struct mp_series *s)
@@ -128,8 +129,11 @@ static void print_text(const struct mp_series *s,
 			       "apply\n");
 		}
 	}
-	if (worktree)
-		printf("worktree: %s\n", worktree);
+	if (worktree) {
+		fputs("worktree: ", stdout);
+		put_clean(worktree);
+		putchar('\n');
+	}
 }
 
 static cJSON *to_json(const struct mp_series *s,
@@ -297,11 +301,11 @@ static int apply_one(struct rv_repo *repo, const struct mp_series *s,
 			s->nmissing, s->total);
 	rv = rv_apply_series(&r, repo, s, opts, &err);
 	if (rv == 0 && a->worktree && first) {
-		if (rv_worktree_checkout(repo,
-					 r->patches[r->npatches - 1].tree_id,
-					 a->worktree, &err) < 0)
-			rv = RV_ERR_REPO;
-		else
+		/* A tree unsafe to write (a link out) is the mail's: exit 2 */
+		rv = rv_worktree_checkout(repo,
+					  r->patches[r->npatches - 1].tree_id,
+					  a->worktree, &err);
+		if (!rv)
 			wt = a->worktree;
 	}
 	if (r && jout)
@@ -322,8 +326,10 @@ static void print_json(cJSON *jout)
 					 ? cJSON_GetArrayItem(jout, 0)
 					 : jout);
 
-	if (text)
-		puts(text);
+	if (text) {
+		fput_json(text, stdout);
+		putchar('\n');
+	}
 	free(text);
 }
 

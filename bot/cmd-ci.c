@@ -57,7 +57,9 @@ const struct cmd cmd_ci_def = {
 	"  --dry-run[=DIR]    send nothing: print the requests each run would\n"
 	"                     send (bodies to DIR with =DIR), their token\n"
 	"                     bounds and prices, the plan, the totals per "
-	"voter;\n"
+	"voter,\n"
+	"                     the requests a voter would not get (over its\n"
+	"                     context-tokens);\n"
 	"                     exit 0 (nothing was asked: no verdict)\n"
 	"  --fail-on SEV      exit 1 on a finding at quorum of severity SEV "
 	"or\n"
@@ -73,6 +75,12 @@ const struct cmd cmd_ci_def = {
 	"                     sarif (SARIF 2.1.0, for code-scanning UIs)\n"
 	"  --output FILE      write the report to FILE, not standard output\n"
 	"  -h, --help         this text\n"
+	"\n"
+	"The report is written whole or not at all: an error that stops the\n"
+	"run writes nothing to standard output or FILE (a SARIF upload step\n"
+	"then finds no file), only one line to standard error. A commit that\n"
+	"does not apply on its parent is in the report, the other runs are\n"
+	"still reviewed, and the exit status is 2.\n"
 	"\n"
 	"Voters and config are those of `quorum review`; with a history index\n"
 	"each run is reviewed with only the fixes that came before it.\n"
@@ -220,7 +228,8 @@ struct ci_review {
 	struct report *rp;
 	struct dry_run *dry; /* --dry-run in text: what would be sent */
 	int fail_on;
-	bool failed; /* a finding at or above fail_on */
+	bool failed;	  /* a finding at or above fail_on */
+	bool not_applied; /* a run did not apply: exit 2 at the end */
 	size_t nreviewed, nskipped;
 	/* Under a cap: the runs, reviewed riskiest first at the end. */
 	struct ci_run **queue;
@@ -426,9 +435,11 @@ static int report_run(struct ci_review *cr, struct ci_run *run,
 	report_add_commits(cr->rp, r,
 			   (const char(*)[RV_OID_HEXSZ + 1]) run->ids, n);
 	if (rr == RV_ERR_APPLY) {
+		/* In the report; the other runs are still reviewed. */
 		error("commit %.12s..%.12s: %s", run->ids[0], run->ids[n - 1],
 		      err->msg);
-		return EXIT_USAGE;
+		cr->not_applied = true;
+		return 0;
 	}
 	for (i = 0; i < r->findings.n; i++)
 		if ((int)r->findings.items[i].severity >= cr->fail_on)
@@ -496,7 +507,8 @@ static void run_risk(struct ci_review *cr, const struct ci_run *run,
  * queued runs in order of risk (the history index's score, else the
  * lines they change), then report them in the range's order. 0, or the
  * exit status of the first run (in review order) that failed; the runs
- * after it are not reviewed.
+ * after it are not reviewed (a run that does not apply is reported and
+ * stops nothing).
  */
 static int ci_review_queue(struct ci_review *cr)
 {
@@ -528,7 +540,7 @@ static int ci_review_queue(struct ci_review *cr)
 		k = rk[i].idx;
 		rr[k] = review_series_of(cr, cr->queue[k], &r[k], &err[k]);
 		done[k] = true;
-		if (rr[k] < 0)
+		if (rr[k] < 0 && rr[k] != RV_ERR_APPLY)
 			break;
 	}
 	for (k = 0; k < n; k++) {
@@ -735,6 +747,8 @@ static int ci_finish(const struct ci_review *cr, const struct ci_opts *ci,
 			cr->nskipped, cr->nskipped == 1 ? "" : "s",
 			ci->max_commits);
 	fputs("\n", stderr);
+	if (ret == EXIT_CLEAN && cr->not_applied)
+		ret = EXIT_USAGE;
 	if (ret == EXIT_CLEAN && cr->failed)
 		ret = EXIT_FINDINGS;
 	if (ret != EXIT_USAGE && cr->money.refused && !cr->money.asked) {
@@ -799,9 +813,11 @@ static int cmd_ci(int argc, char **argv)
 	ret = ci_review_range(&cr, &commits, pick, risk);
 	if (cr.dry) {
 		dry_run_finish(&dry, stdout);
-	} else if (report_write(cr.rp, co.output, &err) < 0) {
+	} else if (ret) {
+		/* Stopped midway: no report rather than part of one. */
+	} else if ((rr = report_write(cr.rp, co.output, &err)) < 0) {
 		error("%s", err.msg);
-		ret = EXIT_ENV;
+		ret = rr == REPORT_ERR_INPUT ? EXIT_USAGE : EXIT_ENV;
 		goto out;
 	}
 	ret = ci_finish(&cr, &ci, &commits, ret);

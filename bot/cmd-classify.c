@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "reply.h"
 #include "review/classify.h"
 #include "session.h"
 
@@ -94,8 +95,17 @@ const struct cmd cmd_classify_def = {
 	"`quorum eval --question NAME --since DATE --until DATE` replays a\n"
 	"window (see `quorum help eval`).\n"
 	"\n"
+	"The output is written whole or not at all: when nothing could be\n"
+	"classified (the one REV or FILE cannot be read, a bad question "
+	"config)\n"
+	"nothing is written to standard output or --output, only one line to\n"
+	"standard error; an input of several that cannot be read is in the\n"
+	"output with its error.\n"
+	"\n"
 	"Exit status: 0 every answer is no, 1 some answer is yes, 2 usage or\n"
-	"input error (including a bad question config), 3 environment error.",
+	"input error (including a bad question config, and an input that "
+	"could\n"
+	"not be read), 3 environment error.",
 };
 
 struct cl_args {
@@ -238,7 +248,7 @@ unknown:
 struct qset {
 	struct rv_question *q;
 	struct errmsg *err;
-	const char *to;
+	char *to;
 	bool any;
 };
 
@@ -248,7 +258,9 @@ static int question_key(void *arg, const char *key, const char *value)
 
 	qs->any = true;
 	if (!strcmp(key, "to")) {
-		qs->to = value;
+		/* value lives as long as the config's iterator only */
+		free(qs->to);
+		qs->to = xstrdup_or_null(value);
 		return 0;
 	}
 	return rv_question_set(qs->q, key, value, qs->err) < 0 ? -1 : 0;
@@ -256,7 +268,7 @@ static int question_key(void *arg, const char *key, const char *value)
 
 /* The question from its name and the config; 0 or an exit status. */
 static int load_question(struct qconfig *cfg, const char *name,
-			 struct rv_question *q, const char **to)
+			 struct rv_question *q, char **to)
 {
 	struct errmsg err = {""};
 	struct qset qs = {q, &err, NULL, false};
@@ -272,20 +284,23 @@ static int load_question(struct qconfig *cfg, const char *name,
 	sb_release(&prefix);
 	if (ret) {
 		error("%s", err.msg);
-		return EXIT_USAGE;
+		goto fail;
 	}
 	if (!qs.any && strcmp(name, "stable") && strcmp(name, "cve")) {
 		error("no question '%s': add a [classify \"%s\"] section to "
 		      "the config (see `quorum help classify`)",
 		      name, name);
-		return EXIT_USAGE;
+		goto fail;
 	}
 	if (rv_question_check(q, &err) < 0) {
 		error("%s", err.msg);
-		return EXIT_USAGE;
+		goto fail;
 	}
 	*to = qs.to;
 	return 0;
+fail:
+	free(qs.to);
+	return EXIT_USAGE;
 }
 
 /* ---- output ---- */
@@ -340,9 +355,11 @@ static void print_text(FILE *f, const struct rv_cl_result *res, size_t n)
 
 		if (r->error)
 			continue;
-		fprintf(f, "\n%s %s: %s\n", r->commit[0] ? "commit" : "mail",
-			r->commit[0] ? r->commit
-				     : (r->message_id ? r->message_id : "?"),
+		fprintf(f, "\n%s ", r->commit[0] ? "commit" : "mail");
+		fput_clean(r->commit[0] ? r->commit
+					: (r->message_id ? r->message_id : "?"),
+			   f);
+		fprintf(f, ": %s\n",
 			text_clean(&buf, r->subject ? r->subject : ""));
 		sb_reset(&line);
 		tally_line(r, &line);
@@ -371,8 +388,11 @@ static void print_text(FILE *f, const struct rv_cl_result *res, size_t n)
 				continue;
 			fprintf(f, "  %s says %s:\n", r->votes[j].voter,
 				r->votes[j].yes ? "YES" : "NO");
-			rv_wrap(&w, r->votes[j].why ? r->votes[j].why : "",
-				"    ", 76, true);
+			/* A model's text: DEL, CSI, bidi shown, not done. */
+			sb_reset(&buf);
+			sb_add_visible(&buf, r->votes[j].why,
+				       SB_VIS_NEWLINE | SB_VIS_TAB);
+			rv_wrap(&w, sb_str(&buf), "    ", 76, true);
 			fputs(sb_str(&w), f);
 			if (w.len && w.buf[w.len - 1] != '\n')
 				fputc('\n', f);
@@ -469,7 +489,7 @@ static char *print_json(const char *question, const struct rv_cl_result *res,
 	return s;
 }
 
-/* Body text for mail: one line per paragraph line, "From " escaped. */
+/* Body text for mail: each line of text, on a line of its own. */
 static void mail_text(struct sb *out, const char *text)
 {
 	const char *p = text ? text : "";
@@ -478,94 +498,81 @@ static void mail_text(struct sb *out, const char *text)
 		const char *e = strchr(p, '\n');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
 
-		if (!strncmp(p, "From ", 5))
-			sb_addch(out, '>');
 		sb_add(out, p, len);
 		sb_addch(out, '\n');
 		p = e ? e + 1 : p + len;
 	}
 }
 
+/* At most max bytes of s on one line, its controls made visible. */
 static void one_line(struct sb *out, const char *s, size_t max)
+{
+	if (s)
+		sb_add_visible_mem(out, s, mp_utf8_cut(s, max), 0);
+}
+
+/* s for a Message-ID's local part or domain: [A-Za-z0-9.-], else '_'. */
+static void msgid_part(struct sb *out, const char *s, size_t max)
 {
 	size_t i;
 
 	for (i = 0; s && s[i] && i < max; i++)
-		sb_addch(out, (unsigned char)s[i] < 0x20 ? ' ' : s[i]);
+		sb_addch(out, (s[i] >= 'a' && s[i] <= 'z') ||
+					      (s[i] >= 'A' && s[i] <= 'Z') ||
+					      (s[i] >= '0' && s[i] <= '9') ||
+					      s[i] == '.' || s[i] == '-'
+				      ? s[i]
+				      : '_');
 }
 
-static void print_email(struct sb *out, const struct rv_question *q,
-			const char *from, const char *domain, const char *to,
-			const struct rv_cl_result *r, struct rv_repo *repo)
+/* The body of the AUTOSEL-style mail for r. */
+static void email_body(struct sb *body, const struct rv_question *q,
+		       const struct rv_cl_result *r, struct rv_repo *repo)
 {
-	struct sb body = SB_INIT, tally = SB_INIT;
-	char date[64];
-	time_t now = time(NULL);
-	struct tm tm;
+	struct sb tally = SB_INIT;
 	size_t j;
 
-	gmtime_r(&now, &tm);
-	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S +0000", &tm);
-	sb_adds(out, "From quorum Thu Jan  1 00:00:00 1970\n");
-	sb_addf(out, "From: %s\n",
-		from ? from : "quorum <quorum@quorum.invalid>");
-	if (to)
-		sb_addf(out, "To: %s\n", to);
-	if (r->author) {
-		sb_adds(out, "Cc: ");
-		one_line(out, r->author, 300);
-		sb_addch(out, '\n');
+	if (r->upstream) {
+		sb_adds(body, "[ Upstream commit ");
+		one_line(body, r->upstream, 100);
+		sb_adds(body, " ]\n\n");
 	}
-	sb_addf(out, "Date: %s\n", date);
-	sb_addf(out, "Message-ID: <classify-%s-%.12s-%ld@%s>\n", q->name,
-		r->commit[0] ? r->commit : "mail", (long)now,
-		domain ? domain : "quorum.invalid");
-	if (r->message_id) {
-		sb_addf(out, "In-Reply-To: <%s>\n", r->message_id);
-		sb_addf(out, "References: <%s>\n", r->message_id);
-	}
-	sb_addf(out, "Subject: [PATCH AUTOSEL %s] ",
-		q->target ? q->target : q->name);
-	one_line(out, r->subject, 300);
-	sb_adds(out, "\nMIME-Version: 1.0\n"
-		     "Content-Type: text/plain; charset=utf-8\n"
-		     "Content-Transfer-Encoding: 8bit\n"
-		     "X-Quorum-Classify: ");
-	sb_addf(out, "%s %s %.2f\n\n", q->name, r->yes ? "yes" : "no",
-		r->score);
-	if (r->upstream)
-		sb_addf(&body, "[ Upstream commit %s ]\n\n", r->upstream);
-	sb_addf(&body, "**%s**\n\n", r->yes ? "YES" : "NO");
-	sb_addf(&body,
-		"quorum's answer to \"%s\" for this commit is %s (score "
-		"%.2f).\n",
-		q->name, r->yes ? "yes" : "no", r->score);
+	sb_addf(body, "**%s**\n\n", r->yes ? "YES" : "NO");
+	sb_adds(body, "quorum's answer to \"");
+	one_line(body, q->name, 100);
+	sb_addf(body, "\" for this commit is %s (score %.2f).\n",
+		r->yes ? "yes" : "no", r->score);
 	tally_line(r, &tally);
-	sb_addf(&body, "Vote: %s.\n\n", tally.buf);
+	sb_adds(body, "Vote: ");
+	one_line(body, tally.buf, 2000);
+	sb_adds(body, ".\n\n");
 	if (r->explanation) {
-		sb_adds(&body, "Explanation (from a language model):\n\n");
-		mail_text(&body, r->explanation);
-		sb_addch(&body, '\n');
+		sb_adds(body, "Explanation (from a language model):\n\n");
+		mail_text(body, r->explanation);
+		sb_addch(body, '\n');
 	}
 	if (r->nreasons) {
-		sb_adds(&body, "Reasons (from the tree's history):\n");
-		for (j = 0; j < r->nreasons; j++)
-			sb_addf(&body, "- %s\n", r->reasons[j]);
-		sb_addch(&body, '\n');
+		sb_adds(body, "Reasons (from the tree's history):\n");
+		for (j = 0; j < r->nreasons; j++) {
+			sb_adds(body, "- ");
+			one_line(body, r->reasons[j], 1000);
+			sb_addch(body, '\n');
+		}
+		sb_addch(body, '\n');
 	}
 	if (r->nsimilar) {
-		sb_adds(&body, "Comparison with similar commits:\n");
+		sb_adds(body, "Comparison with similar commits:\n");
 		for (j = 0; j < r->nsimilar; j++) {
-			sb_addf(&body, "- %.12s (%s: %s, similarity %.2f) ",
-				r->similar[j].commit,
-				q->target ? q->target : q->name,
+			sb_addf(body, "- %.12s (", r->similar[j].commit);
+			one_line(body, q->target ? q->target : q->name, 100);
+			sb_addf(body, ": %s, similarity %.2f) ",
 				r->similar[j].label, r->similar[j].score);
-			one_line(&body, r->similar[j].subject, 200);
-			sb_addch(&body, '\n');
+			one_line(body, r->similar[j].subject, 200);
+			sb_addch(body, '\n');
 		}
-		sb_addch(&body, '\n');
+		sb_addch(body, '\n');
 	}
-	sb_adds(&body,
+	sb_adds(body,
 		"This mail was written by a program (quorum classify), not by "
 		"a person.\nIt is automated and may be wrong: check the "
 		"commit before acting on it.\n");
@@ -576,15 +583,75 @@ static void print_email(struct sb *out, const struct rv_question *q,
 
 		if (!rv_commit_email(repo, r->commit, &m, parent, NULL) &&
 		    (sep = strstr(sb_str(&m), "\n\n"))) {
-			sb_addch(&body, '\n');
-			mail_text(&body, sep + 2);
+			sb_addch(body, '\n');
+			mail_text(body, sep + 2);
 		}
 		sb_release(&m);
 	}
-	mail_text(out, body.buf);
-	sb_addch(out, '\n');
-	sb_release(&body);
 	sb_release(&tally);
+}
+
+/*
+ * The AUTOSEL-style mail for r, appended to the mbox out: composed by
+ * reply_compose_mail(), the path of the review replies, so no byte of
+ * the mail classified can add a recipient or a header. 0 or -1 with err.
+ */
+static int print_email(struct sb *out, const struct rv_question *q,
+		       const char *from, const char *domain, const char *to,
+		       const struct rv_cl_result *r, struct rv_repo *repo,
+		       struct errmsg *err)
+{
+	struct reply_opts o = REPLY_OPTS_INIT;
+	struct reply_mail mail = {0};
+	struct sb body = SB_INIT, subj = SB_INIT, id = SB_INIT, dom = SB_INIT,
+		  def = SB_INIT, msg = SB_INIT, verdict = SB_INIT;
+	const char *headers[3];
+	time_t now = time(NULL);
+	int ret;
+
+	msgid_part(&dom, domain, 200);
+	if (!dom.len || !strchr(dom.buf, '.'))
+		sb_adds(&dom, dom.len ? ".invalid" : "quorum.invalid");
+	sb_adds(&id, "classify-");
+	msgid_part(&id, q->name, 40);
+	sb_addf(&id, "-%.12s-%ld@%s", r->commit[0] ? r->commit : "mail",
+		(long)now, dom.buf);
+	sb_addf(&def, "quorum <quorum@%s>", dom.buf);
+	o.from = from ? from : def.buf;
+	o.msgid = id.buf;
+	o.now = (int64_t)now;
+	sb_adds(&subj, "[PATCH AUTOSEL ");
+	sb_adds(&subj, q->target ? q->target : q->name);
+	sb_adds(&subj, "] ");
+	sb_adds(&subj, r->subject ? r->subject : "");
+	sb_addf(&verdict, "%s %s %.2f", q->name, r->yes ? "yes" : "no",
+		r->score);
+	headers[0] = "X-Quorum-Classify";
+	headers[1] = verdict.buf;
+	headers[2] = NULL;
+	email_body(&body, q, r, repo);
+	mail.to = to;
+	mail.cc_name = r->author_name;
+	mail.cc_addr = r->author_email;
+	mail.subject = subj.buf;
+	mail.in_reply_to = r->message_id;
+	mail.headers = headers;
+	mail.body = body.buf;
+	if (r->message_id && !mp_msgid_valid(r->message_id))
+		warning("the mail <%.200s> has a Message-ID no header can "
+			"name; its AUTOSEL mail is not threaded under it",
+			r->message_id);
+	ret = reply_compose_mail(&msg, &mail, &o, err);
+	if (!ret)
+		reply_mbox_add(out, msg.buf);
+	sb_release(&body);
+	sb_release(&subj);
+	sb_release(&id);
+	sb_release(&dom);
+	sb_release(&def);
+	sb_release(&msg);
+	sb_release(&verdict);
+	return ret;
 }
 
 /* ---- input ---- */
@@ -669,7 +736,8 @@ static int read_inputs(struct session *s, const struct cl_args *a,
 static void progress_line(void *arg, const char *line)
 {
 	(void)arg;
-	fprintf(stderr, "\r\033[K%s", line);
+	fprintf(stderr, "\r\033[K");
+	fput_clean(line, stderr);
 }
 
 static int open_classifier(struct session *s, const struct rv_question *q,
@@ -722,9 +790,9 @@ static int cmd_classify(int argc, char **argv)
 	struct inputs in = {0};
 	struct rv_cl_result *res = NULL;
 	struct errmsg err = {""};
-	const char *to = NULL;
+	char *to = NULL;
 	struct sb out = SB_INIT;
-	bool any_yes = false;
+	bool any_yes = false, any_error = false;
 	size_t i;
 	int ret;
 
@@ -758,21 +826,35 @@ static int cmd_classify(int argc, char **argv)
 		goto out;
 	res = xcalloc(in.n + 1, sizeof(*res));
 	rv_classify(cl, in.v, in.n, &o, res, &err);
-	for (i = 0; i < in.n; i++)
+	for (i = 0; i < in.n; i++) {
 		any_yes = any_yes || (!res[i].error && res[i].yes);
+		any_error = any_error || res[i].error != NULL;
+	}
+	if (in.n == 1 && res[0].error) {
+		/* Nothing was classified: no document, in any format. */
+		error("%s", res[0].error);
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	if (co.format == FMT_JSON) {
 		char *j = print_json(q.name, res, in.n);
 
-		sb_adds(&out, j ? j : "");
+		sb_add_json_visible(&out, j ? j : "");
 		sb_addch(&out, '\n');
 		free(j);
 	} else if (co.format == FMT_EMAIL) {
-		for (i = 0; i < in.n; i++)
-			if (!res[i].error)
-				print_email(&out, &q,
-					    qconfig_get(s.cfg, "watch.from"),
-					    qconfig_get(s.cfg, "watch.domain"),
-					    to, &res[i], s.repo);
+		for (i = 0; i < in.n; i++) {
+			if (res[i].error)
+				continue;
+			if (print_email(&out, &q,
+					qconfig_get(s.cfg, "watch.from"),
+					qconfig_get(s.cfg, "watch.domain"), to,
+					&res[i], s.repo, &err) < 0) {
+				error("classify --format email: %s", err.msg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+		}
 	} else {
 		char *buf = NULL;
 		size_t len = 0;
@@ -781,7 +863,9 @@ static int cmd_classify(int argc, char **argv)
 		if (f) {
 			print_text(f, res, in.n);
 			fclose(f);
-			sb_add(&out, buf, len);
+			/* Each field is clean; this catches what one missed. */
+			sb_add_visible_mem(&out, buf, len,
+					   SB_VIS_NEWLINE | SB_VIS_TAB);
 			free(buf);
 		}
 	}
@@ -790,17 +874,13 @@ static int cmd_classify(int argc, char **argv)
 		ret = EXIT_ENV;
 		goto out;
 	}
-	for (i = 0; i < in.n; i++)
-		if (res[i].error && in.n == 1) {
-			error("%s", res[i].error);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-	ret = any_yes ? EXIT_FINDINGS : EXIT_CLEAN;
+	/* An input of several that could not be read: in the document. */
+	ret = any_error ? EXIT_USAGE : any_yes ? EXIT_FINDINGS : EXIT_CLEAN;
 out:
 	for (i = 0; res && i < in.n; i++)
 		rv_cl_result_release(&res[i]);
 	free(res);
+	free(to);
 	sb_release(&out);
 	rv_classifier_free(cl);
 	inputs_release(&in);
@@ -851,7 +931,7 @@ int cmd_classify_eval(const struct cmd *c, int argc, char **argv)
 	struct rv_classifier *cl = NULL;
 	struct rv_cl_eval ev;
 	struct errmsg err = {""};
-	const char *to;
+	char *to = NULL;
 	char b[8][16];
 	int ret;
 
@@ -919,6 +999,7 @@ int cmd_classify_eval(const struct cmd *c, int argc, char **argv)
 	}
 	ret = 0;
 out:
+	free(to);
 	rv_classifier_free(cl);
 	rv_question_release(&q);
 	session_close(&s);

@@ -73,7 +73,9 @@ const struct cmd cmd_eval_def = {
 static void progress_line(void *arg, const char *line)
 {
 	(void)arg;
-	fprintf(stderr, "\r%s\033[K", line);
+	fputc('\r', stderr);
+	fput_clean(line, stderr);
+	fputs("\033[K", stderr);
 }
 
 static void each_commit(void *arg, const struct rv_eval_commit *c)
@@ -264,7 +266,8 @@ static void print_json(const struct rv_eval_result *res)
 	}
 	cJSON_AddNumberToObject(o, "seconds", res->seconds);
 	s = cJSON_PrintUnformatted(o);
-	puts(s ? s : "{}");
+	fput_json(s ? s : "{}", stdout);
+	putchar('\n');
 	free(s);
 	cJSON_Delete(o);
 }

@@ -57,7 +57,9 @@ const struct cmd cmd_index_def = {
 static void progress_line(void *arg, const char *line)
 {
 	(void)arg;
-	fprintf(stderr, "\r%s\033[K", line);
+	fputc('\r', stderr);
+	fput_clean(line, stderr);
+	fputs("\033[K", stderr);
 }
 
 /* The options of index; 0, or -1 to return *exit_code. */

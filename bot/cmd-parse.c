@@ -273,7 +273,7 @@ static int put_json(cJSON *item)
 	cJSON_Delete(item);
 	if (!text)
 		return -1;
-	fputs(text, stdout);
+	fput_json(text, stdout);
 	free(text);
 	return 0;
 }

@@ -69,9 +69,13 @@ const struct cmd cmd_review_def = {
 	"most\n"
 	"                 and about (at the voter's longest recent answer), "
 	"then\n"
-	"                 the totals per voter and the plan under the caps; "
-	"with\n"
-	"                 --format json the report carries them (dry_run);\n"
+	"                 the totals per voter and the plan under the caps, "
+	"and\n"
+	"                 each request a voter would not get (a patch over "
+	"its\n"
+	"                 context-tokens); with --format json the report "
+	"carries\n"
+	"                 them (dry_run, abstentions);\n"
 	"                 exit 0 (nothing was asked: no verdict)\n"
 	"  --format FMT   text (default), json (contrib/review-json.md) or\n"
 	"                 sarif (SARIF 2.1.0 for code-scanning UIs) or email\n"
@@ -79,6 +83,14 @@ const struct cmd cmd_review_def = {
 	"                 watch.from and watch.domain apply)\n"
 	"  --output FILE  write the report to FILE instead of standard output\n"
 	"  -h, --help     this text\n"
+	"\n"
+	"The report, in every format, is written whole or not at all: an "
+	"error\n"
+	"that stops the review writes nothing to standard output or FILE, "
+	"only\n"
+	"one line to standard error. A series that does not apply is in the\n"
+	"report (JSON: applied false, the failing patch's error), the other\n"
+	"series are still reviewed, and the exit status is 2.\n"
 	"\n"
 	"MESSAGE-ID or URL: when the argument is not an existing file (a FILE\n"
 	"always wins) but <ID>, ID@HOST, or a public-inbox URL such as\n"
@@ -245,12 +257,14 @@ static bool review_wanted(const struct mp_set *set, size_t i,
 }
 
 /*
- * Review one series into rp (counted in *reviewed; one that does not
- * apply is reported too); 0 (*findings set) or an exit status.
+ * Review one series into rp (counted in *reviewed); one that does not
+ * apply is reported too, and sets *not_applied. 0 (*findings set), or
+ * the exit status of an error that stops the review.
  */
 static int review_one_series(struct session *s, const struct mp_series *ser,
 			     struct report *rp, struct dry_run *dry,
-			     size_t *reviewed, bool *findings)
+			     size_t *reviewed, bool *findings,
+			     bool *not_applied)
 {
 	struct errmsg err = {""};
 	struct rv_review *r = NULL;
@@ -274,8 +288,10 @@ static int review_one_series(struct session *s, const struct mp_series *ser,
 	report_add(rp, r);
 	(*reviewed)++;
 	if (rr == RV_ERR_APPLY) {
+		/* An outcome of the review, not the end of it: say so, go on.
+		 */
 		error("%s", err.msg);
-		ret = EXIT_USAGE;
+		*not_applied = true;
 	} else if (r->findings.n) {
 		*findings = true;
 	}
@@ -283,7 +299,12 @@ static int review_one_series(struct session *s, const struct mp_series *ser,
 	return ret;
 }
 
-/* Review the series of set that are wanted, then write the report. */
+/*
+ * Review the series of set that are wanted, then write the report: in
+ * every format, only when each was reviewed (a series that does not
+ * apply is in it, and makes the exit status 2); an error that stops the
+ * review writes nothing, so stdout holds a whole document or nothing.
+ */
 static int review_set(struct session *s, const struct cmd_opts *co,
 		      const struct mp_set *set, const char *target)
 {
@@ -293,9 +314,9 @@ static int review_set(struct session *s, const struct cmd_opts *co,
 	struct errmsg err = {""};
 	struct dry_run dry = {.dir = co->dry_run_dir};
 	bool text_dry = co->dry_run && co->format != FMT_JSON;
-	bool findings = false;
+	bool findings = false, not_applied = false;
 	size_t i, reviewed = 0;
-	int ret = EXIT_CLEAN;
+	int ret = EXIT_CLEAN, rw;
 
 	if (!rp) {
 		error("out of memory");
@@ -315,7 +336,7 @@ static int review_set(struct session *s, const struct cmd_opts *co,
 		s->opts.apply.nprereqs = plan.nof[i];
 		ret = review_one_series(s, set->series[i], rp,
 					text_dry ? &dry : NULL, &reviewed,
-					&findings);
+					&findings, &not_applied);
 	}
 	if (text_dry) {
 		dry_run_finish(&dry, stdout);
@@ -324,10 +345,13 @@ static int review_set(struct session *s, const struct cmd_opts *co,
 	}
 	if (co->dry_run)
 		findings = false; /* nothing was asked: no verdict */
-	if (reviewed && report_write(rp, co->output, &err) < 0) {
+	if (ret == EXIT_CLEAN && reviewed &&
+	    (rw = report_write(rp, co->output, &err)) < 0) {
 		error("%s", err.msg);
-		ret = EXIT_ENV;
+		ret = rw == REPORT_ERR_INPUT ? EXIT_USAGE : EXIT_ENV;
 	}
+	if (ret == EXIT_CLEAN && not_applied)
+		ret = EXIT_USAGE;
 	if (ret == EXIT_CLEAN && findings)
 		ret = EXIT_FINDINGS;
 	rv_prereq_plan_release(&plan);

@@ -14,6 +14,7 @@
 #include <git2.h>
 
 #include "config.h"
+#include "mailparse/mailparse.h"
 
 /* A config file bigger than this is not a config file. */
 #define CONFIG_MAX_BYTES (1 << 20)
@@ -456,7 +457,11 @@ int qconfig_get_int(struct qconfig *q, const char *key, int def, int *out,
 	if (errno || end == v || *end || n < -1000000 || n > 1000000)
 		return errmsg_set(err, -1,
 				  "config %s = '%s' is not a number (in %s)",
-				  key, v, sb_str(&q->sources));
+				  key,
+				  mp_looks_like_key(v)
+					  ? "(not shown: it looks like a key)"
+					  : v,
+				  sb_str(&q->sources));
 	*out = (int)n;
 	return 0;
 }

@@ -378,8 +378,12 @@ int deliver_smtp(const struct smtp_opts *o, const char *raw, size_t len,
 	rc = curl_easy_perform(c);
 	if (rc != CURLE_OK) {
 		/* curl's message may echo the server; never our password. */
-		errmsg_set(err, -1, "SMTP to %s failed: %s", o->url,
+		struct sb url = SB_INIT;
+
+		sb_add_url_shown(&url, o->url);
+		errmsg_set(err, -1, "SMTP to %s failed: %s", sb_str(&url),
 			   *cerr ? cerr : curl_easy_strerror(rc));
+		sb_release(&url);
 		goto out;
 	}
 	ret = 0;

@@ -84,6 +84,51 @@ void dry_run_say(struct dry_run *d, FILE *out)
 	d->said = true;
 }
 
+/* A URL without its credentials (user:password@, key=...). */
+static void fput_url(const char *url, FILE *out)
+{
+	struct sb u = SB_INIT;
+
+	sb_add_url_shown(&u, url);
+	fputs(sb_str(&u), out);
+	sb_release(&u);
+}
+
+/*
+ * The requests the review would not send either: a voter left out of a
+ * patch (over its context budget, no boundary, ...), one line each.
+ */
+static void add_left_out(struct dry_run *d, const struct rv_review *r,
+			 FILE *out)
+{
+	const struct mp_series *s = r->series;
+	size_t i;
+
+	for (i = 0; i < r->ncalls; i++) {
+		const struct rv_llm_call *c = &r->calls[i];
+		const struct mp_patch *p;
+
+		if (c->answered || !c->reason || c->budget || c->breaker)
+			continue;
+		voter_of(d, c->voter)->left_out++;
+		d->nleft_out++;
+		fputs("not sent: voter ", out);
+		fput_clean(c->voter, out);
+		p = c->patch >= 0 && (size_t)c->patch < s->npatches
+			    ? s->patches[c->patch]
+			    : NULL;
+		if (p)
+			fprintf(out, ", patch %d/%d: ",
+				p->subject.index ? p->subject.index
+						 : c->patch + 1,
+				s->total > 0 ? s->total : (int)s->npatches);
+		else
+			fputs(", the series tip: ", out);
+		fput_clean(c->reason, out);
+		fputs("; the voter abstains there\n", out);
+	}
+}
+
 int dry_run_add(struct dry_run *d, const struct rv_review *r, FILE *out,
 		struct errmsg *err)
 {
@@ -112,7 +157,7 @@ int dry_run_add(struct dry_run *d, const struct rv_review *r, FILE *out,
 		fputs(", patch ", out);
 		fput_clean(q->label, out);
 		fputs(", POST ", out);
-		fput_clean(q->url, out);
+		fput_url(q->url, out);
 		fprintf(out,
 			"\n  input: %ld tokens at most (%s; %zu bytes), "
 			"max-tokens %d: at most $%.4f, about $%.4f%s\n",
@@ -127,11 +172,12 @@ int dry_run_add(struct dry_run *d, const struct rv_review *r, FILE *out,
 				return -1;
 			fprintf(out, "  body: %s\n", path);
 		} else {
-			/* JSON on one line; mail text may hold C1 controls. */
-			fput_clean(q->body, out);
+			/* JSON on one line: exact, with C1 and bidi escaped. */
+			fput_json(q->body, out);
 			fputc('\n', out);
 		}
 	}
+	add_left_out(d, r, out);
 	return 0;
 }
 
@@ -143,9 +189,13 @@ void dry_run_finish(const struct dry_run *d, FILE *out)
 	for (i = 0; i < d->nv; i++) {
 		fputs("voter ", out);
 		fput_clean(d->v[i].name, out);
-		fprintf(out, ": %zu request%s, at most $%.4f, about $%.4f\n",
+		fprintf(out, ": %zu request%s, at most $%.4f, about $%.4f",
 			d->v[i].n, d->v[i].n == 1 ? "" : "s", d->v[i].worst,
 			d->v[i].estimate);
+		if (d->v[i].left_out)
+			fprintf(out, "; %zu not sent (see above)",
+				d->v[i].left_out);
+		fputc('\n', out);
 		worst += d->v[i].worst;
 		est += d->v[i].estimate;
 	}
@@ -153,6 +203,12 @@ void dry_run_finish(const struct dry_run *d, FILE *out)
 		"total: %zu request%s, at most $%.4f, about $%.4f; "
 		"nothing was sent\n",
 		d->n, d->n == 1 ? "" : "s", worst, est);
+	if (d->nleft_out)
+		fprintf(out,
+			"%zu more request%s would not be sent: a real run "
+			"reviews without %s\n",
+			d->nleft_out, d->nleft_out == 1 ? "" : "s",
+			d->nleft_out == 1 ? "it" : "them");
 }
 
 void dry_run_release(struct dry_run *d)

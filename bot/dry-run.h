@@ -17,11 +17,13 @@ struct dry_voter {
 	char *name;
 	size_t n;
 	double worst, estimate;
+	size_t left_out; /* requests it would not get (context budget) */
 };
 
 struct dry_run {
-	const char *dir; /* NULL: the bodies are printed */
-	size_t n;	 /* requests so far, across reviews */
+	const char *dir;  /* NULL: the bodies are printed */
+	size_t n;	  /* requests so far, across reviews */
+	size_t nleft_out; /* and those a real run would not send either */
 	struct dry_voter *v;
 	size_t nv, alloc;
 	bool said; /* the header, that nothing is sent, is out */
@@ -30,7 +32,9 @@ struct dry_run {
 /*
  * Print r's requests (r->dry, from a review with opts.dry_run) to out,
  * their bodies too or, with d->dir, into DIR/NNNN-VOTER.json (DIR is
- * made). 0, or -1 with err when a file cannot be written.
+ * made), then a line for each request a real run would not send either
+ * (a voter left out of a patch over its context budget: r->calls). 0, or
+ * -1 with err when a file cannot be written.
  */
 int dry_run_add(struct dry_run *d, const struct rv_review *r, FILE *out,
 		struct errmsg *err);

@@ -29,6 +29,49 @@ struct load {
 	bool env;	/* the error is the environment's (a key) */
 };
 
+/*
+ * A config value for an error message: as it is, unless it looks like a
+ * key (one pasted into the wrong line must not reach a log).
+ */
+static const char *shown(const char *v)
+{
+	return mp_looks_like_key(v) ? "(not shown: it looks like a key)" : v;
+}
+
+/*
+ * key-env or key-file holding what looks like the key itself: say which
+ * voter and what to do, never the value. -1 with l->err.
+ */
+static int key_in_config(struct load *l, const char *name, const char *key)
+{
+	struct sb var = SB_INIT;
+	const char *p;
+
+	if (strcmp(key, "key-env"))
+		return errmsg_set(l->err, -1,
+				  "voter \"%s\": key-file names no file, and "
+				  "its value looks like a key itself (not "
+				  "shown); put the key in a file only you can "
+				  "read (chmod 600) and name that file",
+				  name);
+	/* A variable name to suggest: QUORUM_KEY_ and the voter's. */
+	sb_adds(&var, "QUORUM_KEY_");
+	for (p = name; *p && var.len < 40; p++)
+		sb_addch(&var,
+			 *p >= 'a' && *p <= 'z' ? *p - 'a' + 'A'
+			 : (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
+				 ? *p
+				 : '_');
+	errmsg_set(l->err, -1,
+		   "voter \"%s\": key-env must name an environment variable, "
+		   "and its value looks like a key itself (not shown); put "
+		   "the key in the environment and name the variable "
+		   "(key-env = %s, with %s set to the key)",
+		   name, var.buf, var.buf);
+	sb_release(&var);
+	return -1;
+}
+
 static char *own(struct llm_voters *lv, char *s)
 {
 	lv->owned = xrealloc(lv->owned, (lv->nowned + 1) * sizeof(*lv->owned));
@@ -62,7 +105,7 @@ static int get_num(struct load *l, const char *name, const char *key, double lo,
 		return errmsg_set(
 			l->err, -1,
 			"voter \"%s\": %s = '%s' is not a number from %g to %g",
-			name, key, v, lo, hi);
+			name, key, shown(v), lo, hi);
 	*out = d;
 	return 0;
 }
@@ -145,7 +188,7 @@ static int one_voter(void *arg, const char *name)
 		return errmsg_set(l->err, -1,
 				  "voter \"%s\": provider '%s' is not openai, "
 				  "anthropic, history, rules or checkpatch",
-				  name, provider);
+				  name, shown(provider));
 	}
 	v.provider = (enum rv_provider)p;
 	v.name = own(lv, xstrdup_or_null(name));
@@ -166,8 +209,20 @@ static int one_voter(void *arg, const char *name)
 			"voter \"%s\": give key-env or key-file, not both",
 			name);
 	if (env) {
-		const char *k = getenv(env);
+		const char *k;
 
+		if (!mp_env_name_ok(env)) {
+			if (mp_looks_like_key(env))
+				return key_in_config(l, name, "key-env");
+			return errmsg_set(l->err, -1,
+					  "voter \"%s\": key-env = '%s' is not "
+					  "the name of an environment variable "
+					  "(letters, digits and _, no $)",
+					  name, env);
+		}
+		k = getenv(env);
+		if ((!k || !*k) && mp_looks_like_key(env))
+			return key_in_config(l, name, "key-env");
 		l->env = true;
 		if (!k || !*k)
 			return errmsg_set(l->err, -1,
@@ -179,6 +234,9 @@ static int one_voter(void *arg, const char *name)
 	} else if (file) {
 		char *k = NULL;
 
+		/* No such file, and a key's looks: the key pasted here. */
+		if (mp_looks_like_key(file) && access(file, F_OK) < 0)
+			return key_in_config(l, name, "key-file");
 		l->env = true;
 		if (read_key_file(name, file, &k, l->err) < 0)
 			return -1;
@@ -215,7 +273,7 @@ static int one_voter(void *arg, const char *name)
 		return errmsg_set(l->err, -1,
 				  "voter \"%s\": count-tokens = '%s' is not "
 				  "auto, anthropic, tokenize or none",
-				  name, env);
+				  name, shown(env));
 	v.count_tokens = (enum rv_count_tokens)p;
 	ALLOC_GROW(lv->v, lv->n + 1, l->alloc);
 	lv->v[lv->n++] = v;

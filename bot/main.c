@@ -21,15 +21,32 @@ static const struct cmd *const commands[] = {
 	&cmd_ci_def,	  &cmd_classify_def,
 };
 
+/*
+ * One line on stderr: prefix, the message made visible (a file name or
+ * subject in it may hold a newline or an escape), suffix.
+ */
+static void put_message(const char *prefix, const char *fmt, va_list ap,
+			const char *suffix)
+{
+	struct sb msg = SB_INIT, line = SB_INIT;
+
+	sb_vaddf(&msg, fmt, ap);
+	sb_adds(&line, prefix);
+	sb_add_visible(&line, sb_str(&msg), SB_VIS_TAB);
+	sb_adds(&line, suffix);
+	sb_addch(&line, '\n');
+	fputs(sb_str(&line), stderr);
+	sb_release(&msg);
+	sb_release(&line);
+}
+
 int error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("quorum: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message("quorum: ", fmt, ap, "");
 	va_end(ap);
-	fputc('\n', stderr);
 	return -1;
 }
 
@@ -37,23 +54,22 @@ void warning(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("quorum: warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message("quorum: warning: ", fmt, ap, "");
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int usage_error(const struct cmd *c, const char *fmt, ...)
 {
+	struct sb usage = SB_INIT;
 	va_list ap;
 
 	/* One line: what was wrong, and the usage to fix it. */
-	fputs("quorum: ", stderr);
+	sb_addf(&usage, " (usage: %s)", c->usage);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message("quorum: ", fmt, ap, sb_str(&usage));
 	va_end(ap);
-	fprintf(stderr, " (usage: %s)\n", c->usage);
+	sb_release(&usage);
 	return EXIT_USAGE;
 }
 
@@ -61,6 +77,25 @@ int cmd_print_help(const struct cmd *c)
 {
 	printf("usage: %s\n\n%s\n", c->usage, c->help);
 	return 0;
+}
+
+/*
+ * watch logs subjects and addresses of any mail in lines printed all
+ * over bot/watch*.c: its standard output is a stream that makes every
+ * byte visible, so no line can forget to.
+ */
+static int run_logged(const struct cmd *c, int argc, char **argv)
+{
+	FILE *out = stdout, *log = visible_stream_open(stdout);
+	int ret;
+
+	if (!log)
+		return c->fn(argc, argv);
+	stdout = log;
+	ret = c->fn(argc, argv);
+	fclose(log);
+	stdout = out;
+	return ret;
 }
 
 static void print_main_help(FILE *fp)
@@ -178,6 +213,8 @@ int main(int argc, char **argv)
 	g_mime_init();
 	if (!mail_only && check_config(argc - 1, argv + 1) < 0)
 		ret = EXIT_USAGE;
+	else if (c == &cmd_watch_def)
+		ret = run_logged(c, argc - 1, argv + 1);
 	else
 		ret = c->fn(argc - 1, argv + 1);
 	g_mime_shutdown();

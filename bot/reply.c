@@ -26,13 +26,24 @@ static bool addr_is_safe(const char *a)
 	return true;
 }
 
-/* Copy s with control characters (CR, LF, ...) made spaces. */
+/*
+ * Copy at most max bytes of s on one line: a tab made a space, every
+ * other control (CR, LF, ESC, C1, bidi) made visible by sb_add_visible().
+ */
 static char *one_line(const char *s, size_t max)
 {
 	struct sb o = SB_INIT;
+	char *cut;
+	size_t i;
 
-	for (; s && *s && o.len < max; s++)
-		sb_addch(&o, (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
+	if (!s)
+		return sb_detach(&o, NULL);
+	cut = xstrndup(s, mp_utf8_cut(s, max));
+	for (i = 0; cut[i]; i++)
+		if (cut[i] == '\t')
+			cut[i] = ' ';
+	sb_add_visible(&o, cut, 0);
+	free(cut);
 	return sb_detach(&o, NULL);
 }
 
@@ -86,10 +97,14 @@ static void add_quote(struct sb *out, const char *quote)
 		n = nl ? (size_t)(nl - p) : strlen(p);
 		sb_adds(out, "    > +");
 		if (n > WRAP - 11) {
-			sb_add(out, p, WRAP - 14);
+			char *l = xstrndup(p, n);
+
+			sb_add_visible_mem(out, l, mp_utf8_cut(l, WRAP - 14),
+					   SB_VIS_TAB);
 			sb_adds(out, "...");
+			free(l);
 		} else {
-			sb_add(out, p, n);
+			sb_add_visible_mem(out, p, n, SB_VIS_TAB);
 		}
 		sb_addch(out, '\n');
 		p = nl ? nl + 1 : NULL;
@@ -134,13 +149,20 @@ static void add_finding(struct sb *out, const struct rv_review *r,
 	sb_addf(&line, "[%zu] %s: %s", n, rv_severity_name(f->severity), t);
 	free(t);
 	add_wrapped(out, sb_str(&line), "");
-	sb_addf(out, "    %s:%d", f->file ? f->file : "?", f->line_start);
+	sb_adds(out, "    ");
+	sb_add_visible(out, f->file ? f->file : "?", SB_VIS_QUOTE);
+	sb_addf(out, ":%d", f->line_start);
 	if (f->line_end > f->line_start)
 		sb_addf(out, "-%d", f->line_end);
-	if (f->function)
-		sb_addf(out, " in %s()", f->function);
-	sb_addf(out, ", patch %d/%d, %s\n", patch_number(s, f->patch),
-		series_total(s), f->category ? f->category : "general");
+	if (f->function) {
+		sb_adds(out, " in ");
+		sb_add_visible(out, f->function, 0);
+		sb_adds(out, "()");
+	}
+	sb_addf(out, ", patch %d/%d, ", patch_number(s, f->patch),
+		series_total(s));
+	sb_add_visible(out, f->category ? f->category : "general", 0);
+	sb_addch(out, '\n');
 	if (f->quote && *f->quote) {
 		sb_addch(out, '\n');
 		add_quote(out, f->quote);
@@ -383,11 +405,15 @@ static void add_still_open(struct sb *out, const struct rv_review *r,
 				continue;
 			t = one_line(f->title ? f->title : "(untitled)", 200);
 			sb_reset(&line);
-			sb_addf(&line, "[%zu] %s %s", k + 1,
-				rv_severity_name(f->severity),
-				f->file ? f->file : "?");
-			if (f->function)
-				sb_addf(&line, " %s()", f->function);
+			sb_addf(&line, "[%zu] %s ", k + 1,
+				rv_severity_name(f->severity));
+			sb_add_visible(&line, f->file ? f->file : "?",
+				       SB_VIS_QUOTE);
+			if (f->function) {
+				sb_addch(&line, ' ');
+				sb_add_visible(&line, f->function, 0);
+				sb_adds(&line, "()");
+			}
 			sb_addf(&line, ": %s", t);
 			free(t);
 			add_wrapped(out, sb_str(&line), "    ");
@@ -409,12 +435,15 @@ static void add_summary(struct sb *out, const struct mp_series *s,
 		const struct rv_patch_result *pr =
 			&r->apply->patches[r->apply->failed];
 
+		char *why = one_line(
+			pr->error ? pr->error : "it does not apply", 1000);
+
 		sb_addf(&line,
 			"quorum did not review this series: it was not "
 			"applied, because patch %d/%d does not apply on "
 			"%.12s: %s",
-			pr->index, series_total(s), r->apply->base_id,
-			pr->error ? pr->error : "it does not apply");
+			pr->index, series_total(s), r->apply->base_id, why);
+		free(why);
 	} else if (r->findings.n && nrepeated == r->findings.n) {
 		sb_addf(&line,
 			"quorum found no new issue in this version: the %zu "
@@ -592,11 +621,18 @@ static int message_finish(GMimeMessage *m, const char *body, struct sb *out)
 {
 	GMimeTextPart *tp = g_mime_text_part_new_with_subtype("plain");
 	GMimeFormatOptions *fo = g_mime_format_options_new();
+	struct sb clean = SB_INIT;
 	char *raw;
 	int ret;
 
+	/*
+	 * Every field was cleaned as it went in; this is for what one
+	 * missed: no escape reaches a mail reader, even in a 7bit body.
+	 */
+	sb_add_visible(&clean, body, SB_VIS_NEWLINE | SB_VIS_TAB);
 	g_mime_text_part_set_charset(tp, "utf-8");
-	g_mime_text_part_set_text(tp, body);
+	g_mime_text_part_set_text(tp, sb_str(&clean));
+	sb_release(&clean);
 	g_mime_object_encode((GMimeObject *)tp, GMIME_ENCODING_CONSTRAINT_7BIT);
 	g_mime_message_set_mime_part(m, (GMimeObject *)tp);
 	g_mime_format_options_set_newline_format(fo, GMIME_NEWLINE_FORMAT_UNIX);
@@ -771,8 +807,13 @@ int reply_compose(struct sb *out, const struct mp_series *s,
 
 	if (!parent || !mp_msgid_valid(parent->message_id)) {
 		errmsg_set(err, -1,
-			   "the series has no usable Message-ID to "
-			   "reply to");
+			   "its Message-ID %s%.200s%s is not one a reply can "
+			   "name (printable ASCII, no space, quote, backslash "
+			   "or <>)",
+			   parent && parent->message_id ? "<" : "",
+			   parent && parent->message_id ? parent->message_id
+							: "(none)",
+			   parent && parent->message_id ? ">" : "");
 		goto out;
 	}
 	if (draft_open(&d, o, err) < 0)
@@ -884,4 +925,79 @@ out:
 	sb_release(&body);
 	sb_release(&subj);
 	return ret;
+}
+
+int reply_compose_mail(struct sb *out, const struct reply_mail *mail,
+		       const struct reply_opts *o, struct errmsg *err)
+{
+	struct draft d = {0};
+	struct sb hv = SB_INIT;
+	char *name = NULL, *addr = NULL, *subj = NULL;
+	size_t i;
+	int ret = -1;
+
+	if (mail->to && !split_from(mail->to, &name, &addr)) {
+		errmsg_set(err, -1,
+			   "the To: address '%.200s' is not an address",
+			   mail->to);
+		goto out;
+	}
+	if (draft_open(&d, o, err) < 0)
+		goto out;
+	if (addr)
+		add_mailbox(d.m, GMIME_ADDRESS_TYPE_TO, name, addr);
+	/* A mailbox from mail: one address, its name quoted by GMime. */
+	if (addr_is_safe(mail->cc_addr))
+		add_mailbox(d.m, GMIME_ADDRESS_TYPE_CC, mail->cc_name,
+			    mail->cc_addr);
+	subj = one_line(mail->subject ? mail->subject : "", 900);
+	g_mime_message_set_subject(d.m, subj, "utf-8");
+	if (mp_msgid_valid(mail->in_reply_to)) {
+		sb_addf(&hv, "<%s>", mail->in_reply_to);
+		g_mime_object_set_header((GMimeObject *)d.m, "In-Reply-To",
+					 hv.buf, NULL);
+		g_mime_object_set_header((GMimeObject *)d.m, "References",
+					 hv.buf, NULL);
+	}
+	set_auto_headers(d.m);
+	for (i = 0; mail->headers && mail->headers[i] && mail->headers[i + 1];
+	     i += 2) {
+		char *v = one_line(mail->headers[i + 1], 300);
+
+		g_mime_object_set_header((GMimeObject *)d.m, mail->headers[i],
+					 v, NULL);
+		free(v);
+	}
+	ret = draft_finish(&d, mail->body ? mail->body : "", out, "mail", err);
+out:
+	draft_close(&d);
+	sb_release(&hv);
+	free(name);
+	free(addr);
+	free(subj);
+	return ret;
+}
+
+void reply_mbox_add(struct sb *out, const char *msg)
+{
+	const char *p = msg, *nl;
+
+	sb_adds(out, "From quorum@localhost Thu Jan  1 00:00:00 1970\n");
+	while (*p) {
+		const char *q = p;
+
+		nl = strchr(p, '\n');
+		while (*q == '>')
+			q++;
+		if (!strncmp(q, "From ", 5))
+			sb_addch(out, '>');
+		if (!nl) {
+			sb_adds(out, p);
+			sb_addch(out, '\n');
+			break;
+		}
+		sb_add(out, p, (size_t)(nl - p) + 1);
+		p = nl + 1;
+	}
+	sb_addch(out, '\n');
 }

@@ -100,4 +100,33 @@ int reply_compose_digest(struct sb *out, const char *list, const char *lines,
 			 size_t n, const struct reply_opts *o,
 			 struct errmsg *err);
 
+/* A mail quorum writes that answers no review (classify's AUTOSEL mail). */
+struct reply_mail {
+	const char *to;		 /* "Name <addr>" or addr, from the config */
+	const char *cc_name;	 /* Cc: a mailbox from mail or a commit, */
+	const char *cc_addr;	 /* or NULL */
+	const char *subject;	 /* made one visible line, RFC 2047 by GMime */
+	const char *in_reply_to; /* a message-id from mail, or NULL */
+	const char *const *headers; /* more: name, value, ..., NULL */
+	const char *body;
+};
+
+/*
+ * Compose mail as reply_compose() does its reply, through the same GMime
+ * path: From o->from, Message-ID o->msgid, Date o->now; an address that
+ * is not plain user@host is left out (a display name holding commas,
+ * addresses or group syntax stays one quoted name), the subject and
+ * header values are made visible on one line, In-Reply-To and
+ * References are set only for an mp_msgid_valid() in_reply_to. -1 with
+ * err when to is no address or the mail cannot be written.
+ */
+int reply_compose_mail(struct sb *out, const struct reply_mail *mail,
+		       const struct reply_opts *o, struct errmsg *err);
+
+/*
+ * Append msg (one composed message) to out as a message of an mboxrd:
+ * a From_ line, ">From " quoting that can be undone, a blank line.
+ */
+void reply_mbox_add(struct sb *out, const char *msg);
+
 #endif

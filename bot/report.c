@@ -24,7 +24,7 @@ struct report {
 	struct rv_json_report *json;   /* FMT_JSON */
 	struct rv_sarif_report *sarif; /* FMT_SARIF */
 	const char *from, *domain;     /* FMT_EMAIL */
-	int failed;	   /* FMT_EMAIL: a reply could not be composed */
+	int failed; /* FMT_EMAIL: REPORT_ERR_INPUT, a reply was not composed */
 	char *email_first; /* FMT_EMAIL: the only reply so far */
 	struct errmsg err;
 };
@@ -48,31 +48,6 @@ void report_set_email(struct report *rp, const char *from, const char *domain)
 	rp->domain = domain;
 }
 
-/* An mboxrd From_ line and body: ">From " quoting is reversible. */
-static void add_mbox_message(struct sb *out, const char *msg)
-{
-	const char *p = msg, *nl;
-
-	sb_adds(out, "From quorum@localhost Thu Jan  1 00:00:00 1970\n");
-	while (*p) {
-		const char *q = p;
-
-		nl = strchr(p, '\n');
-		while (*q == '>')
-			q++;
-		if (!strncmp(q, "From ", 5))
-			sb_addch(out, '>');
-		if (!nl) {
-			sb_adds(out, p);
-			sb_addch(out, '\n');
-			break;
-		}
-		sb_add(out, p, (size_t)(nl - p) + 1);
-		p = nl + 1;
-	}
-	sb_addch(out, '\n');
-}
-
 /*
  * The reply `quorum watch` would send for r, to the author only. One
  * review: the message as it is; more: an mboxrd of them.
@@ -80,6 +55,7 @@ static void add_mbox_message(struct sb *out, const char *msg)
 static void email_add(struct report *rp, const struct rv_review *r)
 {
 	struct reply_opts o = {0};
+	struct errmsg why = {""};
 	struct sb msg = SB_INIT, id = SB_INIT, from = SB_INIT;
 	const struct mp_patch *parent = mp_series_first(r->series);
 
@@ -102,23 +78,25 @@ static void email_add(struct report *rp, const struct rv_review *r)
 	o.msgid = sb_str(&id);
 	o.to_author = true;
 	o.now = (int64_t)time(NULL);
-	if (reply_compose(&msg, r->series, r, &o, &rp->err) < 0) {
-		errmsg_set(&rp->err, -1, "cannot compose the reply to %s: %s",
-			   parent && parent->message_id ? parent->message_id
-							: "the series",
-			   rp->err.msg);
-		rp->failed = 1;
+	if (reply_compose(&msg, r->series, r, &o, &why) < 0) {
+		/* The mail's fault, not the machine's: an input error. */
+		const char *t = parent ? mp_patch_title(parent) : NULL;
+
+		errmsg_set(&rp->err, REPORT_ERR_INPUT,
+			   "cannot compose the reply to '%.200s': %s",
+			   t ? t : "the series", why.msg);
+		rp->failed = REPORT_ERR_INPUT;
 		goto out;
 	}
 	if (!rp->ntext) {
 		rp->email_first = sb_detach(&msg, NULL);
 	} else {
 		if (rp->email_first) {
-			add_mbox_message(&rp->text, rp->email_first);
+			reply_mbox_add(&rp->text, rp->email_first);
 			free(rp->email_first);
 			rp->email_first = NULL;
 		}
-		add_mbox_message(&rp->text, sb_str(&msg));
+		reply_mbox_add(&rp->text, sb_str(&msg));
 	}
 	rp->ntext++;
 out:
@@ -254,7 +232,7 @@ static void put_coloured(const char *text, FILE *f)
 const char *text_clean(struct sb *buf, const char *s)
 {
 	sb_reset(buf);
-	sb_add_clean(buf, s, false);
+	sb_add_visible(buf, s, SB_VIS_TAB);
 	return sb_str(buf);
 }
 
@@ -266,6 +244,94 @@ void fput_clean(const char *s, FILE *f)
 	sb_release(&buf);
 }
 
+/* A stream whose bytes are made visible on their way to another. */
+struct visible_stream {
+	FILE *under;
+	char carry[4]; /* the start of a UTF-8 character the next write ends */
+	size_t ncarry;
+};
+
+/* How many bytes at the end of s[0..len) start a character not ended. */
+static size_t utf8_unfinished(const char *s, size_t len)
+{
+	size_t i, back, need;
+
+	for (back = 1; back <= 3 && back <= len; back++) {
+		unsigned char c = (unsigned char)s[len - back];
+
+		if ((c & 0xc0) == 0x80)
+			continue; /* a continuation: look further back */
+		need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+		for (i = len - back + 1; i < len; i++)
+			if (((unsigned char)s[i] & 0xc0) != 0x80)
+				return 0;
+		return need > back ? back : 0;
+	}
+	return 0;
+}
+
+static ssize_t visible_write(void *cookie, const char *buf, size_t n)
+{
+	struct visible_stream *v = cookie;
+	struct sb in = SB_INIT, out = SB_INIT;
+	size_t keep;
+
+	sb_add(&in, v->carry, v->ncarry);
+	sb_add(&in, buf, n);
+	keep = utf8_unfinished(in.buf, in.len);
+	sb_add_visible_mem(&out, in.buf, in.len - keep,
+			   SB_VIS_NEWLINE | SB_VIS_TAB);
+	memcpy(v->carry, in.buf + in.len - keep, keep);
+	v->ncarry = keep;
+	fwrite(sb_str(&out), 1, out.len, v->under);
+	fflush(v->under);
+	sb_release(&in);
+	sb_release(&out);
+	return (ssize_t)n;
+}
+
+static int visible_close(void *cookie)
+{
+	struct visible_stream *v = cookie;
+	struct sb out = SB_INIT;
+
+	/* A character never finished: its bytes, as \xNN. */
+	sb_add_visible_mem(&out, v->carry, v->ncarry, 0);
+	fwrite(sb_str(&out), 1, out.len, v->under);
+	fflush(v->under);
+	sb_release(&out);
+	free(v);
+	return 0;
+}
+
+FILE *visible_stream_open(FILE *under)
+{
+	cookie_io_functions_t io = {
+		.write = visible_write,
+		.close = visible_close,
+	};
+	struct visible_stream *v = xcalloc(1, sizeof(*v));
+	FILE *f;
+
+	v->under = under;
+	f = fopencookie(v, "w", io);
+	if (!f) {
+		free(v);
+		return NULL;
+	}
+	setvbuf(f, NULL, _IOLBF, 0);
+	return f;
+}
+
+void fput_json(const char *doc, FILE *f)
+{
+	struct sb buf = SB_INIT;
+
+	sb_add_json_visible(&buf, doc);
+	fputs(sb_str(&buf), f);
+	sb_release(&buf);
+}
+
 int report_write(struct report *rp, const char *path, struct errmsg *err)
 {
 	char *doc = NULL;
@@ -274,7 +340,7 @@ int report_write(struct report *rp, const char *path, struct errmsg *err)
 	int ret = 0;
 
 	if (rp->failed)
-		return errmsg_set(err, -1, "%s", rp->err.msg);
+		return errmsg_set(err, rp->failed, "%s", rp->err.msg);
 	if (rp->fmt == FMT_EMAIL && rp->email_first) {
 		text = rp->email_first;
 	} else if (rp->fmt == FMT_TEXT || rp->fmt == FMT_EMAIL) {
@@ -295,11 +361,19 @@ int report_write(struct report *rp, const char *path, struct errmsg *err)
 			goto out;
 		}
 	}
-	if (rp->fmt == FMT_TEXT) {
+	if (rp->fmt != FMT_EMAIL) {
+		/*
+		 * The fields are clean already; this catches what a
+		 * formatter missed. JSON keeps the exact values, escaped.
+		 */
 		struct sb clean = SB_INIT;
 
 		sb_init(&clean, 0);
-		sb_add_clean(&clean, text, true);
+		if (rp->fmt == FMT_TEXT)
+			sb_add_visible(&clean, text,
+				       SB_VIS_NEWLINE | SB_VIS_TAB);
+		else
+			sb_add_json_visible(&clean, text);
 		free(doc);
 		doc = sb_detach(&clean, NULL);
 		text = doc;

@@ -20,7 +20,18 @@ void session_embed_opts(struct qconfig *cfg, struct rv_embed_opts *eo)
 
 	eo->url = qconfig_get(cfg, "history.embeddings-url");
 	eo->model = qconfig_get(cfg, "history.embeddings-model");
-	eo->key = env ? getenv(env) : NULL;
+	eo->key = env && mp_env_name_ok(env) ? getenv(env) : NULL;
+	/* The key pasted where its variable's name belongs: never echo it. */
+	if (env && !eo->key && mp_looks_like_key(env))
+		warning("history.embeddings-key-env must name an environment "
+			"variable, and its value looks like a key itself (not "
+			"shown); put the key in the environment and name the "
+			"variable; the embeddings are asked without a key");
+	else if (env && !mp_env_name_ok(env))
+		warning("history.embeddings-key-env = '%s' is not the name of "
+			"an environment variable; the embeddings are asked "
+			"without a key",
+			env);
 }
 
 /* Give h (may be NULL) the embeddings cfg names, if any. */
@@ -122,7 +133,10 @@ static int load_llm_limits(struct session *s, struct errmsg *err)
 			return errmsg_set(
 				err, SESSION_ERR_ENV,
 				"config %s = '%s' is not a number of seconds",
-				keys[i], v);
+				keys[i],
+				mp_looks_like_key(v)
+					? "(not shown: it looks like a key)"
+					: v);
 	}
 	if (qconfig_get_int(s->cfg, "review.retries", 2, &n, err) < 0)
 		return SESSION_ERR_ENV;

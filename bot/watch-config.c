@@ -340,6 +340,12 @@ static int load_deliver_config(struct watch *w)
 			     "(smtp://host:587)");
 	w->smtp.user = qconfig_get(cfg, "deliver.smtp-user");
 	v = qconfig_get(cfg, "deliver.smtp-password-env");
+	if (v && !mp_env_name_ok(v))
+		return error("deliver.smtp-password-env must name an "
+			     "environment variable, and its value is none (not "
+			     "shown: it may be the password itself); put the "
+			     "password in the environment and name the "
+			     "variable");
 	w->smtp.password = v ? getenv(v) : NULL;
 	v = qconfig_get(cfg, "deliver.starttls");
 	w->smtp.starttls = !v || strcmp(v, "false");

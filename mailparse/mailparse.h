@@ -300,8 +300,23 @@ int mp_msgid_from_spec(const char *spec, char **id, struct errmsg *err);
  */
 #define MP_MSGID_ID_MAX 250
 bool mp_msgid_valid(const char *id);
-/* s for a one-line message: controls as '?', cut with "..." to fit size. */
+/*
+ * s for a one-line message, made visible as sb_add_visible() does, cut
+ * with "..." to fit size.
+ */
 const char *mp_shown(const char *s, char *buf, size_t size);
+/* Is code point cp one sb_add_visible() shows as <U+XXXX>? */
+bool mp_codepoint_hidden(long cp);
+/* The most bytes of s, up to max, that end on a UTF-8 character. */
+size_t mp_utf8_cut(const char *s, size_t max);
+/* Is v the name of an environment variable ([A-Za-z_][A-Za-z0-9_]*)? */
+bool mp_env_name_ok(const char *v);
+/*
+ * Does v look like an API key or token rather than a name (a known key
+ * prefix such as sk- or ghp_, or a long run of letters and digits
+ * mixed)? Such a value is never echoed in a message.
+ */
+bool mp_looks_like_key(const char *v);
 
 /* The cover letter, else the first patch present; NULL when none. */
 const struct mp_patch *mp_series_first(const struct mp_series *s);

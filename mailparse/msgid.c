@@ -17,8 +17,9 @@ const char *mp_shown(const char *s, char *buf, size_t size)
 	struct sb t = SB_INIT;
 	size_t max = size - 4;
 
-	sb_add_clean(&t, s, false);
+	sb_add_visible(&t, s, SB_VIS_TAB);
 	if (t.len > max) {
+		max = mp_utf8_cut(t.buf, max);
 		memcpy(buf, t.buf, max);
 		memcpy(buf + max, "...", 4);
 	} else {

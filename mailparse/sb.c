@@ -231,24 +231,3 @@ int mkdir_parents(const char *path, bool self)
 	free(dup);
 	return ret;
 }
-
-int sb_add_clean(struct sb *sb, const char *s, bool keep_newlines)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	int ret = 0;
-
-	while (*p && ret == 0) {
-		if ((*p < 0x20 && *p != '\t' &&
-		     !(keep_newlines && *p == '\n')) ||
-		    *p == 0x7f) {
-			ret = sb_addch(sb, '?');
-			p++;
-		} else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-			ret = sb_addch(sb, '?');
-			p += 2;
-		} else {
-			ret = sb_addch(sb, *p++);
-		}
-	}
-	return ret;
-}

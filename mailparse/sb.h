@@ -68,12 +68,61 @@ char *sb_detach(struct sb *sb, size_t *len);
 void sb_rtrim(struct sb *sb);
 
 /*
- * Append s (NULL: nothing) for a terminal: mail text is hostile, and a
- * subject or quoted line may carry escapes. C0 controls (tab kept, and
- * newline when keep_newlines), DEL and C1 controls (UTF-8 U+0080..
- * U+009F, e.g. the CSI U+009B) are each shown as '?'.
+ * Text shown to a person (mailparse/shown.c): the one sanitiser for
+ * every byte of mail, diff, model answer or config that reaches a
+ * terminal, a mail or a report. A hostile byte is shown, never acted on:
+ *
+ *   C0 controls       \a \b \t \n \v \f \r \e (ESC), else \xNN (\x00..)
+ *   DEL               \x7f
+ *   not UTF-8         \xNN per byte: a raw 0x9b (8-bit CSI) is \x9b, so
+ *                     is a byte of an overlong or truncated sequence
+ *   C1 controls       <U+0080>..<U+009F> (U+009B is CSI, U+0085 NEL)
+ *   invisible format  <U+XXXX> for what reorders or hides text: the bidi
+ *                     controls U+202A..U+202E, U+2066..U+2069, U+200E,
+ *                     U+200F, U+061C; zero widths U+200B..U+200D,
+ *                     U+2060..U+2064, U+FEFF; U+2028/U+2029 (line
+ *                     breaks to some viewers); U+180E, U+206A..U+206F,
+ *                     U+FFF9..U+FFFB and the tags U+E0000..U+E007F
+ *
+ * Everything else (printable ASCII, valid UTF-8 text) is kept as it is,
+ * backslashes too, so cleaning text twice changes nothing and a whole
+ * report can be cleaned again after its fields were. flags:
+ *
+ *   SB_VIS_NEWLINE  keep '\n' (and read CRLF as '\n'): text of several
+ *                   lines; without it a newline in a file name or title
+ *                   cannot start a line of its own
+ *   SB_VIS_TAB      keep '\t': code quotes keep their indentation, a
+ *                   folded subject its whitespace (a tab moves the
+ *                   cursor, it cannot hide or overwrite text)
+ *   SB_VIS_QUOTE    a name, as git's quote_c_style: when anything in it
+ *                   is escaped (or it holds '"' or '\'), the whole of it
+ *                   goes in double quotes with '"' and '\' escaped too,
+ *                   so "a\nb.c" is told from a file named a\nb.c
+ *
+ * 0, or -1 (sb unchanged) when sb's cap is reached.
  */
-int sb_add_clean(struct sb *sb, const char *s, bool keep_newlines);
+#define SB_VIS_NEWLINE 0x1
+#define SB_VIS_TAB 0x2
+#define SB_VIS_QUOTE 0x4
+int sb_add_visible(struct sb *sb, const char *s, unsigned flags);
+int sb_add_visible_mem(struct sb *sb, const char *s, size_t len,
+		       unsigned flags);
+
+/*
+ * A JSON document (cJSON's output) with the same characters made safe to
+ * print: DEL, C1 and the invisible format characters above as \uXXXX
+ * escapes (cJSON escapes C0 itself), so the document parses to the exact
+ * value; a byte that is not UTF-8, which no JSON string can hold, as
+ * \ufffd. Such bytes only occur inside strings. 0 or -1 as above.
+ */
+int sb_add_json_visible(struct sb *sb, const char *json);
+
+/*
+ * url for a message or a dry run: the password of user:password@ and
+ * the value of a query parameter that carries a key (key=, token=, ...,
+ * or a value that looks like one) shown as ***, the rest made visible.
+ */
+int sb_add_url_shown(struct sb *sb, const char *url);
 
 /*
  * A one-sentence error a person can act on, filled by library code and

@@ -1029,6 +1029,8 @@ int rv_classify(struct rv_classifier *c, const struct rv_cl_input *in, size_t n,
 			r->message_id = xstrdup_or_null(p->message_id);
 			r->subject = xstrdup_or_null(tmp.subject);
 			r->author = xstrdup_or_null(p->from);
+			r->author_name = xstrdup_or_null(p->author_name);
+			r->author_email = xstrdup_or_null(p->author_email);
 			up = cl_upstream_id(p->commit_message, &len);
 			if (up)
 				r->upstream = xstrndup(up, len);
@@ -1071,6 +1073,12 @@ int rv_classify(struct rv_classifier *c, const struct rv_cl_input *in, size_t n,
 			memcpy(r->commit, hex, sizeof(hex));
 			r->upstream = xstrdup_or_null(hex);
 			r->author = author_of(git_commit_author(gc));
+			if (git_commit_author(gc)) {
+				r->author_name = xstrdup_or_null(
+					git_commit_author(gc)->name);
+				r->author_email = xstrdup_or_null(
+					git_commit_author(gc)->email);
+			}
 			idx = cl_map_find(&c->oids, hex, RV_OID_HEXSZ);
 			if (idx != UINT32_MAX && !c->c[idx].merge) {
 				k = &c->c[idx];
@@ -1140,6 +1148,8 @@ void rv_cl_result_release(struct rv_cl_result *r)
 	free(r->message_id);
 	free(r->subject);
 	free(r->author);
+	free(r->author_name);
+	free(r->author_email);
 	free(r->upstream);
 	free(r->explanation);
 	free(r->error);

@@ -88,7 +88,8 @@ struct rv_cl_result {
 	char commit[RV_OID_HEXSZ + 1]; /* "" for mail with no commit id */
 	char *message_id;	       /* of the mail, or NULL */
 	char *subject;
-	char *author;	/* "Name <addr>", or NULL */
+	char *author;			  /* "Name <addr>", or NULL */
+	char *author_name, *author_email; /* its parts, each may be NULL */
 	char *upstream; /* id from "[ Upstream commit ID ]" / commit_id, or NULL
 			 */
 	bool yes;

@@ -113,7 +113,7 @@ int hist_embed(const struct rv_embed_opts *o, const char *const *texts,
 	       size_t n, float **out, size_t *dim, struct errmsg *err)
 {
 	struct curl_slist *hdr = NULL;
-	struct sb body = SB_INIT, auth = SB_INIT;
+	struct sb body = SB_INIT, auth = SB_INIT, shown = SB_INIT;
 	cJSON *req = cJSON_CreateObject(), *input;
 	char *json = NULL, errbuf[CURL_ERROR_SIZE] = "";
 	CURL *c = NULL;
@@ -154,17 +154,20 @@ int hist_embed(const struct rv_embed_opts *o, const char *const *texts,
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)HIST_EMBED_TIMEOUT);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* The URL as a message may show it: no user:password@. */
+	sb_add_url_shown(&shown, o->url);
 	if (curl_easy_perform(c) != CURLE_OK) {
 		errmsg_set(err, RV_ERR_INTERNAL,
 			   "the embeddings endpoint %s did not answer: %s",
-			   o->url, errbuf[0] ? errbuf : "transfer failed");
+			   sb_str(&shown),
+			   errbuf[0] ? errbuf : "transfer failed");
 		goto out;
 	}
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 200) {
 		errmsg_set(err, RV_ERR_INTERNAL,
 			   "the embeddings endpoint %s answered HTTP %ld",
-			   o->url, status);
+			   sb_str(&shown), status);
 		goto out;
 	}
 	ret = parse_vectors(sb_str(&body), n, out, dim, err);
@@ -175,6 +178,7 @@ out:
 	cJSON_Delete(req);
 	sb_release(&body);
 	sb_release(&auth);
+	sb_release(&shown);
 	return ret;
 }
 

@@ -264,7 +264,14 @@ static cJSON *json_dry(const struct rv_review *r)
 
 		rv_json_put_str(o, "voter", d->voter);
 		rv_json_put_str(o, "patch", d->label);
-		rv_json_put_str(o, "url", d->url);
+		{
+			/* Without user:password@ or a key= parameter. */
+			struct sb url = SB_INIT;
+
+			sb_add_url_shown(&url, d->url);
+			rv_json_put_str(o, "url", sb_str(&url));
+			sb_release(&url);
+		}
 		cJSON_AddNumberToObject(o, "bytes", (double)d->bytes);
 		cJSON_AddNumberToObject(o, "tokens_in", (double)d->tokens_in);
 		cJSON_AddBoolToObject(o, "counted", d->counted);

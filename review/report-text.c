@@ -66,6 +66,44 @@ void rv_wrap(struct sb *out, const char *text, const char *indent, size_t width,
 		sb_addch(out, '\n');
 }
 
+/*
+ * A field from mail, the tree or a model on one line, as sb_add_visible()
+ * shows it: a newline in a title cannot start a line of the report.
+ */
+static void add_field(struct sb *out, const char *s)
+{
+	sb_add_visible(out, s, SB_VIS_TAB);
+}
+
+/* A file name: quoted as git quotes it when it holds anything odd. */
+static void add_path(struct sb *out, const char *path)
+{
+	sb_add_visible(out, path ? path : "?", SB_VIS_QUOTE);
+}
+
+/* prefix, then s on one line by add_field(), then a newline. */
+static void add_line(struct sb *out, const char *prefix, const char *s)
+{
+	sb_adds(out, prefix);
+	add_field(out, s);
+	sb_addch(out, '\n');
+}
+
+/* Each line of text (a quote of code), prefixed, made visible. */
+static void add_lines(struct sb *out, const char *prefix, const char *text)
+{
+	const char *p = text, *nl;
+
+	while (p && *p) {
+		nl = strchr(p, '\n');
+		sb_adds(out, prefix);
+		sb_add_visible_mem(out, p, nl ? (size_t)(nl - p) : strlen(p),
+				   SB_VIS_TAB);
+		sb_addch(out, '\n');
+		p = nl ? nl + 1 : NULL;
+	}
+}
+
 static const char *patch_title(const struct mp_patch *p)
 {
 	const char *t = mp_patch_title(p);
@@ -113,11 +151,15 @@ static void add_prereqs(struct sb *out, const struct rv_review *r)
 			if (!first)
 				first = ps->patches[k];
 		}
-		sb_addf(out, "prerequisite: %s (v%d, %zu patch%s",
-			series_title(ps), ps->version ? ps->version : 1, n,
-			n == 1 ? "" : "es");
-		if (first && first->message_id)
-			sb_addf(out, ", <%s>", first->message_id);
+		sb_adds(out, "prerequisite: ");
+		add_field(out, series_title(ps));
+		sb_addf(out, " (v%d, %zu patch%s",
+			ps->version ? ps->version : 1, n, n == 1 ? "" : "es");
+		if (first && first->message_id) {
+			sb_adds(out, ", <");
+			add_field(out, first->message_id);
+			sb_adds(out, ">");
+		}
 		sb_addf(out, ") %s, not reviewed itself\n",
 			r->apply ? "applied first" : "in the same input");
 	}
@@ -139,8 +181,12 @@ static void add_apply(struct sb *out, const struct rv_review *r)
 		(unsigned)a->base_source < ARRAY_SIZE(base_sources)
 			? base_sources[a->base_source]
 			: "?");
-	if (a->base_note)
-		sb_addf(out, "      %s\n", a->base_note);
+	if (a->base_note) {
+		/* It names prerequisite series: their titles are mail. */
+		sb_adds(out, "      ");
+		add_field(out, a->base_note);
+		sb_addch(out, '\n');
+	}
 	add_prereqs(out, r);
 	for (k = 0; k < s->npatches; k++) {
 		const struct rv_patch_result *pr;
@@ -152,36 +198,31 @@ static void add_apply(struct sb *out, const struct rv_review *r)
 			continue;
 		}
 		if (slot >= a->npatches) {
-			sb_addf(out, "  skipped  %s\n",
-				patch_title(s->patches[k]));
+			sb_adds(out, "  skipped  ");
+			add_field(out, patch_title(s->patches[k]));
+			sb_addch(out, '\n');
 			continue;
 		}
 		pr = &a->patches[slot++];
 		if (pr->applied)
-			sb_addf(out, "  applied%s %s\n",
-				pr->three_way ? " (3-way)" : "",
-				patch_title(s->patches[k]));
-		else if (pr->error)
-			sb_addf(out, "  FAILED   %s\n           %s\n",
-				patch_title(s->patches[k]), pr->error);
+			sb_addf(out, "  applied%s ",
+				pr->three_way ? " (3-way)" : "");
 		else
-			sb_addf(out,
-				"  skipped  %s (an earlier patch failed)\n",
-				patch_title(s->patches[k]));
+			sb_adds(out, pr->error ? "  FAILED   " : "  skipped  ");
+		add_field(out, patch_title(s->patches[k]));
+		if (!pr->applied && pr->error) {
+			sb_adds(out, "\n           ");
+			add_field(out, pr->error);
+		} else if (!pr->applied) {
+			sb_adds(out, " (an earlier patch failed)");
+		}
+		sb_addch(out, '\n');
 	}
 }
 
 static void add_quote(struct sb *out, const char *quote)
 {
-	const char *p = quote, *nl;
-
-	while (p && *p) {
-		nl = strchr(p, '\n');
-		sb_adds(out, "    > +");
-		sb_add(out, p, nl ? (size_t)(nl - p) : strlen(p));
-		sb_addch(out, '\n');
-		p = nl ? nl + 1 : NULL;
-	}
+	add_lines(out, "    > +", quote);
 }
 
 /* ---- LLM voters --------------------------------------------------------- */
@@ -218,8 +259,11 @@ static void add_cites(struct sb *out, const struct rv_review *r,
 					subject = l->items[j].fix_subject;
 		}
 		sb_addf(out, "    cites past fix %.12s", f->cites[i]);
-		if (subject)
-			sb_addf(out, " \"%s\"", subject);
+		if (subject) {
+			sb_adds(out, " \"");
+			add_field(out, subject);
+			sb_adds(out, "\"");
+		}
 		sb_adds(out, "\n");
 	}
 }
@@ -286,14 +330,18 @@ static void add_llm_voters(struct sb *out, const struct rv_review *r)
 
 		if (c->answered)
 			continue;
-		sb_addf(out, "  %s abstained on ", c->voter);
+		sb_adds(out, "  ");
+		add_field(out, c->voter);
+		sb_adds(out, " abstained on ");
 		if (c->patch >= 0 && (size_t)c->patch < s->npatches) {
 			sb_adds(out, "patch ");
 			add_patch_number(out, s, (size_t)c->patch);
 		} else {
 			sb_adds(out, "the series tip");
 		}
-		sb_addf(out, ": %s\n", c->reason ? c->reason : "no answer");
+		sb_adds(out, ": ");
+		add_field(out, c->reason ? c->reason : "no answer");
+		sb_addch(out, '\n');
 	}
 	if (!r->llm_answered)
 		sb_adds(out, "  no model answered: the offline voters voted "
@@ -321,8 +369,12 @@ static void add_llm_after(struct sb *out, const struct rv_review *r)
 			r->preexisting, r->preexisting == 1 ? "" : "s");
 	if (r->nleft_out) {
 		sb_adds(out, "context left out of the prompts (budget):\n");
-		for (i = 0; i < r->nleft_out; i++)
-			sb_addf(out, "  %s\n", r->left_out[i]);
+		for (i = 0; i < r->nleft_out; i++) {
+			/* They name files: one line each, whatever the name. */
+			sb_adds(out, "  ");
+			add_field(out, r->left_out[i]);
+			sb_addch(out, '\n');
+		}
 	}
 }
 
@@ -334,11 +386,11 @@ static void add_cost(struct sb *out, const struct rv_review *r)
 
 	/* Money: the plan, the step taken, the cache, the day's budget. */
 	if (r->plan.made && r->plan.text)
-		sb_addf(out, "plan: %s\n", r->plan.text);
+		add_line(out, "plan: ", r->plan.text);
 	if (r->stepdown)
-		sb_addf(out, "step-down: %s\n", r->stepdown);
+		add_line(out, "step-down: ", r->stepdown);
 	for (i = 0; i < r->nbreakers; i++)
-		sb_addf(out, "circuit: %s\n", r->breakers[i]);
+		add_line(out, "circuit: ", r->breakers[i]);
 	if (!r->ncalls) {
 		sb_adds(out, "cost: $0.00 (offline voters only)\n");
 		goto day;
@@ -384,22 +436,34 @@ static void add_finding(struct sb *out, const struct rv_review *r,
 	const struct mp_series *s = r->series;
 	size_t i;
 
-	sb_addf(out, "[%zu] %s: %s\n", n, rv_severity_name(f->severity),
-		f->title ? f->title : "(untitled)");
-	sb_addf(out, "    %s:%d", f->file ? f->file : "?", f->line_start);
+	sb_addf(out, "[%zu] %s: ", n, rv_severity_name(f->severity));
+	add_field(out, f->title ? f->title : "(untitled)");
+	sb_adds(out, "\n    ");
+	add_path(out, f->file);
+	sb_addf(out, ":%d", f->line_start);
 	if (f->line_end > f->line_start)
 		sb_addf(out, "-%d", f->line_end);
-	if (f->function)
-		sb_addf(out, " in %s()", f->function);
+	if (f->function) {
+		sb_adds(out, " in ");
+		add_field(out, f->function);
+		sb_adds(out, "()");
+	}
 	if (f->patch >= 0 && (size_t)f->patch < s->npatches) {
 		sb_adds(out, ", patch ");
 		add_patch_number(out, s, (size_t)f->patch);
 	}
-	sb_addf(out, ", %s\n", f->category ? f->category : "general");
+	sb_adds(out, ", ");
+	add_field(out, f->category ? f->category : "general");
+	sb_addch(out, '\n');
 	if (f->quote && *f->quote)
 		add_quote(out, f->quote);
-	if (f->explanation && *f->explanation)
-		rv_wrap(out, f->explanation, "    ", WRAP, true);
+	if (f->explanation && *f->explanation) {
+		struct sb e = SB_INIT;
+
+		sb_add_visible(&e, f->explanation, SB_VIS_NEWLINE | SB_VIS_TAB);
+		rv_wrap(out, sb_str(&e), "    ", WRAP, true);
+		sb_release(&e);
+	}
 	if (r->nllm && r->llm_answered) {
 		add_llm_tally(out, r, f);
 		return;
@@ -441,24 +505,22 @@ static void add_history(struct sb *out, const struct rv_review *r)
 			sb_adds(out, "  risk n/a");
 		else
 			sb_addf(out, "  risk %.2f", r->risk[k]);
-		if (r->risk_why[k])
-			sb_addf(out, ": %s", r->risk_why[k]);
+		if (r->risk_why[k]) {
+			sb_adds(out, ": ");
+			add_field(out, r->risk_why[k]);
+		}
 		sb_addch(out, '\n');
-		for (i = 0; i < l->n && i < REPORT_SIMILAR_SHOWN; i++)
-			sb_addf(out,
-				"      like %.12s \"%s\", %s by %.12s \"%s\" "
-				"(score %.2f)\n",
-				l->items[i].bug_id,
-				l->items[i].bug_subject
-					? l->items[i].bug_subject
-					: "",
+		for (i = 0; i < l->n && i < REPORT_SIMILAR_SHOWN; i++) {
+			/* Commit subjects of the tree: as hostile as mail. */
+			sb_addf(out, "      like %.12s \"", l->items[i].bug_id);
+			add_field(out, l->items[i].bug_subject);
+			sb_addf(out, "\", %s by %.12s \"",
 				!strcmp(l->items[i].kind, "revert") ? "reverted"
 								    : "fixed",
-				l->items[i].fix_id,
-				l->items[i].fix_subject
-					? l->items[i].fix_subject
-					: "",
-				l->items[i].score);
+				l->items[i].fix_id);
+			add_field(out, l->items[i].fix_subject);
+			sb_addf(out, "\" (score %.2f)\n", l->items[i].score);
+		}
 	}
 }
 
@@ -467,7 +529,9 @@ int rv_report_text(const struct rv_review *r, struct sb *out)
 	const struct mp_series *s = r->series;
 	size_t i;
 
-	sb_addf(out, "quorum review: %s\n", series_title(s));
+	sb_adds(out, "quorum review: ");
+	add_field(out, series_title(s));
+	sb_addch(out, '\n');
 	sb_addf(out, "series: v%d, %d patch%s", s->version ? s->version : 1,
 		s->total > 0 ? s->total : (int)s->npatches,
 		(s->total > 0 ? s->total : (int)s->npatches) == 1 ? "" : "es");

@@ -221,9 +221,12 @@ void rv_apply_result_free(struct rv_apply_result *r);
 /*
  * Write the tree (hex id of a tree or commit, e.g. a patch's tree_id) to
  * the directory dir, which must not exist yet; the repository itself is
- * not touched. Entries that could escape dir (.., .git, '/') are refused.
+ * not touched. Entries that could escape dir (.., .git, '/') are refused,
+ * and so is a symlink that resolves outside dir (an absolute target,
+ * .. out of the top, or through another link of the tree).
  * Returns 0, RV_ERR_REPO (dir exists or cannot be written; nothing is
- * left behind), RV_ERR_UNSAFE, or RV_ERR_INTERNAL for a bad id.
+ * left behind), RV_ERR_UNSAFE (nothing is left behind either), or
+ * RV_ERR_INTERNAL for a bad id.
  */
 int rv_worktree_checkout(struct rv_repo *repo, const char *tree_or_commit,
 			 const char *dir, struct errmsg *err);
@@ -467,7 +470,11 @@ struct rv_review {
 	struct rv_plan plan;
 	char **breakers; /* "e: circuit opened at ..." one line each */
 	size_t nbreakers;
-	struct rv_dry_request *dry; /* opts->dry_run: what would be sent */
+	/*
+	 * opts->dry_run: what would be sent; what would not (a patch over
+	 * a voter's context budget) is in calls, as abstentions.
+	 */
+	struct rv_dry_request *dry;
 	size_t ndry;
 	char *stepdown;	   /* the step taken because the budget was short */
 	size_t ncached;	   /* calls whose answer came from the cache */

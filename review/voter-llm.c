@@ -1136,6 +1136,25 @@ static void record_jobs(struct rv_review *r, const struct rv_review_opts *opts,
 	free(answered);
 }
 
+/*
+ * A request a dry run would not send either (the patch over the voter's
+ * context budget, ...): an abstention, as the real run would record it,
+ * so the dry run says so.
+ */
+static void left_out(struct rv_review *r, const struct rv_llm_voter *v,
+		     struct job *j)
+{
+	struct rv_llm_call *c;
+
+	r->calls = xrealloc(r->calls, (r->ncalls + 1) * sizeof(*r->calls));
+	c = &r->calls[r->ncalls++];
+	memset(c, 0, sizeof(*c));
+	c->voter = xstrdup_or_null(v->name);
+	c->patch = (int)j->patch;
+	c->reason = j->reason;
+	j->reason = NULL;
+}
+
 /* A dry run: what would be sent, priced; nothing is. Frees the jobs. */
 static void dry_run(struct cost_run *cr, struct job *jobs, size_t njobs,
 		    const size_t *order, const struct rv_ensemble_patch *pp)
@@ -1152,8 +1171,11 @@ static void dry_run(struct cost_run *cr, struct job *jobs, size_t njobs,
 		char label[64];
 		long usual;
 
-		if (!j->sent)
+		if (!j->sent) {
+			if (!j->cached && j->reason)
+				left_out(r, v, j);
 			continue;
+		}
 		d = &r->dry[r->ndry++];
 		if (pp[j->patch].label)
 			snprintf(label, sizeof(label), "%s",

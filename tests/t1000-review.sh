@@ -90,12 +90,12 @@ run "$QUORUM" review -C "$R" "$TMP/does-not-exist"
 is "$rc" 2 "a missing file exits 2"
 like "$TMP/err" 'does-not-exist' "missing file is named"
 
-# Terminal escapes in mail never reach the terminal: shown as '?'.
+# Terminal escapes in mail never reach the terminal: shown as \e, \a.
 sed -e 's/^Subject: .*/Subject: =?utf-8?q?[PATCH]_evil=1B]0;pwned=07_=1B[2J_title?=/' \
 	"$TMP"/clean/*.patch >"$TMP/escape.patch"
 run "$QUORUM" review -C "$R" "$TMP/escape.patch"
 is "$rc" 0 "a subject with escapes is still reviewed"
-like "$TMP/out" 'evil\?\]0;pwned\? \?\[2J title' "escapes are shown as ?"
+like "$TMP/out" 'evil\\e\]0;pwned\\a \\e\[2J title' "escapes are shown as \\e and \\a"
 tr -d '\n\t\040-\176' <"$TMP/out" >"$TMP/ctl"
 is "$(wc -c <"$TMP/ctl" | tr -d ' ')" 0 "no control byte in the text report"
 

@@ -231,6 +231,6 @@ run "$QUORUM" parse "$TMP/esc.mbox"
 is "$rc" 0 "a subject with escapes parses"
 ok "$(! grep -q "$(printf '\033')" "$TMP/out"; echo $?)" "no ESC byte in parse's text output"
 ok "$(! grep -q "$CSI" "$TMP/out"; echo $?)" "no C1 CSI in parse's text output"
-like "$TMP/out" 'a: \?2J\?\]0;pwned\?title' "the escapes are shown as '?'"
+like "$TMP/out" 'a: <U\+009B>2J\\e\]0;pwned\\atitle' "the escapes are shown as <U+009B>, \\e, \\a"
 
 done_testing

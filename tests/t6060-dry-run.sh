@@ -91,4 +91,30 @@ is "$(ls "$REC" | grep -c 'json$')" 0 "ci: no request to the models"
 run "$QUORUM" ci -C "$R" --range base..HEAD --dry-run
 like "$TMP/out" '^total: 0 requests' "answers in the cache: nothing would be sent"
 
+# A voter whose context budget the patches are over would get nothing:
+# the dry run says so, as the real run's abstentions would.
+{
+	cat "$TMP/config"
+	voter small openai msmall price-in=1 price-out=5 context-tokens=256
+} >"$TMP/config.small"
+QUORUM_CONFIG=$TMP/config.small run "$QUORUM" review -C "$R" --base base --no-cache --dry-run "$TMP/s.mbox"
+is "$rc" 0 "a voter over its context budget: the dry run exits 0"
+is "$(grep -c '^not sent: voter small, \(patch [12]/2\|the series tip\): the patch does not fit in its context budget of 256 tokens' "$TMP/out")" 3 \
+	"each request the voter would not get is said, with why"
+like "$TMP/out" '^voter small: 0 requests, at most \$0\.0000, about \$0\.0000; 3 not sent' "its total says so"
+like "$TMP/out" '^3 more requests would not be sent: a real run reviews without them$' "and the grand total"
+QUORUM_CONFIG=$TMP/config.small run "$QUORUM" review -C "$R" --base base --no-cache --dry-run --format json "$TMP/s.mbox"
+python3 - "$TMP/out" <<'EOP'
+import json, sys
+r = json.load(open(sys.argv[1]))["reviews"][0]
+assert {x["voter"] for x in r["dry_run"]} == {"a", "b"}, r["dry_run"]
+ab = [a for a in r["abstentions"] if a["voter"] == "small"]
+assert len(ab) == 3, r["abstentions"]
+assert all("context budget of 256 tokens" in a["reason"] for a in ab), ab
+EOP
+ok $? "JSON: the left-out requests are abstentions with their reason"
+XDG_STATE_HOME=$TMP/state3 QUORUM_CONFIG=$TMP/config.small run "$QUORUM" ci -C "$R" --range base..HEAD --dry-run
+like "$TMP/out" '^not sent: voter small, ' "ci --dry-run says so too"
+is "$(ls "$REC" | grep -c 'json$')" 0 "still no request to the models"
+
 done_testing

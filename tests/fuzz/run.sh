@@ -82,6 +82,11 @@ for s in '<20240101.123-1-author@example.org>' 'x@example.org' \
 	i=$((i + 1))
 	printf '%s' "$s" >"$seeds/msgid/$i"
 done
+# The sanitiser: text with escapes, C1, bidi controls, bytes not UTF-8.
+mkdir -p "$seeds/shown"
+printf 'evil\033]52;c;eA==\007\033[2J\nx\233\342\200\256.c' >"$seeds/shown/1"
+printf 'caf\303\251 \302\2332J \342\201\246x\342\201\251\177\t"q\\"' >"$seeds/shown/2"
+printf '\300\233\355\240\200\364\220\200\200\363\240\201\201\r\n' >"$seeds/shown/3"
 cp "$seeds"/mbox/* "$seeds/message/"
 # The diff parser and rules voter start from the same patch mail.
 mkdir -p "$seeds/diff" && cp "$seeds"/message/* "$seeds/diff/"
@@ -96,7 +101,7 @@ extra=
 
 status=0
 # FUZZ_TARGETS: which targets to run (default: all of them).
-for t in ${FUZZ_TARGETS:-message mbox diff msgid}; do
+for t in ${FUZZ_TARGETS:-message mbox diff msgid shown}; do
 	mkdir -p "$out/corpus-$t"
 	echo "fuzz: fuzz-$t for $secs s"
 	# shellcheck disable=SC2086
@@ -107,7 +112,8 @@ for t in ${FUZZ_TARGETS:-message mbox diff msgid}; do
 		-ignore_ooms=1 -max_total_time="$secs" -max_len=65536 \
 		-timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$out/artifacts/fuzz-$t-" \
-		"$out/corpus-$t" "$seeds/$t" $([ "$t" = msgid ] || echo "$extra") \
+		"$out/corpus-$t" "$seeds/$t" \
+		$([ "$t" = msgid ] || [ "$t" = shown ] || echo "$extra") \
 		>"$out/fuzz-$t.log" 2>&1
 	rc=$?
 	grep -E '^#[0-9]+: cov: .* exec/s' "$out/fuzz-$t.log" | tail -1 |

@@ -129,8 +129,8 @@ static void test_shown(void **state)
 
 	(void)state;
 	assert_string_equal(mp_shown("plain", b, sizeof(b)), "plain");
-	assert_string_equal(mp_shown("a\033[2Jb\xc2\x9b", b, sizeof(b)),
-			    "a?[2Jb?");
+	assert_string_equal(mp_shown("\033]0\xc2\x9b", b, sizeof(b)),
+			    "\\e]0<U+009B>");
 	assert_string_equal(mp_shown("0123456789abcdefghij", b, sizeof(b)),
 			    "0123456789ab...");
 	assert_string_equal(mp_shown(NULL, b, sizeof(b)), "");
