@@ -8,10 +8,16 @@
 
 #include "review.h"
 
-/* s cleaned for a terminal (mail and history are hostile). */
+/* s made visible on one line (mail and history are hostile). */
 static void add_clean(struct sb *out, const char *s)
 {
-	sb_add_clean(out, s, false);
+	sb_add_visible(out, s, 0);
+}
+
+/* A file name, quoted as git quotes one when it needs to be. */
+static void add_name(struct sb *out, const char *s)
+{
+	sb_add_visible(out, s, SB_VIS_QUOTE);
 }
 
 void rv_similar_format(const struct rv_similar_list *l, struct sb *out)
@@ -35,7 +41,7 @@ void rv_similar_format(const struct rv_similar_list *l, struct sb *out)
 			s->fix_id);
 		add_clean(out, s->fix_subject);
 		sb_adds(out, "\n   in ");
-		add_clean(out, s->file ? s->file : "?");
+		add_name(out, s->file ? s->file : "?");
 		if (s->function) {
 			sb_adds(out, ", ");
 			add_clean(out, s->function);
@@ -58,7 +64,7 @@ void rv_similar_format(const struct rv_similar_list *l, struct sb *out)
 			const struct rv_similar_match *m = &s->matches[j];
 
 			sb_adds(out, "   + ");
-			add_clean(out, m->file ? m->file : "?");
+			add_name(out, m->file ? m->file : "?");
 			sb_addf(out, ":%d: ", m->new_no);
 			add_clean(out, m->patch_line);
 			sb_addf(out, "\n   ~ %s%s: ",
