@@ -14,6 +14,9 @@
 
 #include "apply-int.h"
 
+/* The largest tree kept parsed in libgit2's object cache (~25k entries). */
+#define RV_TREE_CACHE_MAX ((size_t)1 << 20)
+
 int rv__git_error(struct errmsg *err, int code, const char *what)
 {
 	const git_error *e = git_error_last();
@@ -29,6 +32,13 @@ int rv_repo_open(struct rv_repo **out, const char *path, struct errmsg *err)
 
 	*out = NULL;
 	git_libgit2_init();
+	/*
+	 * libgit2 caches no tree above 4 KB: reading each of the files of a
+	 * directory of thousands would read and inflate the directory again
+	 * for every one of them. Its cache stays bounded by its total size.
+	 */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_TREE,
+			 (size_t)RV_TREE_CACHE_MAX);
 	r = xcalloc(1, sizeof(*r));
 	if (git_repository_open_ext(&r->git, path ? path : ".", 0, NULL) < 0) {
 		ret = errmsg_set(err, RV_ERR_REPO,

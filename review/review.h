@@ -125,6 +125,44 @@ size_t rv_hunk_function(const struct rv_hunk *h, size_t idx, char *buf,
 size_t rv_source_function(const char *src, size_t len, int line, char *buf,
 			  size_t bufsz);
 
+/*
+ * A source text split into lines once, with what rv_source_function()
+ * and the function ranges of context.c look for worked out for every
+ * line in one pass, so that asking about each line of a file is linear
+ * in the file, not quadratic. It borrows src, which must outlive it.
+ */
+struct rv_source_index {
+	const char *src;
+	size_t len;
+	const char **start; /* start[i] is line i+1 */
+	size_t n;
+	/* The nearest line at or above i that is a function header as
+	 * rv_source_function() sees one, or a column-0 '}'; -1 when none. */
+	int *fn_mark;
+	/* The same for a header as rv_function_range() sees one. */
+	int *hdr_mark;
+	/* The nearest line at or below i that starts with '}', or n. */
+	int *close_next;
+};
+
+/* Index src[0..len); release with rv_source_index_release(). */
+void rv_source_index_init(struct rv_source_index *ix, const char *src,
+			  size_t len);
+void rv_source_index_release(struct rv_source_index *ix);
+/* Bytes of line i (0-based) without its newline and trailing CRs. */
+size_t rv_source_index_line_len(const struct rv_source_index *ix, size_t i);
+/* rv_source_function() of the indexed text, in constant time. */
+size_t rv_source_index_function(const struct rv_source_index *ix, int line,
+				char *buf, size_t bufsz);
+/* rv_function_range() of the indexed text, in constant time. */
+int rv_source_index_range(const struct rv_source_index *ix, int line,
+			  int *start, int *end);
+/*
+ * Does the line s[0..n) (no newline) look like the header of a function
+ * to rv_function_range(): column 0, a name, a '(', no ';' or ':' at the end?
+ */
+bool rv_line_is_header(const char *s, size_t n);
+
 /* ---- repository and apply ------------------------------------------- */
 
 struct rv_repo;
