@@ -260,7 +260,8 @@ static int review_one_series(struct session *s, const struct mp_series *ser,
 	rr = rv_review_series(&r, s->repo, ser, &s->opts, &err);
 	if (rr < 0 && !r) {
 		error("%s", err.msg);
-		return rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
+		return rr == RV_ERR_REPO || rr == RV_ERR_DEADLINE ? EXIT_ENV
+								  : EXIT_USAGE;
 	}
 	if (dry && rr == 0) {
 		/* What would be sent, instead of a report. */
@@ -351,6 +352,10 @@ static int cmd_review(int argc, char **argv)
 				    SESSION_VOTERS | SESSION_COST);
 	if (ret)
 		goto out;
+	/* The deadline covers reading the input too. */
+	s.opts.deadline_at =
+		rv_now() + (s.opts.deadline > 0 ? s.opts.deadline : 600);
+	s.opts.apply.deadline_at = s.opts.deadline_at;
 	ret = review_read_input(&s, path, &set, &target);
 	if (ret)
 		goto out;

@@ -14,8 +14,11 @@
 
 #include "apply-int.h"
 
-/* The largest tree kept parsed in libgit2's object cache (~25k entries). */
-#define RV_TREE_CACHE_MAX ((size_t)1 << 20)
+/*
+ * The largest tree kept parsed in libgit2's object cache: more than a
+ * directory a patch can grow (10000 files of 255-byte names, ~3 MB).
+ */
+#define RV_TREE_CACHE_MAX ((size_t)16 << 20)
 
 int rv__git_error(struct errmsg *err, int code, const char *what)
 {

@@ -863,6 +863,13 @@ static int apply_prereqs(struct pctx *c, const struct rv_apply_opts *opts,
 
 			if (!mp)
 				continue;
+			if (opts->deadline_at > 0 &&
+			    rv_now() > opts->deadline_at) {
+				sb_adds(why,
+					"the deadline passed while applying "
+					"the prerequisite series");
+				return RV_ERR_DEADLINE;
+			}
 			ret = apply_step(c, mp, cur, &tree_oid, &commit_oid,
 					 &perr);
 			if (ret < 0) {
@@ -934,6 +941,15 @@ static int apply_on(struct rv_repo *repo, const git_oid *base,
 				errmsg_set(err, ret, "%s", sb_str(&pwhy));
 			}
 			continue; /* after a failure: listed, not tried */
+		}
+		if (opts->deadline_at > 0 && rv_now() > opts->deadline_at) {
+			ret = errmsg_set(err, RV_ERR_DEADLINE,
+					 "the deadline passed while applying "
+					 "the series, before patch %d/%d",
+					 pr->index, series_total(s));
+			pr->error = xstrdup_or_null(err ? err->msg : "");
+			r->failed = (int)(slot - 1);
+			continue;
 		}
 		ret = apply_step(&c, mp, &cur_commit, &tree_oid, &commit_oid,
 				 &perr);

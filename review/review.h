@@ -26,7 +26,11 @@ enum rv_status {
 	RV_ERR_INPUT = -4,  /* a malformed or hostile diff */
 	RV_ERR_UNSAFE = -5, /* a path outside the repo, .git/, a symlink */
 	RV_ERR_INTERNAL = -6,
+	RV_ERR_DEADLINE = -7, /* the review's deadline passed */
 };
+
+/* Seconds on the monotonic clock, what deadlines are measured on. */
+double rv_now(void);
 
 #define RV_OID_HEXSZ 40
 
@@ -205,6 +209,11 @@ struct rv_apply_opts {
 	/* How to apply. */
 	bool three_way;	 /* fall back like git am -3 (default: on) */
 	bool store_refs; /* write refs/quorum/... for each commit */
+	/*
+	 * rv_now() past which no patch is applied: the patch that would be
+	 * next fails with RV_ERR_DEADLINE. 0: no deadline.
+	 */
+	double deadline_at;
 };
 
 #define RV_APPLY_OPTS_INIT                                                     \
@@ -378,9 +387,20 @@ struct rv_review_opts {
 	const struct rv_llm_voter *llm;
 	size_t nllm;
 	const struct rv_prompts *prompts; /* required when nllm > 0 */
-	double deadline; /* seconds for all LLM requests; 0: 600 */
-	int retries;	 /* per request on 429/5xx/reset; 0: 2; < 0: none */
-	double backoff;	 /* first retry delay in seconds; 0: 1.0 */
+	/*
+	 * The whole review's time, in seconds (0: 600): applying, the
+	 * offline voters, building the prompts, the requests and checking
+	 * their answers. Past it the review stops with RV_ERR_DEADLINE, but
+	 * for the requests: those not answered by then abstain (they end a
+	 * tenth of it early, at least 0.25 s and at most 10 s, so that the
+	 * answers can be checked in time).
+	 */
+	double deadline;
+	/* rv_now() when the deadline passes; 0: deadline seconds from the
+	 * call (a caller that also reads the input starts it earlier). */
+	double deadline_at;
+	int retries;	/* per request on 429/5xx/reset; 0: 2; < 0: none */
+	double backoff; /* first retry delay in seconds; 0: 1.0 */
 	/*
 	 * Money. With a ledger, every LLM request reserves its worst case
 	 * against each cap that applies (a cap <= 0 does not), is recorded,
@@ -500,7 +520,8 @@ struct rv_review {
 /*
  * Apply s on repo (may be NULL: review the diff alone) and run the voters.
  * Returns 0 (the review is complete, findings may be empty),
- * RV_ERR_APPLY (*out filled with the apply result; no voting), or another
+ * RV_ERR_APPLY (*out filled with the apply result; no voting),
+ * RV_ERR_DEADLINE (*out NULL; err says at which stage), or another
  * rv_status. Caller frees *out with rv_review_free().
  */
 int rv_review_series(struct rv_review **out, struct rv_repo *repo,

@@ -1002,7 +1002,7 @@ static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
 			 struct rv_llm_state *st,
 			 const struct rv_ensemble_patch *pp, size_t np,
 			 struct job *jobs, struct note **notes, size_t *nnotes,
-			 size_t *nalloc)
+			 size_t *nalloc, int *ret, struct errmsg *err)
 {
 	const struct mp_series *s = r->series;
 	size_t njobs = 0, i, k;
@@ -1018,6 +1018,18 @@ static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
 
 			if (!job_in(r, repo, pp, k, &in, label, sizeof(label)))
 				continue;
+			if (opts->deadline_at > 0 &&
+			    rv_now() > opts->deadline_at) {
+				char stage[160];
+
+				snprintf(stage, sizeof(stage),
+					 "building the prompts (patch %.40s, "
+					 "voter %.40s)",
+					 label, opts->llm[i].name);
+				rv_review_past_deadline(opts, stage, err);
+				*ret = RV_ERR_DEADLINE;
+				return njobs;
+			}
 			/*
 			 * An unchanged patch reuses the answer; its series
 			 * tip differs but is not worth paying for.
@@ -1073,6 +1085,28 @@ static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
 	return njobs;
 }
 
+/*
+ * The time the requests have: what is left of the review's deadline but
+ * a tenth of it (at least 0.25 s, at most 10 s), in which the answers
+ * are checked.
+ */
+static double request_time(const struct rv_review_opts *opts)
+{
+	double secs = opts->deadline > 0 ? opts->deadline : 600;
+	double reserve = secs / 10, left;
+
+	if (opts->deadline_at <= 0)
+		return secs;
+	if (reserve < 0.25)
+		reserve = 0.25;
+	if (reserve > 10)
+		reserve = 10;
+	if (reserve > secs / 2)
+		reserve = secs / 2;
+	left = opts->deadline_at - reserve - rv_now();
+	return left > 0.001 ? left : 0.001;
+}
+
 /* Send the jobs that have a request, in order, within the caps. */
 static void send_jobs(const struct rv_review_opts *opts, struct job *jobs,
 		      size_t njobs, const size_t *order, struct cost_run *cr)
@@ -1089,7 +1123,8 @@ static void send_jobs(const struct rv_review_opts *opts, struct job *jobs,
 			cr->map[x] = order[i];
 			reqs[x++] = jobs[order[i]].req;
 		}
-	ro.deadline = opts->deadline > 0 ? opts->deadline : 600;
+	ro.deadline = request_time(opts);
+	ro.deadline_said = opts->deadline > 0 ? opts->deadline : 600;
 	ro.retries = opts->retries > 0	 ? opts->retries
 		     : opts->retries < 0 ? 0
 					 : 2;
@@ -1220,10 +1255,22 @@ static void take_notes(struct rv_review *r, struct note *notes, size_t nnotes)
 	free(notes);
 }
 
-void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
-		     const struct rv_review_opts *opts,
-		     const struct rv_ensemble_patch *pp, size_t np,
-		     struct rv_findings *pool)
+/* Free jobs that were built but never sent. */
+static void jobs_free(struct job *jobs, size_t njobs)
+{
+	size_t i;
+
+	for (i = 0; i < njobs; i++) {
+		rv_llm_req_release(&jobs[i].req);
+		free(jobs[i].reason);
+		free(jobs[i].cached);
+	}
+}
+
+int rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
+		    const struct rv_review_opts *opts,
+		    const struct rv_ensemble_patch *pp, size_t np,
+		    struct rv_findings *pool, struct errmsg *err)
 {
 	struct rv_llm_state *st =
 		opts->state ? opts->state : rv_llm_state_new();
@@ -1231,11 +1278,22 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 	size_t nnotes = 0, nalloc = 0, njobs, *order;
 	struct cost_run cr = {0};
 	struct job *jobs;
+	int ret = 0;
 
 	jobs = xcalloc(opts->nllm * np + 1, sizeof(*jobs));
 	cost_run_init(&cr, r, opts, jobs, st);
 	njobs = build_jobs(r, repo, opts, st, pp, np, jobs, &notes, &nnotes,
-			   &nalloc);
+			   &nalloc, &ret, err);
+	if (ret < 0) {
+		/* Nothing was sent, nothing reserved: the review stops. */
+		jobs_free(jobs, njobs);
+		free(jobs);
+		cost_run_release(&cr);
+		take_notes(r, notes, nnotes);
+		if (st != opts->state)
+			rv_llm_state_free(st);
+		return ret;
+	}
 	order = job_order(r, jobs, njobs, np);
 	plan_spend(&cr, repo, pp, jobs, njobs, order);
 	if (opts->dry_run) {
@@ -1252,4 +1310,5 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 	take_notes(r, notes, nnotes);
 	if (st != opts->state)
 		rv_llm_state_free(st);
+	return 0;
 }
