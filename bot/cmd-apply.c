@@ -265,6 +265,13 @@ static int apply_read_input(const char *path, struct mp_set **set)
 		error("%s", err.msg);
 		return EXIT_USAGE;
 	}
+	if ((*set)->nseries > RV_MAX_SERIES_PER_INPUT) {
+		error("%s holds %zu series, more than the %d one run applies; "
+		      "split it (a thread or a series a file) and apply the "
+		      "parts",
+		      name, (*set)->nseries, RV_MAX_SERIES_PER_INPUT);
+		return EXIT_USAGE;
+	}
 	if ((*set)->nseries)
 		return 0;
 	if ((*set)->nerrors)

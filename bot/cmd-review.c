@@ -228,6 +228,14 @@ static int review_read_input(struct session *s, const char *path,
 	}
 	if (!(*set)->nseries)
 		return explain_no_series(path, *set);
+	if ((*set)->nseries > RV_MAX_SERIES_PER_INPUT) {
+		error("%s holds %zu series, more than the %d one review takes; "
+		      "split it (a thread or a series a file) and review the "
+		      "parts",
+		      strcmp(path, "-") ? path : "standard input",
+		      (*set)->nseries, RV_MAX_SERIES_PER_INPUT);
+		return EXIT_USAGE;
+	}
 	return 0;
 }
 

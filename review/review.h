@@ -1002,6 +1002,8 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
  * it), prerequisite-message-id: (its cover or a patch) or b4's
  * prerequisite-change-id: ID[:vN]; shared by review and watch.
  */
+struct rv_prereq_index;
+
 struct rv_prereq_plan {
 	const struct mp_series **series; /* candidates (array owned) */
 	size_t n;
@@ -1009,6 +1011,10 @@ struct rv_prereq_plan {
 	size_t *nof;
 	bool *used;  /* used[j]: series j is applied for another one */
 	char ***pid; /* pid[j][k]: patch-id of patch k of series j, or "" */
+	/* The candidates by message-id, patch-id and change-id, made when
+	 * first needed, so that what one series declares is found without
+	 * looking at every other one. */
+	struct rv_prereq_index *ix;
 };
 
 /* Plan over the n series (borrowed); release with rv_prereq_plan_release(). */
@@ -1031,6 +1037,13 @@ bool rv_prereq_applies(struct rv_repo *repo, const struct mp_series *s,
 		       const struct rv_apply_opts *aopts,
 		       const struct mp_series *const *pre, size_t n);
 void rv_prereq_plan_release(struct rv_prereq_plan *pl);
+/*
+ * Series one input (an mbox, a thread) may hold for `quorum review` and
+ * `quorum apply`: a real mbox (b4 am, format-patch, a list's month) has a
+ * few hundred; past this it is refused with one line, not planned.
+ */
+#define RV_MAX_SERIES_PER_INPUT 10000
+
 /*
  * Plan every series of an input (review, apply), latest first; a series
  * another needs is not planned itself and is marked used. A series
