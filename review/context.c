@@ -550,9 +550,13 @@ static void function_parts(struct parts *ps, const struct rv_context_in *in,
 			   const char *b, struct sb *notes)
 {
 	const struct rv_diff *d = in->diff;
+	struct rv_tree_reader *tr = NULL;
 	size_t i, j, k;
 	int order = 0, corder = 0;
 
+	/* Each directory of the post-image read once for all its files. */
+	if (in->repo && in->post_tree && *in->post_tree)
+		tr = rv_tree_reader_new(in->repo, in->post_tree);
 	for (i = 0; i < d->nfiles; i++) {
 		const struct rv_file *f = &d->files[i];
 		struct sb src = SB_INIT;
@@ -563,9 +567,8 @@ static void function_parts(struct parts *ps, const struct rv_context_in *in,
 
 		if (!f->new_path || f->binary || !f->nhunks)
 			continue;
-		if (!in->repo || !in->post_tree || !*in->post_tree ||
-		    rv_repo_read_file(in->repo, in->post_tree, f->new_path,
-				      &src, NULL) < 0) {
+		if (!tr ||
+		    rv_tree_reader_read(tr, f->new_path, &src, NULL) < 0) {
 			sb_release(&src);
 			continue;
 		}
@@ -617,6 +620,7 @@ static void function_parts(struct parts *ps, const struct rv_context_in *in,
 		rv_source_index_release(&l.ix);
 		sb_release(&src);
 	}
+	rv_tree_reader_free(tr);
 }
 
 static void past_fix_parts(struct parts *ps, const struct rv_context_in *in,

@@ -186,6 +186,19 @@ int rv_repo_resolve(struct rv_repo *repo, const char *rev,
 int rv_repo_read_file(struct rv_repo *repo, const char *tree_or_commit,
 		      const char *path, struct sb *out, struct errmsg *err);
 
+/*
+ * Many files of one tree: each directory is read and parsed once, where
+ * rv_repo_read_file() reads every directory above the file each time
+ * (libgit2 keeps no tree above 4 KB). _new() returns NULL when the id
+ * is not a tree or commit; _read() is rv_repo_read_file() of that tree.
+ */
+struct rv_tree_reader;
+struct rv_tree_reader *rv_tree_reader_new(struct rv_repo *repo,
+					  const char *tree_or_commit);
+int rv_tree_reader_read(struct rv_tree_reader *tr, const char *path,
+			struct sb *out, struct errmsg *err);
+void rv_tree_reader_free(struct rv_tree_reader *tr);
+
 enum rv_base_source {
 	RV_BASE_OPTION, /* --base REV */
 	RV_BASE_SERIES, /* base-commit: of the series */
