@@ -243,6 +243,14 @@ struct rv_patch_result {
 	char *error; /* why it did not apply, one sentence, or NULL */
 };
 
+/*
+ * Bytes of trees one series may write (each patch writes every directory
+ * above the files it changes, whole). A real series writes a few MB; a
+ * hostile one that adds a file to a directory of thousands with each of
+ * 9,999 patches writes gigabytes: past this its patch fails (input).
+ */
+#define RV_APPLY_MAX_TREE_BYTES ((size_t)256 << 20)
+
 struct rv_apply_result {
 	/* The base chosen, and why. */
 	char base_id[RV_OID_HEXSZ + 1];
