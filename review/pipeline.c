@@ -584,5 +584,6 @@ void rv_review_free(struct rv_review *r)
 		free(r->dry[i].body);
 	}
 	free(r->dry);
+	rv_built_free(r->built);
 	free(r);
 }

@@ -394,6 +394,11 @@ extern const struct rv_voter rv_voter_rules;
 
 /* ---- the review pipeline -------------------------------------------- */
 
+/* Requests built by a dry run, for the review that sends them. */
+struct rv_built;
+/* Free what rv_review_series() kept in r->built (NULL is fine). */
+void rv_built_free(struct rv_built *b);
+
 struct rv_review_opts {
 	struct rv_apply_opts apply;
 	/* The vote. */
@@ -440,6 +445,17 @@ struct rv_review_opts {
 	 * it and plan, but send nothing: r->dry gets the requests.
 	 */
 	bool dry_run;
+	/*
+	 * With dry_run: keep the requests built (r->built), so that the
+	 * review that sends them (opts.reuse) does not build them again.
+	 */
+	bool keep_built;
+	/*
+	 * Requests a dry run of the same series built (borrowed): one is
+	 * sent as it is when its voter and patch match and the patch
+	 * applied to the same tree; the others are built as usual.
+	 */
+	const struct rv_built *reuse;
 	/*
 	 * What a run (ci range, watch pass) learns across its reviews: the
 	 * voters whose circuit is open, those without a token counter.
@@ -531,6 +547,7 @@ struct rv_review {
 	size_t nbreakers;
 	struct rv_dry_request *dry; /* opts->dry_run: what would be sent */
 	size_t ndry;
+	struct rv_built *built; /* opts->keep_built: the requests, kept */
 	char *stepdown;	   /* the step taken because the budget was short */
 	size_t ncached;	   /* calls whose answer came from the cache */
 	double day_left;   /* USD left today for the list; < 0: no daily cap */

@@ -42,7 +42,54 @@ struct job {
 	int max_out;  /* the answer's max_tokens it is priced and sent at */
 	bool planned; /* in the plan: fits the caps after those before it */
 	bool clamped; /* sent with a smaller max_tokens than the voter's */
+	bool built;   /* went through build_job(), or was reused */
+	char *left;   /* what its prompt left out, or NULL */
 };
+
+/* A request a dry run built, kept for the review that sends it. */
+struct rv_built_job {
+	char *voter;
+	size_t patch;
+	char post_tree[RV_OID_HEXSZ + 1];
+	char *body; /* NULL: not sent, for reason */
+	char *reason;
+	char *left; /* what its prompt left out, or NULL */
+};
+
+struct rv_built {
+	struct rv_built_job *v;
+	size_t n;
+};
+
+void rv_built_free(struct rv_built *b)
+{
+	size_t i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->n; i++) {
+		free(b->v[i].voter);
+		free(b->v[i].body);
+		free(b->v[i].reason);
+		free(b->v[i].left);
+	}
+	free(b->v);
+	free(b);
+}
+
+/* The kept request of voter for patch k on post_tree, or NULL. */
+static const struct rv_built_job *built_find(const struct rv_built *b,
+					     const char *voter, size_t k,
+					     const char *post_tree)
+{
+	size_t i;
+
+	for (i = 0; b && i < b->n; i++)
+		if (b->v[i].patch == k && !strcmp(b->v[i].voter, voter) &&
+		    post_tree && !strcmp(b->v[i].post_tree, post_tree))
+			return &b->v[i];
+	return NULL;
+}
 
 static void patch_label(const struct mp_series *s, size_t k, char *buf,
 			size_t n)
@@ -1012,6 +1059,7 @@ static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
 		size_t hits = 0;
 
 		for (k = 0; k < np; k++) {
+			const struct rv_built_job *reused;
 			struct rv_context_in in;
 			struct sb left = SB_INIT;
 			char label[64];
@@ -1068,8 +1116,30 @@ static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
 				njobs++;
 				continue;
 			}
-			build_job(&jobs[njobs], &opts->llm[i], &in,
-				  opts->prompts, &left);
+			reused = built_find(opts->reuse, opts->llm[i].name, k,
+					    in.post_tree);
+			if (reused) {
+				/* Built by the dry run of the plan: as it was.
+				 */
+				if (reused->body) {
+					rv_llm_req_with_body(
+						&opts->llm[i],
+						xstrdup_or_null(reused->body),
+						&jobs[njobs].req);
+					jobs[njobs].sent = true;
+				} else {
+					jobs[njobs].reason =
+						xstrdup_or_null(reused->reason);
+				}
+				if (reused->left)
+					sb_adds(&left, reused->left);
+			} else {
+				build_job(&jobs[njobs], &opts->llm[i], &in,
+					  opts->prompts, &left);
+			}
+			jobs[njobs].built = true;
+			if (left.len)
+				jobs[njobs].left = xstrdup_or_null(left.buf);
 			if (left.len) {
 				char where[48];
 
@@ -1161,11 +1231,46 @@ static void record_jobs(struct rv_review *r, const struct rv_review_opts *opts,
 		rv_llm_req_release(&jobs[i].req);
 		free(jobs[i].reason);
 		free(jobs[i].cached);
+		free(jobs[i].left);
 	}
 	r->nllm = opts->nllm;
 	for (i = 0; i < opts->nllm; i++)
 		r->llm_answered += answered[i];
 	free(answered);
+}
+
+/* Move the requests the jobs built into r->built, for opts.reuse. */
+static void keep_built(struct rv_review *r, const struct rv_review_opts *opts,
+		       struct job *jobs, size_t njobs,
+		       const struct rv_ensemble_patch *pp)
+{
+	struct rv_built *b = xcalloc(1, sizeof(*b));
+	size_t i;
+
+	b->v = xcalloc(njobs + 1, sizeof(*b->v));
+	for (i = 0; i < njobs; i++) {
+		struct job *j = &jobs[i];
+		struct rv_built_job *k;
+
+		if (!j->built || !pp[j->patch].post_tree ||
+		    strlen(pp[j->patch].post_tree) != RV_OID_HEXSZ)
+			continue;
+		k = &b->v[b->n++];
+		k->voter = xstrdup_or_null(opts->llm[j->voter].name);
+		k->patch = j->patch;
+		memcpy(k->post_tree, pp[j->patch].post_tree, RV_OID_HEXSZ + 1);
+		if (j->sent) {
+			k->body = j->req.body;
+			j->req.body = NULL;
+		} else {
+			k->reason = j->reason;
+			j->reason = NULL;
+		}
+		k->left = j->left;
+		j->left = NULL;
+	}
+	rv_built_free(r->built);
+	r->built = b;
 }
 
 /* A dry run: what would be sent, priced; nothing is. Frees the jobs. */
@@ -1210,10 +1315,13 @@ static void dry_run(struct cost_run *cr, struct job *jobs, size_t njobs,
 		d->floor = job_bound(cr, j, cr->floor[j->voter]);
 		d->planned = j->planned;
 	}
+	if (opts->keep_built)
+		keep_built(r, opts, jobs, njobs, pp);
 	for (i = 0; i < njobs; i++) {
 		rv_llm_req_release(&jobs[i].req);
 		free(jobs[i].reason);
 		free(jobs[i].cached);
+		free(jobs[i].left);
 	}
 	r->nllm = opts->nllm;
 }
@@ -1264,6 +1372,7 @@ static void jobs_free(struct job *jobs, size_t njobs)
 		rv_llm_req_release(&jobs[i].req);
 		free(jobs[i].reason);
 		free(jobs[i].cached);
+		free(jobs[i].left);
 	}
 }
 

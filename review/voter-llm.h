@@ -37,6 +37,9 @@ int rv_llm_request_body(const struct rv_llm_voter *v, const char *system,
 int rv_llm_req_prepare(const struct rv_llm_voter *v, const char *system,
 		       const char *user, struct rv_llm_req *r,
 		       const char **reason);
+/* The same, with a body already built (taken over: freed with r). */
+void rv_llm_req_with_body(const struct rv_llm_voter *v, char *body,
+			  struct rv_llm_req *r);
 
 /*
  * Take the model's text and token usage out of an HTTP answer body.
