@@ -249,7 +249,7 @@ struct rv_patch_result {
  * hostile one that adds a file to a directory of thousands with each of
  * 9,999 patches writes gigabytes: past this its patch fails (input).
  */
-#define RV_APPLY_MAX_TREE_BYTES ((size_t)256 << 20)
+#define RV_APPLY_MAX_TREE_BYTES ((size_t)64 << 20)
 
 struct rv_apply_result {
 	/* The base chosen, and why. */
