@@ -40,7 +40,8 @@ const struct cmd cmd_review_def = {
 	"it\n"
 	"with prerequisite-patch-id:, b4 with prerequisite-change-id: or\n"
 	"-message-id:) is applied on top of it, and only the series that\n"
-	"needs it is reviewed.\n"
+	"needs it is reviewed. An input of more than 10000 series is refused:\n"
+	"split it.\n"
 	"\n"
 	"Options:\n"
 	"  -C REPO        the repository to apply to (default: the current\n"
@@ -101,8 +102,12 @@ const struct cmd cmd_review_def = {
 	"context-tokens,\n"
 	"max-parallel, count-tokens: auto, anthropic, tokenize or none)\n"
 	"reviews every patch and the series tip, all at once;\n"
-	"review.deadline, review.retries and review.backoff bound the "
-	"requests.\n"
+	"review.retries and review.backoff bound the requests.\n"
+	"review.deadline (seconds, default 600) bounds the whole review,\n"
+	"from reading the input to checking the answers: a review that passes\n"
+	"it stops there with one line and exit 3, except the requests: those\n"
+	"not answered by a tenth of it (0.25 s to 10 s) before its end "
+	"abstain.\n"
 	"A model that fails abstains and the report says why;\n"
 	"a finding then needs a majority (by weight) of the models that "
 	"answered;\n"
@@ -137,7 +142,7 @@ const struct cmd cmd_review_def = {
 	"message that is not in the local database, a malformed config, a key\n"
 	"quorum does not know, a [voter] without url or model), 3 environment\n"
 	"error (repository, a revision that does not resolve, a missing API\n"
-	"key, no notmuch database).",
+	"key, no notmuch database, the review's deadline passed).",
 };
 
 /* The ledger's name for a series: its first message's id. */
