@@ -27,7 +27,6 @@
 /* A function longer than this is shown only around the change. */
 #define FUNC_MAX_LINES 400
 #define COMMIT_MSG_MAX 8192
-#define FUNC_SCAN_MAX 4000
 
 /* ---- functions ------------------------------------------------------ */
 
