@@ -11,7 +11,7 @@
 # timeout, and set $secs to the seconds it took
 secs() {
 	_s=$(date +%s.%N)
-	timeout 60 "$@" >"$TMP/out" 2>"$TMP/err"
+	timeout -k 5 60 "$@" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	secs=$(awk -v s="$_s" -v e="$(date +%s.%N)" 'BEGIN { printf "%.3f", e - s }')
 }
