@@ -238,7 +238,8 @@ static size_t *declared_by(struct rv_prereq_plan *pl, size_t i, size_t *n)
 			g_free(low);
 		}
 	}
-	qsort(ix->found, ix->nfound, sizeof(*ix->found), by_index);
+	if (ix->nfound)
+		qsort(ix->found, ix->nfound, sizeof(*ix->found), by_index);
 	out = xcalloc(ix->nfound + 1, sizeof(*out));
 	for (x = *n = 0; x < ix->nfound; x++)
 		if (!*n || out[*n - 1] != ix->found[x])

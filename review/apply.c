@@ -716,7 +716,8 @@ static int count_trees(struct pctx *c, const git_oid *root, struct errmsg *err)
 			dirs[nd++] = xstrndup(p, (size_t)(slash - p));
 		}
 	}
-	qsort(dirs, nd, sizeof(*dirs), by_str);
+	if (nd)
+		qsort(dirs, nd, sizeof(*dirs), by_str);
 	if (nd && git_tree_lookup(&t, c->repo->git, root) < 0) {
 		ret = rv__git_error(err, RV_ERR_REPO, "cannot read a new tree");
 		goto out;
