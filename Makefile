@@ -7,7 +7,7 @@ PKGS := libgit2 gmime-3.0 libcurl libcjson sqlite3 zlib
 DEB_PKGS := build-essential pkg-config git libgit2-dev libgmime-3.0-dev \
 	libnotmuch-dev libcurl4-openssl-dev libcjson-dev libcmocka-dev \
 	libsqlite3-dev sqlite3 zlib1g-dev notmuch b4 python3 python3-yaml perl \
-	clang libclang-rt-14-dev clang-format groff-base time
+	clang libclang-rt-14-dev clang-format groff-base
 
 BUILD ?= build
 PREFIX ?= /usr/local

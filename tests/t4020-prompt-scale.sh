@@ -75,25 +75,28 @@ test_expect_success 'a 9,999-file patch: each file read once' '
 	below "$(awk -v o="$off" "BEGIN { print 2 + 3 * o }")"
 '
 
-# Forty voters: building their prompts outlasts a 1 s deadline, though
-# reading and applying the patch take far less.
+# A hundred voters: building their prompts outlasts a deadline of 1 s more
+# than twice the offline review (reading, applying, the rules voter).
 test_expect_success 'the deadline covers building the prompts' '
+	QUORUM_CONFIG=$TMP/none secs "$QUORUM" review -C "$TMP/repo" \
+		--base base "$TMP"/fn/*.patch &&
+	dl=$(awk -v o="$secs" "BEGIN { printf \"%.1f\", 1 + 2 * o }") &&
 	{
 		i=0 &&
-		while [ $i -lt 40 ]; do
+		while [ $i -lt 100 ]; do
 			voter v$i openai m$i || break
 			i=$((i + 1))
 		done &&
-		printf "[review]\n\tdeadline = 1\n"
+		printf "[review]\n\tdeadline = %s\n" "$dl"
 	} >"$TMP/many" &&
 	QUORUM_CONFIG=$TMP/many secs "$QUORUM" review -C "$TMP/repo" \
 		--base base "$TMP"/fn/*.patch &&
 	test "$rc" = 3 &&
 	test_line_count = 1 "$TMP/err" &&
-	test_grep "passed its deadline of 1 s \(review.deadline\) while building the prompts \(patch 1/1, voter v[0-9]*\)" "$TMP/err" &&
+	test_grep "passed its deadline of [0-9.]* s \(review.deadline\) while building the prompts \(patch 1/1, voter v[0-9]*\)" "$TMP/err" &&
 	test_line_count = 0 "$TMP/out" &&
 	test "$(requests m0)" = 0 &&
-	below 10
+	below "$(awk -v d="$dl" "BEGIN { print d + 5 }")"
 '
 
 test_done
