@@ -3,11 +3,24 @@
 
 VERSION := 0.1.0
 
-PKGS := libgit2 gmime-3.0 libcurl libcjson sqlite3 zlib
+PKGS := libgit2 gmime-3.0 libcurl libcjson sqlite3 zlib opendkim tree-sitter libpcre2-8
 DEB_PKGS := build-essential pkg-config git libgit2-dev libgmime-3.0-dev \
 	libnotmuch-dev libcurl4-openssl-dev libcjson-dev libcmocka-dev \
-	libsqlite3-dev sqlite3 zlib1g-dev notmuch b4 python3 python3-yaml perl \
-	clang libclang-rt-14-dev clang-format groff-base
+	libsqlite3-dev sqlite3 zlib1g-dev libopendkim-dev libpcre2-dev notmuch b4 python3 \
+	python3-yaml python3-dkim openssl perl \
+	clang libclang-rt-14-dev clang-format groff-base libtree-sitter-dev
+
+# The C grammar of the symbol index (review/llm-symbols.c): the npm package
+# tree-sitter-c, fetched by `make deps` into deps/ (never committed) and
+# checked against this sha512. It stays at 0.21.x: its src/parser.c is
+# ABI 14, the newest Debian 12's libtree-sitter 0.20.7 loads (0.22 and
+# later are ABI 15).
+TS_C_VERSION := 0.21.4
+TS_C_SHA512 := 21a871148857898d7949496bb76ba906229204674e684d5f8ca2cad48939cf1a861dfe93d6bbebdc826ba2f6ec139b17872a71ec79e67f9d20b21b29a5a22284
+TS_C_DIR := deps/tree-sitter-c-$(TS_C_VERSION)
+TS_C_SRC := $(TS_C_DIR)/src/parser.c
+# Generated code: built as it comes, without our warnings.
+TS_C_FLAGS := -std=gnu11 -w -I$(TS_C_DIR)/src
 
 BUILD ?= build
 PREFIX ?= /usr/local
@@ -34,7 +47,7 @@ BOT_SRC := $(sort $(wildcard bot/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test-*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
 
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/grammar/tree-sitter-c.o
 BOT_OBJ := $(BOT_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 LIBQ := $(BUILD)/libquorum.a
@@ -48,7 +61,8 @@ FUZZ_CC ?= clang
 FUZZ_SAN ?= -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS = -std=gnu11 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) \
 	$(QWARN) $(CFLAGS)
-FUZZ_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
+FUZZ_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o) \
+	$(FUZZ_BUILD)/grammar/tree-sitter-c.o
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 
 # What `make format` and `make format-check` cover.
@@ -95,6 +109,16 @@ $(BUILD)/%.o: %.c
 	$(QP) CC $@
 	$(Q)$(CC) $(QCFLAGS) -MMD -MP -c -o $@ $<
 
+# The grammar: `make deps` fetches it; without it the build stops here.
+$(TS_C_SRC):
+	@echo "the C grammar $(TS_C_SRC) is missing: run \`make deps\`" >&2
+	@exit 1
+
+$(BUILD)/grammar/tree-sitter-c.o: $(TS_C_SRC)
+	@mkdir -p $(dir $@)
+	$(QP) CC $@
+	$(Q)$(CC) $(OPT) $(SAN) $(TS_C_FLAGS) -c -o $@ $<
+
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBQ)
 	@mkdir -p $(dir $@)
 	$(QP) CCLD $@
@@ -105,6 +129,12 @@ $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(QP) FUZZCC $@
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(FUZZ_BUILD)/grammar/tree-sitter-c.o: $(TS_C_SRC)
+	@mkdir -p $(dir $@)
+	$(QP) FUZZCC $@
+	$(Q)$(FUZZ_CC) -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link \
+		$(TS_C_FLAGS) -c -o $@ $<
 
 $(FUZZ_BUILD)/libquorum.a: $(FUZZ_OBJ)
 	@rm -f $@
@@ -137,6 +167,8 @@ asan:
 
 deps:
 	@sh contrib/install-deps.sh $(DEB_PKGS)
+	@sh contrib/fetch-grammar.sh tree-sitter-c $(TS_C_VERSION) \
+		$(TS_C_SHA512) deps
 
 demo: deps
 	@$(MAKE) --no-print-directory quorum

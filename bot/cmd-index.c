@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * cmd-index.c - `quorum index`: build or update the history index of
- * past fixes in <git dir>/quorum/history.db.
+ * past fixes in <git dir>/quorum/history.db, and the symbol index of
+ * HEAD's C in <git dir>/quorum/symbols.db.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@ const struct cmd cmd_index_def = {
 	"index",
 	cmd_index,
 	"quorum index [-C REPO] [--rebuild] [--quiet]",
-	"build or update the history index of past fixes",
+	"build or update the history index of past fixes and the symbol index",
 	"Walks the history of HEAD and stores every fix/bug pair (a commit\n"
 	"with a `Fixes: <id> (\"subject\")` trailer and the commit it names, "
 	"or\n"
@@ -26,6 +27,16 @@ const struct cmd cmd_index_def = {
 	"a rebase, another branch), the index is rebuilt and says so.\n"
 	"The index grounds `quorum similar`, the history and risk voters of\n"
 	"`quorum review`, and `quorum eval`.\n"
+	"\n"
+	"It then brings the symbol index up to date, in\n"
+	"<git dir>/quorum/symbols.db: the definitions (functions, structs,\n"
+	"unions, enums and their values, typedefs, macros, globals) and the\n"
+	"calls of the .c and .h files of HEAD's tree, and the places a\n"
+	"function is taken as a value (`.open = foo_open`), parsed with\n"
+	"tree-sitter's C grammar. Only files whose contents changed since\n"
+	"the last run are parsed again; files over 2 MiB are skipped. The LLM\n"
+	"voters' definition and callers tools read it, brought to each\n"
+	"series' tree by parsing only the files the series changes.\n"
 	"\n"
 	"Optional embeddings: with [history] embeddings-url (an OpenAI-\n"
 	"compatible /v1/embeddings endpoint), embeddings-model and\n"
@@ -108,12 +119,28 @@ static void print_stats(const struct rv_index_stats *st, bool embed)
 		printf("%s\n", st->model_note);
 }
 
+static void print_symbols(const struct rv_symbols_stats *st)
+{
+	if (st->up_to_date)
+		printf("symbol index up to date: %zu C files, %zu definitions, "
+		       "%zu calls and addresses taken (%.2f s)\n",
+		       st->files, st->defs, st->refs, st->seconds);
+	else
+		printf("symbols: %zu C files, %zu parsed, %zu unchanged, "
+		       "%zu over 2 MiB, %zu the parser gave up on; "
+		       "%zu definitions, %zu calls and addresses taken "
+		       "(%.2f s)\n",
+		       st->files, st->parsed, st->reused, st->too_big,
+		       st->failed, st->defs, st->refs, st->seconds);
+}
+
 static int cmd_index(int argc, char **argv)
 {
 	struct rv_index_opts opts = RV_INDEX_OPTS_INIT;
 	struct cmd_opts co = CMD_OPTS_INIT;
 	struct session s = SESSION_INIT;
 	struct rv_index_stats st;
+	struct rv_symbols_stats sst;
 	struct errmsg err = {""};
 	bool quiet = false, tty;
 	int ret;
@@ -144,6 +171,19 @@ static int cmd_index(int argc, char **argv)
 	}
 	if (!quiet)
 		print_stats(&st, opts.embed.url != NULL);
+	fflush(stdout);
+	ret = rv_symbols_index(s.repo_path, &opts, &sst, &err);
+	if (opts.progress)
+		fputs("\r\033[K", stderr);
+	if (sst.rebuilt)
+		warning("%s", sst.rebuilt_reason);
+	if (ret < 0) {
+		error("%s", err.msg);
+		session_close(&s);
+		return EXIT_ENV;
+	}
+	if (!quiet)
+		print_symbols(&sst);
 	session_close(&s);
 	return 0;
 }

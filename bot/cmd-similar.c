@@ -49,56 +49,11 @@ static double now_ms(void)
 
 static void print_results(const struct rv_similar_list *l)
 {
-	size_t i, j;
+	struct sb text = SB_INIT;
 
-	if (!l->n) {
-		printf("  nothing similar in the history index\n");
-		return;
-	}
-	/* Subjects, paths and code lines come from mail and history. */
-	struct sb a = SB_INIT, b = SB_INIT;
-
-	for (i = 0; i < l->n; i++) {
-		const struct rv_similar *s = &l->items[i];
-
-		printf("%zu. score %.2f  %s  (names %.2f, shape %.2f)\n", i + 1,
-		       s->score,
-		       !strcmp(s->kind, "revert") ? "reverted" : "fixed",
-		       s->lexical, s->shape);
-		printf("   bug  %.12s %s\n", s->bug_id,
-		       text_clean(&a, s->bug_subject));
-		printf("   %s  %.12s %s\n",
-		       !strcmp(s->kind, "revert") ? "rev" : "fix", s->fix_id,
-		       text_clean(&a, s->fix_subject));
-		printf("   in %s%s%s%s%s\n",
-		       text_clean(&a, s->file ? s->file : "?"),
-		       s->function ? ", " : "", text_clean(&b, s->function),
-		       s->function ? "()" : "",
-		       s->same_function ? " (same function)"
-		       : s->same_file	? " (same file)"
-					: "");
-		/* The renaming that maps the patch's code onto the past. */
-		if (s->renaming)
-			printf("   renaming %s\n", text_clean(&a, s->renaming));
-		if (s->has_fix)
-			printf("   the patch also has what the fix added\n");
-		for (j = 0; j < s->nmatches; j++) {
-			const struct rv_similar_match *m = &s->matches[j];
-
-			printf("   + %s:%d: %s\n",
-			       text_clean(&a, m->file ? m->file : "?"),
-			       m->new_no, text_clean(&b, m->patch_line));
-			printf("   ~ %s%s: %s\n",
-			       m->fix_removed ? "removed by the fix"
-			       : m->fix_site  ? "where the fix added code"
-			       : m->by_shape  ? "past code"
-					      : "added by the bug",
-			       m->by_shape ? " (same shape)" : "",
-			       text_clean(&a, m->past_line));
-		}
-	}
-	sb_release(&a);
-	sb_release(&b);
+	rv_similar_format(l, &text);
+	fputs(sb_str(&text), stdout);
+	sb_release(&text);
 }
 
 static int similar_of_diff(struct rv_history *h, const char *diff, size_t len,

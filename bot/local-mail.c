@@ -68,7 +68,14 @@ struct lookup {
 	bool quiet;	/* no notes or warnings; missing ids collected */
 	char **missing; /* quiet: prerequisite-message-ids not in the db */
 	size_t nmissing, missing_alloc;
+	const struct local_mail_filter *filter; /* the mail it may read */
 };
+
+/* May the lookup read the message file path? */
+static bool may_read(const struct lookup *lk, const char *path)
+{
+	return !lk->filter || (path && lk->filter->keep(lk->filter->arg, path));
+}
 
 static int open_db(struct lookup *lk, struct qconfig *cfg, struct errmsg *err)
 {
@@ -160,6 +167,11 @@ static size_t collect_thread(struct lookup *lk, const char *tid,
 			break;
 		}
 		n++;
+		/* Another list's mail: as if it were not there. */
+		if (lk->filter && !may_read(lk, file)) {
+			notmuch_message_destroy(m);
+			continue;
+		}
 		/* A file, not a maildir a renamed entry might now name. */
 		if (!file || stat(file, &st) < 0 || !S_ISREG(st.st_mode))
 			mp_collector_error(
@@ -200,6 +212,11 @@ static int find_thread(struct lookup *lk, const char *id, char **tid,
 				  notmuch_status_to_string(st));
 	if (!m)
 		return 0;
+	/* Mail the lookup may not read is not there, nor hinted at. */
+	if (!may_read(lk, notmuch_message_get_filename(m))) {
+		notmuch_message_destroy(m);
+		return 0;
+	}
 	*tid = xstrdup_or_null(notmuch_message_get_thread_id(m));
 	notmuch_message_destroy(m);
 	return *tid ? 1 : -1;
@@ -450,6 +467,7 @@ out:
 
 int local_mail_prereqs(struct _notmuch_database *db, const struct mp_series *s,
 		       const char *thread, char *const *extra, size_t nextra,
+		       const struct local_mail_filter *filter,
 		       struct mp_set **out, char ***missing, size_t *nmissing)
 {
 	struct lookup lk = {0};
@@ -463,6 +481,7 @@ int local_mail_prereqs(struct _notmuch_database *db, const struct mp_series *s,
 	lk.db = db;
 	lk.borrowed = true;
 	lk.quiet = true;
+	lk.filter = filter;
 	lk.db_path = xstrdup_or_null(notmuch_database_get_path(db));
 	/* s's own thread counts as read: its series are the caller's. */
 	if (thread) {

@@ -34,6 +34,16 @@ int local_mail_read(struct qconfig *cfg, const char *spec, struct mp_set **set,
 		    char **target, struct errmsg *err);
 
 /*
+ * Which mail a lookup may use: keep(arg, path) is true for a message
+ * file it may read. A prerequisite whose own message it may not read is
+ * "not in the database", exactly as one that is not there.
+ */
+struct local_mail_filter {
+	bool (*keep)(void *arg, const char *path);
+	void *arg;
+};
+
+/*
  * The threads of the prerequisites series s declares with
  * prerequisite-message-id: lines, and of theirs in turn (5 deep, at most
  * 16 threads of at most 2000 messages each), plus the nextra threads of
@@ -42,11 +52,14 @@ int local_mail_read(struct qconfig *cfg, const char *spec, struct mp_set **set,
  * thread (may be NULL) is s's own thread, which is not read again.
  * Nothing is printed: the ids that are not in the database go to
  * *missing (caller frees each and the array). Returns the number of threads
- * read; *set is NULL when none was (else mp_set_free()).
+ * read; *set is NULL when none was (else mp_set_free()). With filter
+ * (may be NULL), only the messages it keeps are read, and a
+ * prerequisite-message-id whose message it does not keep is missing.
  */
 struct _notmuch_database;
 int local_mail_prereqs(struct _notmuch_database *db, const struct mp_series *s,
 		       const char *thread, char *const *extra, size_t nextra,
+		       const struct local_mail_filter *filter,
 		       struct mp_set **set, char ***missing, size_t *nmissing);
 
 #endif

@@ -190,7 +190,8 @@ static void add_abstentions(struct sb *out, const struct rv_review *r)
 
 /* #quorum explain N: finding N with every similar past fix behind it. */
 static void add_explanation(struct sb *out, const struct mp_series *s,
-			    const struct rv_review *r, int n)
+			    const struct rv_review *r, int n, const char *arg,
+			    const char *said)
 {
 	const struct rv_finding *f;
 	const struct rv_similar_list *l = NULL;
@@ -198,16 +199,42 @@ static void add_explanation(struct sb *out, const struct mp_series *s,
 	size_t i;
 
 	if (n < 1 || (size_t)n > r->findings.n) {
-		sb_addf(&line,
-			"quorum: there is no finding %d in this review; it has "
-			"%zu.",
-			n, r->findings.n);
+		if (!arg)
+			arg = "";
+		if (n > 0)
+			sb_addf(&line,
+				"quorum: there is no finding %d in this "
+				"review; it has %zu.",
+				n, r->findings.n);
+		else if (*arg && strspn(arg, "0123456789") == strlen(arg))
+			sb_addf(&line,
+				"quorum: there is no finding %s in this "
+				"review; it has %zu.",
+				arg, r->findings.n);
+		else if (!*arg)
+			sb_addf(&line,
+				"quorum: '#quorum explain' needs the number of "
+				"a finding, as in '#quorum explain 1'; this "
+				"review has %zu.",
+				r->findings.n);
+		else
+			sb_addf(&line,
+				"quorum: '%s' is not the number of a finding; "
+				"'#quorum explain N' takes one from 1 to the "
+				"findings of this review, which has %zu.",
+				arg, r->findings.n);
 		add_wrapped(out, line.buf, "");
+		if (said && *said) {
+			sb_addch(out, '\n');
+			add_wrapped(out, said, "");
+		}
 		sb_release(&line);
 		return;
 	}
 	f = &r->findings.items[n - 1];
 	sb_addf(&line, "quorum: finding %d in detail, as asked.", n);
+	if (said && *said)
+		sb_addf(&line, " %s", said);
 	add_wrapped(out, line.buf, "");
 	sb_addch(out, '\n');
 	add_finding(out, r, f, (size_t)n);
@@ -508,7 +535,8 @@ static void add_body(struct sb *out, const struct mp_series *s,
 		goto footer;
 	}
 	if (o->explain) {
-		add_explanation(out, s, r, o->explain);
+		add_explanation(out, s, r, o->explain, o->explain_arg,
+				o->command_said);
 		goto footer;
 	}
 	add_summary(out, s, r, o, nrepeated);
@@ -640,10 +668,13 @@ static void set_addresses(GMimeMessage *m, const struct mp_patch *parent,
 
 	if (o->command && o->sender_only) {
 		/* What only the one who asked needs to hear. */
-		if (addr_is_safe(o->command->author_email))
-			add_mailbox(m, GMIME_ADDRESS_TYPE_TO,
-				    o->command->author_name,
-				    o->command->author_email);
+		const char *name = o->command_addr ? o->command_name
+						   : o->command->author_name;
+		const char *addr = o->command_addr ? o->command_addr
+						   : o->command->author_email;
+
+		if (addr_is_safe(addr))
+			add_mailbox(m, GMIME_ADDRESS_TYPE_TO, name, addr);
 		return;
 	}
 	if (o->to_author && addr_is_safe(parent->author_email))
@@ -768,10 +799,12 @@ int reply_compose_note(struct sb *out, const struct mp_patch *cmd,
 {
 	struct draft d = {0};
 	struct sb body = SB_INIT;
+	const char *name = o->command_addr ? o->command_name : cmd->author_name;
+	const char *addr =
+		o->command_addr ? o->command_addr : cmd->author_email;
 	int ret = -1;
 
-	if (!mp_msgid_valid(cmd->message_id) ||
-	    !addr_is_safe(cmd->author_email)) {
+	if (!mp_msgid_valid(cmd->message_id) || !addr_is_safe(addr)) {
 		errmsg_set(err, -1,
 			   "the command mail has no usable Message-ID or "
 			   "sender to answer");
@@ -779,8 +812,7 @@ int reply_compose_note(struct sb *out, const struct mp_patch *cmd,
 	}
 	if (draft_open(&d, o, err) < 0)
 		goto out;
-	add_mailbox(d.m, GMIME_ADDRESS_TYPE_TO, cmd->author_name,
-		    cmd->author_email);
+	add_mailbox(d.m, GMIME_ADDRESS_TYPE_TO, name, addr);
 	set_subject(d.m, cmd);
 	set_thread_headers(d.m, cmd);
 	set_auto_headers(d.m);

@@ -37,7 +37,13 @@ struct reply_opts {
 	/* what it says besides the findings */
 	const char *unchanged_since; /* a RESEND: Message-ID of the earlier
 					reply, or NULL for a review */
-	int explain; /* > 0: explain finding N (1-based) in detail */
+	/*
+	 * Nonzero: explain finding N (1-based) in detail; -1 or a number
+	 * past the findings: say there is no such finding, naming
+	 * explain_arg (N as the command wrote it, already made safe).
+	 */
+	int explain;
+	const char *explain_arg;
 	/*
 	 * The #quorum command mail this answers, or NULL: the reply goes
 	 * in reply to it (In-Reply-To, References); with sender_only, To
@@ -45,6 +51,14 @@ struct reply_opts {
 	 */
 	const struct mp_patch *command;
 	bool sender_only;
+	/*
+	 * The command's sender as checked (bot/watch-sender.c): answers go
+	 * to this address, never to the mail's in-body From:; NULL: the
+	 * command's author. command_said (may be NULL) says how the sender
+	 * was verified, in an explanation.
+	 */
+	const char *command_name, *command_addr;
+	const char *command_said;
 	/* declared prerequisite-message-ids not in the database */
 	const char *const *missing_prereqs;
 	size_t nmissing_prereqs;

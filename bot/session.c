@@ -233,11 +233,18 @@ int cost_review_opts(struct qconfig *cfg, const char *list, double run_budget,
 	    cfg_usd(cfg, "budget.monthly", &opts->budget_month, err) < 0)
 		return -1;
 	if (list) {
+		const char *v;
+
 		sb_addf(&key, "list.%s.budget-per-day", list);
 		ret = cfg_usd(cfg, key.buf, &opts->budget_day, err);
+		sb_reset(&key);
+		sb_addf(&key, "list.%s.embargo", list);
+		v = qconfig_get(cfg, key.buf);
 		sb_release(&key);
 		if (ret < 0)
 			return -1;
+		/* Its answers come from its mail: cached for it alone. */
+		opts->cache_scope = v && !strcmp(v, "true") ? list : NULL;
 	}
 	opts->list = list;
 	opts->budget_run = run_budget > 0 ? run_budget : 0;

@@ -51,7 +51,10 @@ static const char schema[] =
 	"  fp TEXT PRIMARY KEY, list TEXT, series_key TEXT, reply_msgid TEXT,"
 	"  version INTEGER, title TEXT, at INTEGER);"
 	"CREATE INDEX IF NOT EXISTS fingerprints_age ON fingerprints(list, "
-	"at);";
+	"at);"
+	/* Lists whose mail came DKIM-signed: commands = dkim by default. */
+	"CREATE TABLE IF NOT EXISTS lists_signed ("
+	"  list TEXT PRIMARY KEY, since INTEGER);";
 
 char *state_default_path(void)
 {
@@ -216,11 +219,11 @@ static void copy_col(sqlite3_stmt *s, int col, char *out, size_t outsz)
 
 int state_series_get(struct state *st, const char *key, struct series_row *row)
 {
-	sqlite3_stmt *s = prep(
-		st,
-		"SELECT status, thread, reply_msgid, generation FROM series"
-		" WHERE key = ?1",
-		"s", key);
+	sqlite3_stmt *s =
+		prep(st,
+		     "SELECT status, thread, reply_msgid, generation, list FROM"
+		     " series WHERE key = ?1",
+		     "s", key);
 	int rc;
 
 	memset(row, 0, sizeof(*row));
@@ -228,10 +231,12 @@ int state_series_get(struct state *st, const char *key, struct series_row *row)
 		return -1;
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
+		row->exists = true;
 		row->status = (enum series_status)sqlite3_column_int(s, 0);
 		copy_col(s, 1, row->thread, sizeof(row->thread));
 		copy_col(s, 2, row->reply_msgid, sizeof(row->reply_msgid));
 		row->generation = sqlite3_column_int(s, 3);
+		copy_col(s, 4, row->list, sizeof(row->list));
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
@@ -255,14 +260,16 @@ int state_series_set(struct state *st, const char *key, const char *list,
 }
 
 int state_series_same_patches(struct state *st, const char *key,
-			      const char *patch_ids, char *out, size_t outsz)
+			      const char *list, const char *patch_ids,
+			      char *out, size_t outsz)
 {
-	sqlite3_stmt *s = prep(st,
-			       "SELECT reply_msgid FROM series WHERE"
-			       " patch_ids = ?1 AND key != ?2 AND status = ?3"
-			       " AND reply_msgid IS NOT NULL"
-			       " ORDER BY first_seen LIMIT 1",
-			       "ssi", patch_ids, key, (int64_t)SERIES_REVIEWED);
+	sqlite3_stmt *s =
+		prep(st,
+		     "SELECT reply_msgid FROM series WHERE"
+		     " patch_ids = ?1 AND key != ?2 AND status = ?3"
+		     " AND list = ?4 AND reply_msgid IS NOT NULL"
+		     " ORDER BY first_seen LIMIT 1",
+		     "ssis", patch_ids, key, (int64_t)SERIES_REVIEWED, list);
 	int rc;
 
 	if (!s)
@@ -316,13 +323,14 @@ int state_threads_with_patch(struct state *st, const char *list,
 	return 0;
 }
 
-int state_series_unchanged_noted(struct state *st, const char *patch_ids)
+int state_series_unchanged_noted(struct state *st, const char *list,
+				 const char *patch_ids)
 {
 	sqlite3_stmt *s = prep(st,
 			       "SELECT count(*) FROM series WHERE"
-			       " patch_ids = ?1 AND reply_msgid LIKE"
-			       " 'quorum.%.unchanged@%'",
-			       "s", patch_ids);
+			       " patch_ids = ?1 AND list = ?2 AND reply_msgid"
+			       " LIKE 'quorum.%.unchanged@%'",
+			       "ss", patch_ids, list);
 	int n = -1;
 
 	if (!s)
@@ -537,6 +545,19 @@ int state_series_rerun(struct state *st, const char *key, int64_t now)
 			"UPDATE series SET status = ?2, generation ="
 			" generation + 1, updated = ?3 WHERE key = ?1",
 			"sii", key, (int64_t)SERIES_NEW, now));
+}
+
+int state_list_signed(struct state *st, const char *list)
+{
+	return exists(prep(st, "SELECT 1 FROM lists_signed WHERE list = ?1",
+			   "s", list));
+}
+
+int state_list_signed_add(struct state *st, const char *list, int64_t now)
+{
+	return run(prep(st,
+			"INSERT OR IGNORE INTO lists_signed VALUES (?1, ?2)",
+			"si", list, now));
 }
 
 int state_command_once(struct state *st, const char *msgid, int64_t now)

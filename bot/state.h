@@ -45,7 +45,9 @@ enum series_status {
 };
 
 struct series_row {
+	bool exists; /* a row was found */
 	enum series_status status;
+	char list[128];	  /* the list it was recorded for */
 	char thread[128]; /* notmuch thread id, to look at it again */
 	char reply_msgid[256];
 	int generation; /* reruns asked for */
@@ -59,11 +61,13 @@ int state_series_set(struct state *st, const char *key, const char *list,
 		     const char *patch_ids, const char *reply_msgid,
 		     int64_t now);
 /*
- * The reply Message-ID of another reviewed series with the same patch_ids
- * (a RESEND), copied into out; 1 when found, 0 when not, -1 on error.
+ * The reply Message-ID of another reviewed series of list with the same
+ * patch_ids (a RESEND), copied into out; 1 when found, 0 when not, -1
+ * on error.
  */
 int state_series_same_patches(struct state *st, const char *key,
-			      const char *patch_ids, char *out, size_t outsz);
+			      const char *list, const char *patch_ids,
+			      char *out, size_t outsz);
 /*
  * The threads of other series of list whose patches include
  * patch_id (a prerequisite-patch-id: of a series), appended to
@@ -75,6 +79,13 @@ int state_threads_with_patch(struct state *st, const char *list,
 			     char ***threads, size_t *n, size_t max);
 /* A rerun: the series is new again, in its next generation. 0 or -1. */
 int state_series_rerun(struct state *st, const char *key, int64_t now);
+
+/*
+ * Has mail of list come DKIM-signed (then its commands want a signature
+ * by default)? 1, 0, or -1 on error; _add records that it has, for good.
+ */
+int state_list_signed(struct state *st, const char *list);
+int state_list_signed_add(struct state *st, const char *list, int64_t now);
 
 /* Record email command msgid; 1 when new, 0 when done before, -1 error. */
 int state_command_once(struct state *st, const char *msgid, int64_t now);
@@ -89,10 +100,11 @@ int state_mute_remove(struct state *st, const char *list, const char *address);
 int state_is_muted(struct state *st, const char *list, const char *address);
 
 /*
- * Has a series with these patch_ids already had an "unchanged since"
- * note? 1 yes, 0 no, -1 on error.
+ * Has a series of list with these patch_ids already had an "unchanged
+ * since" note? 1 yes, 0 no, -1 on error.
  */
-int state_series_unchanged_noted(struct state *st, const char *patch_ids);
+int state_series_unchanged_noted(struct state *st, const char *list,
+				 const char *patch_ids);
 /* Call fn for each thread id of a series of list that is waiting. */
 int state_series_waiting(struct state *st, const char *list,
 			 int (*fn)(void *arg, const char *thread), void *arg);

@@ -9,36 +9,98 @@
 
 #include "watch.h"
 
-enum command command_of(const struct mp_patch *p, int *n)
+/*
+ * The argument of "explain" at p, as a finding number: 1 to
+ * EXPLAIN_MAX written in digits only, else -1 (missing, signed, too
+ * long, or not a number). Never overflows: the digits are counted
+ * before they are read.
+ */
+static int explain_number(const char *p, size_t len)
+{
+	size_t i, n = 0;
+	int v = 0;
+
+	while (n < len && p[n] >= '0' && p[n] <= '9')
+		n++;
+	if (!n || (n < len && p[n] != ' ' && p[n] != '\t'))
+		return -1;
+	while (n > 1 && *p == '0') /* leading zeros say nothing */
+		p++, n--;
+	if (n > 9)
+		return -1;
+	for (i = 0; i < n; i++)
+		v = v * 10 + (p[i] - '0');
+	return v >= 1 && v <= EXPLAIN_MAX ? v : -1;
+}
+
+/* The word after "#quorum explain", shown safely, in arg (may be ""). */
+static void explain_arg(const char *p, size_t len, char *arg, size_t size)
+{
+	size_t n = 0, o = 0;
+
+	while (n < len && p[n] != ' ' && p[n] != '\t')
+		n++;
+	for (; o < n && o + 4 < size; o++)
+		arg[o] = (unsigned char)p[o] > ' ' && (unsigned char)p[o] < 0x7f
+				 ? p[o]
+				 : '?';
+	if (o < n && size > 4)
+		memcpy(arg + o, "...", 3), o += 3;
+	if (size)
+		arg[o < size ? o : size - 1] = '\0';
+}
+
+enum command command_arg(const struct mp_patch *p, int *n, char *arg,
+			 size_t size)
 {
 	const char *text = p->commit_message, *line;
 
+	if (arg && size)
+		*arg = '\0';
 	for (line = text; line && *line;) {
 		const char *nl = strchr(line, '\n'), *c = line;
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *end = line + len, *w;
+		size_t wl;
 
 		while (*c == ' ' || *c == '\t')
 			c++;
-		if (!strncmp(c, "#quorum ", 8) && (size_t)(c - line) < len) {
-			char word[16] = "";
-			int num = 0;
-
-			sscanf(c + 8, "%15s %d", word, &num);
-			if (!strcmp(word, "rerun"))
-				return CMD_RERUN;
-			if (!strcmp(word, "mute"))
-				return CMD_MUTE;
-			if (!strcmp(word, "unmute"))
-				return CMD_UNMUTE;
-			if (!strcmp(word, "explain") && num > 0 && num < 1000) {
-				if (n)
-					*n = num;
-				return CMD_EXPLAIN;
-			}
-		}
 		line = nl ? nl + 1 : NULL;
+		if (c >= end || (size_t)(end - c) < 8 ||
+		    strncmp(c, "#quorum ", 8))
+			continue;
+		for (w = c + 8; w < end && (*w == ' ' || *w == '\t'); w++)
+			;
+		for (wl = 0; w + wl < end && w[wl] != ' ' && w[wl] != '\t';
+		     wl++)
+			;
+#define IS_WORD(s) (wl == strlen(s) && !strncmp(w, s, wl))
+		if (IS_WORD("rerun"))
+			return CMD_RERUN;
+		if (IS_WORD("mute"))
+			return CMD_MUTE;
+		if (IS_WORD("unmute"))
+			return CMD_UNMUTE;
+		if (IS_WORD("explain")) {
+			const char *a = w + wl;
+
+			while (a < end && (*a == ' ' || *a == '\t'))
+				a++;
+			/* A malformed number is answered, never ignored. */
+			if (n)
+				*n = explain_number(a, (size_t)(end - a));
+			if (arg && size)
+				explain_arg(a, (size_t)(end - a), arg, size);
+			return CMD_EXPLAIN;
+		}
+#undef IS_WORD
 	}
 	return CMD_NONE;
+}
+
+enum command command_of(const struct mp_patch *p, int *n)
+{
+	return command_arg(p, n, NULL, 0);
 }
 
 static bool refers_to(const struct mp_patch *cmd, const char *id)
@@ -81,7 +143,7 @@ static bool may_command(const struct wlist *l, const struct mp_series *s,
 	const struct mp_patch *p = mp_series_first(s);
 	size_t i;
 
-	if (!sender)
+	if (!sender || !*sender)
 		return false;
 	if (p && p->author_email && !strcasecmp(p->author_email, sender))
 		return true;
@@ -92,12 +154,47 @@ static bool may_command(const struct wlist *l, const struct mp_series *s,
 }
 
 /*
+ * Why command c is not taken from its sender on the thread's list, in
+ * why (size bytes), or NULL when it is: the list takes no commands, the
+ * mail's sender cannot be believed (as list.NAME.commands asks), or the
+ * sender is neither the series' author nor a maintainer.
+ */
+static const char *command_refused(struct thread_ctx *t,
+				   const struct mp_series *s,
+				   const struct tcmd *c, char *why, size_t size)
+{
+	const struct wlist *l = t->l;
+	enum commands_mode mode = watch_commands_mode(l);
+
+	if (mode == COMMANDS_OFF)
+		snprintf(why, size,
+			 "list %.100s takes no commands (commands = off)",
+			 l->name);
+	else if (c->who.how == SENDER_NONE)
+		snprintf(why, size, "%s", c->who.why);
+	else if (mode == COMMANDS_DKIM && c->who.how != SENDER_DKIM)
+		snprintf(why, size,
+			 "%.200s, and list %.100s wants a DKIM signature "
+			 "(commands = dkim%s)",
+			 c->who.why, l->name,
+			 l->commands == COMMANDS_DEFAULT
+				 ? ", the default: its mail comes signed"
+				 : "");
+	else if (!may_command(l, s, c->who.addr))
+		snprintf(why, size, "not the author or a maintainer");
+	else
+		return NULL;
+	return why;
+}
+
+/*
  * A rerun of a muted author's series is not done: say why, to the one
  * who asked. true when the author is muted (or the state db failed).
  */
 static bool rerun_refused(struct thread_ctx *t, const struct mp_series *s,
-			  const struct mp_patch *cmd)
+			  const struct tcmd *c)
 {
+	const struct mp_patch *cmd = c->p;
 	const struct mp_patch *p = mp_series_first(s);
 	struct sb text = SB_INIT;
 	int muted = watch_author_muted(t, p);
@@ -107,7 +204,7 @@ static bool rerun_refused(struct thread_ctx *t, const struct mp_series *s,
 	if (state_command_once(t->w->st, cmd->message_id, t->w->now) <= 0)
 		return true;
 	printf("%s: #quorum rerun from %s: skipped, the author %s is muted\n",
-	       t->l->name, cmd->author_email,
+	       t->l->name, c->who.addr,
 	       p->author_email ? p->author_email : "?");
 	sb_addf(&text,
 		"quorum did not review \"%s\" again: its author %s is muted "
@@ -117,14 +214,14 @@ static bool rerun_refused(struct thread_ctx *t, const struct mp_series *s,
 		p->subject_raw ? p->subject_raw : "the series",
 		p->author_email ? p->author_email : "?", t->l->name,
 		t->l->name);
-	watch_send_note(t, cmd, text.buf);
+	watch_send_note(t, c, text.buf);
 	sb_release(&text);
 	return true;
 }
 
 /* Acknowledge a mute or an unmute, to the one who asked. */
 static void ack_mute(struct thread_ctx *t, const struct mp_series *s,
-		     const struct mp_patch *cmd, enum command c, int was)
+		     const struct tcmd *cmd, enum command c, int was)
 {
 	const struct mp_patch *p = mp_series_first(s);
 	const char *who = p->author_email ? p->author_email : "?";
@@ -158,48 +255,60 @@ static void ack_mute(struct thread_ctx *t, const struct mp_series *s,
 
 const struct mp_series *watch_rerun_of(struct thread_ctx *t,
 				       const struct mp_set *set,
-				       const struct mp_patch *cmd)
+				       const struct tcmd *tc)
 {
-	const struct mp_series *s = command_series(set, cmd);
+	const struct mp_series *s = command_series(set, tc->p);
+	char why[512];
 
-	if (!s || command_of(cmd, NULL) != CMD_RERUN ||
-	    !may_command(t->l, s, cmd->author_email) ||
+	if (!s || command_of(tc->p, NULL) != CMD_RERUN ||
+	    command_refused(t, s, tc, why, sizeof(why)) ||
 	    watch_author_muted(t, mp_series_first(s)) != 0 ||
-	    state_command_done(t->w->st, cmd->message_id) != 0)
+	    state_command_done(t->w->st, tc->p->message_id) != 0)
 		return NULL;
 	return s;
 }
 
 void run_command(struct thread_ctx *t, const struct mp_set *set,
-		 const struct mp_patch *cmd)
+		 const struct tcmd *tc)
 {
 	static const char *const names[] = {"", "rerun", "mute", "explain",
 					    "unmute"};
 	struct watch *w = t->w;
+	const struct mp_patch *cmd = tc->p;
 	const struct mp_series *s = command_series(set, cmd);
-	const char *sender = cmd->author_email;
+	const char *sender = tc->who.addr, *refused;
 	struct tmsg *tm = tmsg_find(t, cmd->message_id);
 	struct sb key = SB_INIT;
+	char arg[EXPLAIN_ARG_MAX], why[512], shown[SENDER_ADDR_MAX];
 	int n = 0, fresh, was = 0;
-	enum command c = command_of(cmd, &n);
+	enum command c = command_arg(cmd, &n, arg, sizeof(arg));
 
 	if (!s)
 		return;
-	if (!may_command(t->l, s, sender)) {
+	refused = command_refused(t, s, tc, why, sizeof(why));
+	if (refused) {
+		/*
+		 * Said once, in the run's output for the maintainer; never
+		 * answered: a note would tell a forger what got through.
+		 */
 		if (tm)
 			tm->tag = "quorum/skipped";
 		if (state_command_once(w->st, cmd->message_id, w->now) > 0)
-			printf("%s: ignored #quorum %s from %s: not the "
-			       "author or a maintainer\n",
-			       t->l->name, names[c], sender ? sender : "?");
+			printf("%s: ignored #quorum %s from %s: %s\n",
+			       t->l->name, names[c],
+			       mp_shown(*sender	    ? sender
+					: cmd->from ? cmd->from
+						    : "?",
+					shown, sizeof(shown)),
+			       refused);
 		return;
 	}
-	if (c == CMD_RERUN && rerun_refused(t, s, cmd)) {
+	if (c == CMD_RERUN && rerun_refused(t, s, tc)) {
 		if (tm)
 			tm->tag = "quorum/reviewed";
 		return;
 	}
-	watch_series_key(s, &key);
+	watch_series_key(t, s, &key);
 	if (state_begin(w->st) < 0)
 		goto out;
 	fresh = state_command_once(w->st, cmd->message_id, w->now);
@@ -226,13 +335,17 @@ void run_command(struct thread_ctx *t, const struct mp_set *set,
 		goto out;
 	printf("%s: #quorum %s from %s\n", t->l->name, names[c], sender);
 	if (c == CMD_MUTE || c == CMD_UNMUTE)
-		ack_mute(t, s, cmd, c, was);
+		ack_mute(t, s, tc, c, was);
 	if (c == CMD_EXPLAIN) {
 		t->explain = n;
+		t->explain_arg = arg;
 		t->explain_id = cmd->message_id;
 		t->explain_cmd = cmd;
+		t->explain_who = &tc->who;
 		review_one(t, s);
 		t->explain = 0;
+		t->explain_arg = NULL;
+		t->explain_who = NULL;
 		t->explain_id = NULL;
 		t->explain_cmd = NULL;
 	}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <git2.h>
 
@@ -44,8 +45,8 @@ static long parse_duration(const char *v)
 	return n;
 }
 
-/* Split "a, b,c" into a NULL-terminated array of trimmed lowercase words. */
-static char **split_commas(const char *v, size_t *n)
+/* Split "a, b,c" into a NULL-terminated array of trimmed words. */
+static char **split_words(const char *v, size_t *n, bool lower)
 {
 	char **arr = NULL;
 	size_t cnt = 0, alloc = 0;
@@ -64,7 +65,7 @@ static char **split_commas(const char *v, size_t *n)
 		if (t > b) {
 			char *w = xstrndup(b, (size_t)(t - b)), *c;
 
-			for (c = w; *c; c++)
+			for (c = w; lower && *c; c++)
 				*c = (char)tolower((unsigned char)*c);
 			ALLOC_GROW(arr, cnt + 2, alloc);
 			arr[cnt++] = w;
@@ -75,6 +76,12 @@ static char **split_commas(const char *v, size_t *n)
 	if (n)
 		*n = cnt;
 	return arr;
+}
+
+/* ... lowercased. */
+static char **split_commas(const char *v, size_t *n)
+{
+	return split_words(v, n, true);
 }
 
 static int add_list(void *arg, const char *name)
@@ -146,6 +153,35 @@ static int add_list(void *arg, const char *name)
 			l->address);
 		l->query = sb_detach(&q, NULL);
 	}
+	l->prereq_from = LIST_GET("prerequisites-from");
+	v = LIST_GET("commands");
+	if (!v) {
+		l->commands = COMMANDS_DEFAULT;
+	} else if (!strcmp(v, "dkim")) {
+		l->commands = COMMANDS_DKIM;
+	} else if (!strcmp(v, "from")) {
+		l->commands = COMMANDS_FROM;
+	} else if (!strcmp(v, "off")) {
+		l->commands = COMMANDS_OFF;
+	} else {
+		ret = error("list %s: commands '%s' is not dkim, from or off",
+			    name, v);
+		goto out;
+	}
+	v = LIST_GET("dkim-keys");
+	if (v) {
+		char *path = expand_home(v);
+
+		/* libopendkim keeps the path in a buffer of its own. */
+		if (strlen(path) >= 1024 || access(path, R_OK) < 0)
+			ret = error("list %s: dkim-keys %s cannot be read: %s",
+				    name, path,
+				    strlen(path) >= 1024 ? "path too long"
+							 : strerror(errno));
+		l->dkim_keys = path;
+		if (ret)
+			goto out;
+	}
 	v = LIST_GET("embargo");
 	if (v && !strcmp(v, "true"))
 		l->embargo = true;
@@ -186,6 +222,10 @@ void watch_config_release(struct watch *w)
 		free(l->query);
 		argv_free(l->mute);
 		argv_free(l->cc);
+		argv_free(l->share_addr);
+		argv_free(l->share_lists);
+		free((char *)l->dkim_keys);
+		watch_dkim_release(l);
 		rv_history_free(l->history);
 		rv_repo_free(l->rv);
 		free(l->workdir);
@@ -323,12 +363,79 @@ static int load_deliver_config(struct watch *w)
 	return 0;
 }
 
+static void push_word(char ***arr, size_t *n, const char *word, bool lower)
+{
+	char *c;
+
+	*arr = xrealloc(*arr, (*n + 2) * sizeof(**arr));
+	(*arr)[(*n)++] = c = xstrdup_or_null(word);
+	(*arr)[*n] = NULL;
+	for (; lower && *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+}
+
+/* A bare address: local@domain, nothing a header would need quoted. */
+static bool plain_address(const char *a)
+{
+	const char *at = strchr(a, '@');
+
+	return at && at > a && at[1] && !strchr(at + 1, '@') &&
+	       !a[strcspn(a, " \t<>\"(),;:\\[]")];
+}
+
+/*
+ * list.NAME.prerequisites-from, once every list is read: each word a
+ * [list] section with an address, or an address; never an embargoed
+ * list other than NAME itself, whose mail never leaves it. 0 or -1.
+ */
+static int resolve_shares(struct watch *w, struct wlist *l)
+{
+	size_t nw, i, j, na = 0, nl = 0;
+	char **words = split_words(l->prereq_from, &nw, false);
+	int ret = 0;
+
+	for (i = 0; i < nw && !ret; i++) {
+		const struct wlist *src = NULL;
+
+		for (j = 0; j < w->nlists && !src; j++)
+			if (strchr(words[i], '@')
+				    ? !strcasecmp(w->lists[j].address, words[i])
+				    : !strcmp(w->lists[j].name, words[i]))
+				src = &w->lists[j];
+		if (src == l)
+			continue; /* its own mail is its own */
+		if (src && src->embargo)
+			ret = error("list %s: prerequisites-from names %s, an "
+				    "embargoed list: its mail never leaves it",
+				    l->name, words[i]);
+		else if (!src && !plain_address(words[i]))
+			ret = error("list %s: prerequisites-from names %s, "
+				    "which is neither a [list] section with an "
+				    "address nor an address",
+				    l->name, words[i]);
+		else if (src)
+			push_word(&l->share_addr, &na, src->address, true),
+				push_word(&l->share_lists, &nl, src->name,
+					  false);
+		else
+			push_word(&l->share_addr, &na, words[i], true);
+	}
+	argv_free(words);
+	return ret;
+}
+
 int watch_config_load(struct watch *w)
 {
+	size_t i;
+
 	if (load_deliver_config(w) < 0)
 		return -1;
 	if (qconfig_subsections(w->s.cfg, "list", add_list, w))
 		return -1;
+	for (i = 0; i < w->nlists; i++)
+		if (w->lists[i].prereq_from &&
+		    resolve_shares(w, &w->lists[i]) < 0)
+			return -1;
 	if (w->s.prompts_dir)
 		hash_prompts(w, w->s.prompts_dir);
 	else

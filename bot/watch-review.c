@@ -204,8 +204,9 @@ struct watch_prereqs {
 #define PREREQ_PATCH_THREADS 8
 
 /*
- * The threads of other series of the list that hold a patch s names in
- * a prerequisite-patch-id: line (git format-patch --base), from the state
+ * The threads of other series of the list (or of a watched list it
+ * takes prerequisites from) that hold a patch s names in a
+ * prerequisite-patch-id: line (git format-patch --base), from the state
  * db's patch-ids of the series watch has seen (so a prerequisite posted
  * in its own thread, and reviewed first, is found). Caller frees.
  */
@@ -213,7 +214,8 @@ static void prereq_patch_threads(struct thread_ctx *t,
 				 const struct mp_series *s, char ***threads,
 				 size_t *n)
 {
-	size_t k, j;
+	const struct wlist *l = t->l;
+	size_t k, j, i;
 
 	*threads = NULL;
 	*n = 0;
@@ -221,11 +223,17 @@ static void prereq_patch_threads(struct thread_ctx *t,
 		const struct mp_patch *p = k ? s->patches[k - 1] : s->cover;
 
 		for (j = 0; p && j < p->nprereq_patch_ids; j++)
-			if (state_threads_with_patch(t->w->st, t->l->name,
-						     p->prereq_patch_ids[j],
-						     t->thread, threads, n,
-						     PREREQ_PATCH_THREADS) < 0)
-				warning("state db: %s", state_error(t->w->st));
+			for (i = 0;
+			     !i || (l->share_lists && l->share_lists[i - 1]);
+			     i++)
+				if (state_threads_with_patch(
+					    t->w->st,
+					    i ? l->share_lists[i - 1] : l->name,
+					    p->prereq_patch_ids[j], t->thread,
+					    threads, n,
+					    PREREQ_PATCH_THREADS) < 0)
+					warning("state db: %s",
+						state_error(t->w->st));
 	}
 }
 
@@ -242,6 +250,7 @@ static void plan_prereqs(struct thread_ctx *t, const struct mp_series *s,
 			 struct watch_prereqs *pq)
 {
 	const struct mp_series **cand;
+	struct local_mail_filter filter;
 	struct rv_prereq_plan pl;
 	size_t nc = 0, i, self = 0, n;
 	bool found = false;
@@ -253,8 +262,11 @@ static void plan_prereqs(struct thread_ctx *t, const struct mp_series *s,
 	if (!t->set || !rv_prereq_declares_any(s))
 		return;
 	prereq_patch_threads(t, s, &extra, &nextra);
-	local_mail_prereqs(t->w->db, s, t->thread, extra, nextra, &pq->set,
-			   &pq->missing, &pq->nmissing);
+	/* Only the list's mail, and that of the lists it shares with. */
+	filter.keep = watch_file_usable;
+	filter.arg = t;
+	local_mail_prereqs(t->w->db, s, t->thread, extra, nextra, &filter,
+			   &pq->set, &pq->missing, &pq->nmissing);
 	for (i = 0; i < nextra; i++)
 		free(extra[i]);
 	free(extra);
@@ -415,11 +427,14 @@ static bool series_check_unchanged(struct thread_ctx *t,
 
 	if (t->explain)
 		return true;
-	rr = state_series_same_patches(w->st, sr->key.buf, sr->pids.buf,
-				       sr->earlier, sizeof(sr->earlier));
+	/* The list's own series: a RESEND elsewhere says nothing here. */
+	rr = state_series_same_patches(w->st, sr->key.buf, t->l->name,
+				       sr->pids.buf, sr->earlier,
+				       sizeof(sr->earlier));
 	if (rr <= 0)
 		return true;
-	if (state_series_unchanged_noted(w->st, sr->pids.buf) != 0) {
+	if (state_series_unchanged_noted(w->st, t->l->name, sr->pids.buf) !=
+	    0) {
 		/* Said "unchanged" once already: stay quiet. */
 		printf("%s: skipped \"%s\": unchanged, and already said so\n",
 		       t->l->name, subject_of(sr->s));
@@ -642,6 +657,7 @@ static int series_compose(struct thread_ctx *t, struct series_review *sr)
 	struct wlist *l = t->l;
 	struct reply_opts ro = REPLY_OPTS_INIT;
 	struct errmsg err = {""};
+	struct sb said = SB_INIT;
 
 	ro.from = w->from;
 	ro.domain = w->domain;
@@ -655,11 +671,18 @@ static int series_compose(struct thread_ctx *t, struct series_review *sr)
 	ro.prompt_hash = w->prompt_hash;
 	ro.unchanged_since = sr->unchanged ? sr->earlier : NULL;
 	ro.explain = t->explain;
+	ro.explain_arg = t->explain_arg;
 	if (t->explain) {
 		/* In reply to the command; no such finding: its sender only. */
 		ro.command = t->explain_cmd;
-		ro.sender_only =
-			!sr->r || (size_t)t->explain > sr->r->findings.n;
+		if (t->explain_who) {
+			ro.command_name = t->explain_who->name;
+			ro.command_addr = t->explain_who->addr;
+			watch_sender_said(l, t->explain_who, &said);
+			ro.command_said = said.buf;
+		}
+		ro.sender_only = !sr->r || t->explain < 1 ||
+				 (size_t)t->explain > sr->r->findings.n;
 	}
 	ro.now = w->now;
 	ro.missing_prereqs = (const char *const *)sr->pq.missing;
@@ -670,6 +693,7 @@ static int series_compose(struct thread_ctx *t, struct series_review *sr)
 		    0) {
 			error("state db: %s", state_error(w->st));
 			t->retry = true;
+			sb_release(&said);
 			return -1;
 		}
 		ro.earlier = sr->mf.earlier;
@@ -677,8 +701,10 @@ static int series_compose(struct thread_ctx *t, struct series_review *sr)
 	if (reply_compose(&sr->raw, sr->s, sr->r, &ro, &err) < 0) {
 		error("list %s: %s", l->name, err.msg);
 		series_settle(t, sr, SERIES_FAILED, sr->pids.buf);
+		sb_release(&said);
 		return -1;
 	}
+	sb_release(&said);
 	return 0;
 }
 
@@ -707,12 +733,13 @@ static bool series_not_applied(const struct series_review *sr)
 	       sr->r->apply->failed >= 0;
 }
 
-int watch_send_note(struct thread_ctx *t, const struct mp_patch *cmd,
+int watch_send_note(struct thread_ctx *t, const struct tcmd *c,
 		    const char *text)
 {
 	struct watch *w = t->w;
+	const struct mp_patch *cmd = c->p;
 	struct reply_opts ro = REPLY_OPTS_INIT;
-	struct sb key = SB_INIT, msgid = SB_INIT, raw = SB_INIT;
+	struct sb key = SB_INIT, msgid = SB_INIT, raw = SB_INIT, body = SB_INIT;
 	struct errmsg err = {""};
 	int ret = -1;
 
@@ -722,20 +749,27 @@ int watch_send_note(struct thread_ctx *t, const struct mp_patch *cmd,
 	ro.domain = w->domain;
 	ro.msgid = msgid.buf;
 	ro.now = w->now;
-	if (reply_compose_note(&raw, cmd, text, &ro, &err) < 0) {
+	/* To the From that was checked, never the mail's in-body From:. */
+	ro.command_name = c->who.name;
+	ro.command_addr = c->who.addr;
+	sb_adds(&body, text);
+	sb_adds(&body, "\n\n");
+	watch_sender_said(t->l, &c->who, &body);
+	if (reply_compose_note(&raw, cmd, body.buf, &ro, &err) < 0) {
 		error("list %s: %s", t->l->name, err.msg);
 		goto out;
 	}
 	/* pids NULL: the series is left as it is. */
-	ret = record_and_send(t, key.buf, NULL, msgid.buf, cmd->author_email,
-			      NULL, NULL, &raw, SERIES_REVIEWED);
+	ret = record_and_send(t, key.buf, NULL, msgid.buf, c->who.addr, NULL,
+			      NULL, &raw, SERIES_REVIEWED);
 	if (!ret)
 		printf("%s: answered %s, reply <%s> (%s)\n", t->l->name,
-		       cmd->author_email, msgid.buf, list_method(w, t->l));
+		       c->who.addr, msgid.buf, list_method(w, t->l));
 out:
 	sb_release(&key);
 	sb_release(&msgid);
 	sb_release(&raw);
+	sb_release(&body);
 	return ret;
 }
 
@@ -747,9 +781,18 @@ static void series_report(struct thread_ctx *t, struct series_review *sr)
 	const struct pass_grant *g;
 
 	if (t->explain) {
-		printf("%s: explained finding %d of \"%s\", reply <%s> (%s)\n",
-		       l->name, t->explain, subject_of(sr->s), sr->msgid.buf,
-		       list_method(w, l));
+		if (t->explain > 0 && sr->r &&
+		    (size_t)t->explain <= sr->r->findings.n)
+			printf("%s: explained finding %d of \"%s\", reply <%s> "
+			       "(%s)\n",
+			       l->name, t->explain, subject_of(sr->s),
+			       sr->msgid.buf, list_method(w, l));
+		else
+			printf("%s: no finding '%s' to explain in \"%s\", "
+			       "said to the sender, reply <%s> (%s)\n",
+			       l->name, t->explain_arg ? t->explain_arg : "",
+			       subject_of(sr->s), sr->msgid.buf,
+			       list_method(w, l));
 		return;
 	}
 	if (series_not_applied(sr)) {
@@ -808,7 +851,7 @@ void review_one(struct thread_ctx *t, const struct mp_series *s)
 
 	if (!sr.parent)
 		return;
-	watch_series_key(s, &sr.key);
+	watch_series_key(t, s, &sr.key);
 	if (state_series_get(t->w->st, sr.key.buf, &sr.row) < 0) {
 		error("state db: %s", state_error(t->w->st));
 		t->retry = true;

@@ -45,9 +45,15 @@ const struct cmd cmd_watch_def = {
 	"thread, exactly once. Lists without a section are never reviewed.\n"
 	"A series that names prerequisite series (prerequisite-message-id:,\n"
 	"-patch-id:, -change-id:) is applied on top of those found in the\n"
-	"notmuch database, which are only read, and the reply says so; when "
-	"it\n"
-	"does not apply, the reply names a prerequisite that is not there.\n"
+	"notmuch database among the list's own mail and that of the lists\n"
+	"its prerequisites-from names, which are only read, and the reply "
+	"says\n"
+	"so; when it does not apply, the reply names a prerequisite that is "
+	"not\n"
+	"there (one on another list is not there). A message is a list's "
+	"when\n"
+	"its To or Cc holds the list's address; each list reads only its own\n"
+	"mail in a thread, and an embargoed list's mail serves no other list.\n"
 	"A finding the author was already mailed in full (the same code, for\n"
 	"an earlier version) is listed in one line, with that reply's\n"
 	"Message-ID, instead of being repeated.\n"
@@ -84,7 +90,11 @@ const struct cmd cmd_watch_def = {
 	"'tag:new and (to:ADDR or cc:ADDR)'), wait (30m; s, m, h, d "
 	"suffixes),\n"
 	"mute (comma-separated senders or subject words never reviewed),\n"
-	"embargo (true: replies go to the maintainers only), max-per-hour\n"
+	"embargo (true: replies go to the maintainers only, its mail serves "
+	"no\n"
+	"other list), prerequisites-from (lists, by name or address, whose\n"
+	"series may be its prerequisites; never an embargoed one), "
+	"max-per-hour\n"
 	"(replies on the list), max-per-author-per-day (series over a limit\n"
 	"wait for the next pass).\n"
 	"[deliver] method = outbox | sendmail | smtp, outbox (a maildir; "
@@ -115,12 +125,18 @@ const struct cmd cmd_watch_def = {
 	"under max-per-hour); no cap is ever passed.\n"
 	"\n"
 	"Commands, in a reply in the thread from the series' author or a\n"
-	"maintainer, on a line of their own: '#quorum rerun' (review again),\n"
+	"maintainer (list.NAME.commands: dkim, a DKIM signature of the From\n"
+	"domain must vouch for the sender, the default once the list's mail\n"
+	"comes signed; from, the From header, one plain mailbox; off, none;\n"
+	"dkim-keys = FILE reads the keys from FILE instead of DNS), on a line\n"
+	"of their own: '#quorum rerun' (review again),\n"
 	"'#quorum mute' (never review the author's mail on this list again;\n"
 	"acknowledged to the sender), '#quorum unmute' (undo it),\n"
-	"'#quorum explain N' (finding N in detail, with the similar past "
+	"'#quorum explain N' (finding N in detail, with the similar past\n"
 	"fixes; in reply to the command mail, to its sender only when there\n"
-	"is no finding N).\n"
+	"is no finding N or N is not a number in digits). An answer says how\n"
+	"the sender was verified; a command not taken gets none (the run says\n"
+	"why).\n"
 	"\n"
 	"Mail is tagged quorum/seen, quorum/reviewed, quorum/skipped or\n"
 	"quorum/failed; no other tag is touched.\n"
@@ -200,7 +216,7 @@ static bool is_own_mail(struct watch *w, const char *msgid,
  * version, total and the sender of the patches, so it stays the same
  * whichever of its mails arrived first.
  */
-void watch_series_key(const struct mp_series *s, struct sb *key)
+static void series_key_of(const struct mp_series *s, struct sb *key)
 {
 	const struct mp_patch *p = mp_series_first(s), *first = NULL;
 	const char *root;
@@ -215,6 +231,30 @@ void watch_series_key(const struct mp_series *s, struct sb *key)
 		root = first->references[0];
 	sb_addf(key, "%s/v%d/%d/%s", root ? root : "", s->version, s->total,
 		first->from ? first->from : "");
+}
+
+/*
+ * ... led by the list's name: a series of another list, or one made to
+ * look like it (References: and From: are the sender's to write), is
+ * never taken for one of this list, nor the other way round. A series
+ * recorded for this list before keys carried the list keeps its key.
+ */
+void watch_series_key(struct thread_ctx *t, const struct mp_series *s,
+		      struct sb *key)
+{
+	struct sb old = SB_INIT;
+	struct series_row row;
+
+	series_key_of(s, &old);
+	/* A newline: no list name has one. */
+	sb_addf(key, "%s\n%s", t->l->name, old.buf);
+	if (!state_series_get(t->w->st, key->buf, &row) && !row.exists &&
+	    !state_series_get(t->w->st, old.buf, &row) && row.exists &&
+	    !strcmp(row.list, t->l->name)) {
+		sb_reset(key);
+		sb_adds(key, old.buf);
+	}
+	sb_release(&old);
 }
 
 /* A message-id from a hash of key: stable across a retry. */
@@ -293,7 +333,19 @@ static void thread_add_message(struct thread_ctx *t, struct mp_collector *c,
 	struct mp_patch *p = NULL;
 	struct tmsg *tm;
 
+	bool readable;
+
 	if (!id)
+		return;
+	sb_reset(raw);
+	readable = file &&
+		   read_file_capped(file, WATCH_MAX_MESSAGE, raw, &err) == 0;
+	/*
+	 * Another list's mail (notmuch threads by references, which
+	 * anyone can write): not this list's to read, record or tag.
+	 */
+	if (readable && !watch_mail_usable(w, t->l, raw->buf ? raw->buf : "",
+					   raw->len, !t->near_embargo))
 		return;
 	ALLOC_GROW(t->msgs, t->n + 1, t->alloc);
 	tm = &t->msgs[t->n++];
@@ -305,8 +357,7 @@ static void thread_add_message(struct thread_ctx *t, struct mp_collector *c,
 			: state_message_seen(w->st, id, t->l->name, w->now,
 					     &tm->first_seen)) < 0)
 		tm->first_seen = w->now;
-	sb_reset(raw);
-	if (!file || read_file_capped(file, WATCH_MAX_MESSAGE, raw, &err) < 0) {
+	if (!readable) {
 		tm->tag = "quorum/failed";
 		return;
 	}
@@ -317,10 +368,26 @@ static void thread_add_message(struct thread_ctx *t, struct mp_collector *c,
 	}
 	if (!p->auto_submitted && p->kind == MP_KIND_REPLY &&
 	    command_of(p, NULL)) {
+		struct tcmd *tc;
+
 		tm->tag = "quorum/seen";
 		ALLOC_GROW(t->cmds, t->ncmds + 1, t->cmds_alloc);
-		t->cmds[t->ncmds++] = p;
+		tc = &t->cmds[t->ncmds++];
+		tc->p = p;
+		/* Verified now: the raw mail is at hand only here. */
+		watch_sender_check(t->l, raw->buf, raw->len, &tc->who);
 		return;
+	}
+	/*
+	 * A patch or cover letter of the list came signed: from now on its
+	 * commands want a signature too (unless commands says otherwise).
+	 */
+	if ((p->kind == MP_KIND_PATCH || p->kind == MP_KIND_COVER) &&
+	    !t->l->signed_mail && watch_mail_signed(raw->buf, raw->len)) {
+		t->l->signed_mail = true;
+		if (!w->dry_run &&
+		    state_list_signed_add(w->st, t->l->name, w->now) < 0)
+			warning("state db: %s", state_error(w->st));
 	}
 	if (p->auto_submitted || p->subject.reply ||
 	    (p->kind != MP_KIND_PATCH && p->kind != MP_KIND_COVER)) {
@@ -336,6 +403,40 @@ static void thread_add_message(struct thread_ctx *t, struct mp_collector *c,
 	mp_collector_add(c, p);
 }
 
+/*
+ * Does the thread hold mail to an embargoed list other than l's (mail
+ * that, sent to l as well, l may use)? Then mail in it sent to no list
+ * may be that list's private talk, and serves l no more than the
+ * embargoed mail does. A query that fails counts as yes.
+ */
+static bool thread_near_embargo(struct watch *w, const struct wlist *l,
+				const char *thread)
+{
+	struct sb qs = SB_INIT;
+	bool near = false;
+	size_t i;
+
+	for (i = 0; i < w->nlists && !near; i++) {
+		const struct wlist *e = &w->lists[i];
+		notmuch_query_t *q;
+		unsigned n = 1;
+
+		if (!e->embargo || e == l)
+			continue;
+		sb_reset(&qs);
+		sb_addf(&qs, "thread:%s and (to:\"%s\" or cc:\"%s\")", thread,
+			e->address, e->address);
+		q = notmuch_query_create(w->db, qs.buf);
+		if (!q || notmuch_query_count_messages(q, &n))
+			n = 1;
+		if (q)
+			notmuch_query_destroy(q);
+		near = n > 0;
+	}
+	sb_release(&qs);
+	return near;
+}
+
 /* The thread's series, its messages sorted into t. NULL: no search. */
 static struct mp_set *thread_read(struct thread_ctx *t)
 {
@@ -346,6 +447,7 @@ static struct mp_set *thread_read(struct thread_ctx *t)
 	struct mp_set *set = NULL;
 	size_t n = 0;
 
+	t->near_embargo = thread_near_embargo(t->w, t->l, t->thread);
 	sb_addf(&qs, "thread:%s", t->thread);
 	q = notmuch_query_create(t->w->db, qs.buf);
 	if (!q || notmuch_query_search_messages(q, &msgs)) {
@@ -373,7 +475,7 @@ static void thread_release(struct thread_ctx *t)
 		free(t->msgs[i].msgid);
 	free(t->msgs);
 	for (i = 0; i < t->ncmds; i++)
-		mp_patch_free(t->cmds[i]);
+		mp_patch_free(t->cmds[i].p);
 	free(t->cmds);
 }
 
@@ -387,7 +489,7 @@ static int process_thread(struct watch *w, struct wlist *l, const char *thread)
 		goto out;
 	t.set = set;
 	for (i = 0; i < t.ncmds; i++)
-		run_command(&t, set, t.cmds[i]);
+		run_command(&t, set, &t.cmds[i]);
 	for (i = 0; i < set->nseries && !stop_requested; i++)
 		review_one(&t, set->series[i]);
 	/* Untagged mail is looked at again by the next pass. */
@@ -833,7 +935,7 @@ static bool plan_thread(struct watch *w, struct wlist *l,
 	t.set = set;
 	rerun = xcalloc(t.ncmds + 1, sizeof(*rerun));
 	for (j = 0; j < t.ncmds; j++)
-		if ((rerun[nrerun] = watch_rerun_of(&t, set, t.cmds[j])))
+		if ((rerun[nrerun] = watch_rerun_of(&t, set, &t.cmds[j])))
 			nrerun++;
 	for (j = 0; j < set->nseries; j++) {
 		const struct mp_series *s = set->series[j];
@@ -841,7 +943,7 @@ static bool plan_thread(struct watch *w, struct wlist *l,
 		struct plan_item *it;
 		size_t k;
 
-		watch_series_key(s, &key);
+		watch_series_key(&t, s, &key);
 		if (!plan_due(&t, s, &key, is_rerun(rerun, nrerun, s))) {
 			sb_release(&key);
 			continue;
@@ -1196,6 +1298,11 @@ static int run_once(struct watch *w, bool once)
 	for (i = 0; i < w->nlists; i++)
 		if (!watch_list_repo_ok(w, &w->lists[i]))
 			w->misconfigured = true;
+	/* Signed mail seen in an earlier pass makes commands = dkim. */
+	for (i = 0; i < w->nlists; i++)
+		if (!w->lists[i].signed_mail &&
+		    state_list_signed(w->st, w->lists[i].name) > 0)
+			w->lists[i].signed_mail = true;
 	for (i = 0; i < w->nlists && !stop_requested; i++) {
 		process_list(w, &w->lists[i]);
 		if (w->lists[i].mode == MODE_DIGEST && !w->dry_run)

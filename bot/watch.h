@@ -38,6 +38,14 @@ struct _notmuch_database;
 
 enum list_mode { MODE_DRY_RUN, MODE_REPLY, MODE_DIGEST };
 
+/* list.NAME.commands: whom a #quorum command is believed from. */
+enum commands_mode {
+	COMMANDS_DEFAULT, /* dkim once the list's mail is seen signed */
+	COMMANDS_DKIM,	  /* a DKIM signature of the From domain */
+	COMMANDS_FROM,	  /* the From header (one plain mailbox) */
+	COMMANDS_OFF,	  /* none: commands are ignored */
+};
+
 /* A [list "NAME"] section, and the repository its series apply to. */
 /*
  * A watch pass's plan for one series of a list: whether the models
@@ -70,9 +78,24 @@ struct wlist {
 	bool to_author, to_list;
 	char **cc; /* maintainers: Cc'd, and may send commands */
 	size_t ncc;
-	bool embargo;	    /* replies to the maintainers only */
-	int per_hour;	    /* replies per hour on the list; 0: no limit */
-	int per_author_day; /* replies per author per day; 0: no limit */
+	bool embargo; /* replies to the maintainers only */
+	/*
+	 * list.NAME.prerequisites-from: the lists whose mail this one's
+	 * reviews may use besides its own (bot/watch-lists.c): their
+	 * addresses, lowercase, and the names of those quorum watches (for
+	 * the state db's patch-ids); NULL-terminated, may be NULL.
+	 */
+	const char *prereq_from;
+	char **share_addr;
+	char **share_lists;
+
+	/* #quorum commands (bot/watch-sender.c) */
+	enum commands_mode commands;
+	const char *dkim_keys; /* a key file instead of DNS, or NULL */
+	void *dkim_lib;	       /* libopendkim's handle, made on first use */
+	bool signed_mail;      /* a patch of the list came DKIM-signed */
+	int per_hour;	       /* replies per hour on the list; 0: no limit */
+	int per_author_day;    /* replies per author per day; 0: no limit */
 
 	/* the repository, opened on first use */
 	const char *repo;
@@ -126,7 +149,73 @@ extern volatile sig_atomic_t stop_requested;
 int watch_config_load(struct watch *w);
 void watch_config_release(struct watch *w);
 
+/* ---- which list a message is of (bot/watch-lists.c) ------------------ */
+
+/*
+ * Every value of header name (case-insensitive) in the header block of
+ * raw, unfolded, NULL-terminated in *vals (caller frees with
+ * argv_free(); NULL when none). The count, or -1 when the header block
+ * is too long to be mail.
+ */
+int mail_header_values(const char *raw, size_t len, const char *name,
+		       char ***vals);
+/*
+ * May list l's review use the message raw? When its To or Cc holds l's
+ * address; else never when they hold an embargoed list's; else when
+ * they hold an address of l->share_addr; else, with own_thread (the
+ * thread watch reads for l), when they hold no watched list's address.
+ */
+bool watch_mail_usable(const struct watch *w, const struct wlist *l,
+		       const char *raw, size_t len, bool own_thread);
+/* The same for the file at path, for a struct thread_ctx *arg's list. */
+bool watch_file_usable(void *arg, const char *path);
+
 /* ---- one thread of a list (bot/watch.c) ------------------------------- */
+
+/* ---- who sent a command (bot/watch-sender.c) -------------------------- */
+
+#define SENDER_ADDR_MAX 256
+
+enum sender_how {
+	SENDER_NONE, /* no one to believe: why says */
+	SENDER_FROM, /* the From header's one plain mailbox (why: not DKIM) */
+	SENDER_DKIM, /* ... and a DKIM signature of its domain verifies */
+};
+
+struct cmd_sender {
+	enum sender_how how;
+	bool signed_mail;	    /* it carries a DKIM-Signature */
+	char addr[SENDER_ADDR_MAX]; /* the From address, lowercase */
+	char name[128];		    /* its display name, decoded */
+	char domain[256];	    /* SENDER_DKIM: the signing domain */
+	char why[200];		    /* otherwise: why not more */
+};
+
+/*
+ * Who sent the command mail raw (in l's thread): its From when that is
+ * exactly one plain mailbox (Name <addr>, <addr> or addr, no list, no
+ * group, one From header, and at most one Message-ID, In-Reply-To and
+ * References), and whether a DKIM signature vouches for it: it verifies
+ * (keys from l's dkim-keys file, else DNS), its d= is the From domain or
+ * a parent of it, it signs the whole body and From, Message-ID,
+ * In-Reply-To and References (those present).
+ */
+void watch_sender_check(struct wlist *l, const char *raw, size_t len,
+			struct cmd_sender *who);
+/* Does raw carry a DKIM-Signature header? */
+bool watch_mail_signed(const char *raw, size_t len);
+/* l's commands setting, the default resolved (dkim once signed). */
+enum commands_mode watch_commands_mode(const struct wlist *l);
+/* "Sender X, verified by ..." for the answer to a command. */
+void watch_sender_said(const struct wlist *l, const struct cmd_sender *who,
+		       struct sb *out);
+void watch_dkim_release(struct wlist *l);
+
+/* A #quorum command mail of the thread, and who sent it. */
+struct tcmd {
+	struct mp_patch *p;
+	struct cmd_sender who;
+};
 
 struct tmsg {
 	char *msgid;
@@ -140,13 +229,17 @@ struct thread_ctx {
 	const char *thread;
 	struct tmsg *msgs;
 	size_t n, alloc;
-	struct mp_patch **cmds; /* replies that carry a #quorum command */
+	struct tcmd *cmds; /* replies that carry a #quorum command */
 	size_t ncmds, cmds_alloc;
-	bool retry;  /* a state or repo error: leave the mail untagged */
-	int explain; /* set while answering #quorum explain N */
+	bool retry; /* a state or repo error: leave the mail untagged */
+	/* it holds mail of an embargoed list not l (watch_mail_usable) */
+	bool near_embargo;
+	int explain; /* set while answering #quorum explain N (-1: no N) */
+	const char *explain_arg;	    /* ... N as written, shown safely */
 	const char *explain_id;		    /* ... the command's Message-ID */
 	const struct mp_patch *explain_cmd; /* ... and the command mail */
-	const struct mp_set *set;	    /* the thread's series */
+	const struct cmd_sender *explain_who; /* ... and who sent it */
+	const struct mp_set *set;	      /* the thread's series */
 };
 
 #define THREAD_CTX_INIT(w_, l_, thread_)                                       \
@@ -165,8 +258,12 @@ struct pass_grant *watch_grant(struct wlist *l, const char *key);
  */
 double watch_grant_cap(struct wlist *l, struct pass_grant *g, double left);
 struct tmsg *tmsg_find(struct thread_ctx *t, const char *msgid);
-/* The stable key of a series, whichever of its mails came first. */
-void watch_series_key(const struct mp_series *s, struct sb *key);
+/*
+ * The stable key of series s of the thread's list, whichever of its
+ * mails came first; another list's series never has it.
+ */
+void watch_series_key(struct thread_ctx *t, const struct mp_series *s,
+		      struct sb *key);
 /* A Message-ID from a hash of key and what: stable across a retry. */
 void reply_msgid(struct watch *w, const char *key, const char *what,
 		 struct sb *out);
@@ -194,9 +291,10 @@ int watch_series_dry(struct thread_ctx *t, const struct mp_series *s,
 int watch_author_muted(struct thread_ctx *t, const struct mp_patch *parent);
 /*
  * Answer the #quorum command mail cmd with text, to its sender only,
- * exactly once (recorded and delivered as a reply). 0 or -1.
+ * exactly once (recorded and delivered as a reply), saying how the
+ * sender was verified. 0 or -1.
  */
-int watch_send_note(struct thread_ctx *t, const struct mp_patch *cmd,
+int watch_send_note(struct thread_ctx *t, const struct tcmd *cmd,
 		    const char *text);
 /*
  * Open the list's repository (once a pass): false, said on stderr,
@@ -208,11 +306,20 @@ bool watch_list_repo_ok(struct watch *w, struct wlist *l);
 
 enum command { CMD_NONE, CMD_RERUN, CMD_MUTE, CMD_EXPLAIN, CMD_UNMUTE };
 
+/* The highest finding number '#quorum explain N' takes as a number. */
+#define EXPLAIN_MAX 999999999
+#define EXPLAIN_ARG_MAX 32 /* bytes of N as shown in the answer */
+
 /*
  * The #quorum command on a line of its own in p's text (quoted lines
- * never count), with the finding number of explain in *n (may be NULL).
+ * never count), with the finding number of explain in *n (may be NULL):
+ * 1 to EXPLAIN_MAX, digits only, or -1 when N is missing or is not such
+ * a number (the answer says so). command_arg() also copies N as written
+ * into arg (printable ASCII, cut with "..." to fit size; "" when none).
  */
 enum command command_of(const struct mp_patch *p, int *n);
+enum command command_arg(const struct mp_patch *p, int *n, char *arg,
+			 size_t size);
 /*
  * The series of the thread's set that command cmd will review again
  * when it is carried out (a '#quorum rerun' not done yet, from one who
@@ -220,10 +327,10 @@ enum command command_of(const struct mp_patch *p, int *n);
  */
 const struct mp_series *watch_rerun_of(struct thread_ctx *t,
 				       const struct mp_set *set,
-				       const struct mp_patch *cmd);
+				       const struct tcmd *cmd);
 /* Carry out command cmd of the thread's set, when its sender may. */
 void run_command(struct thread_ctx *t, const struct mp_set *set,
-		 const struct mp_patch *cmd);
+		 const struct tcmd *cmd);
 
 /* ---- findings already mailed (bot/watch-fingerprint.c) ---------------- */
 

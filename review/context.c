@@ -6,7 +6,9 @@
  * pairs from the history index. Everything from mail or the repository
  * sits inside data blocks delimited by a random boundary that occurs in
  * none of it. The whole is fitted to a byte budget by leaving parts
- * out (deletion-only hunks first), and every part left out is named.
+ * out (deletion-only hunks first), and every part left out is named, in
+ * a block of its own since the names are paths and functions from the
+ * tree. A path on a block's opening line is quoted (rv_prompt_attr()).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -321,11 +323,42 @@ static struct part *part_new(struct parts *ps, enum part_kind kind, int order)
 	return p;
 }
 
-/* An attribute value for a block's opening line: one line, printable. */
+/* Bytes an attribute value may hold bare: nothing that ends it or a line. */
+static bool attr_plain(unsigned char c)
+{
+	return isalnum(c) || (c && strchr("._/+,@~:-", c));
+}
+
+void rv_prompt_attr(struct sb *out, const char *s)
+{
+	static const char esc[] = "abtnvfr";
+	const unsigned char *p;
+
+	if (!s)
+		s = "";
+	for (p = (const unsigned char *)s; attr_plain(*p); p++)
+		;
+	if (*s && !*p) {
+		sb_adds(out, s);
+		return;
+	}
+	sb_addch(out, '"');
+	for (p = (const unsigned char *)s; *p; p++) {
+		if (*p >= '\a' && *p <= '\r')
+			sb_addf(out, "\\%c", esc[*p - '\a']);
+		else if (*p == '"' || *p == '\\')
+			sb_addf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f || *p == '<' || *p == '>')
+			sb_addf(out, "\\%03o", *p);
+		else
+			sb_addch(out, (char)*p);
+	}
+	sb_addch(out, '"');
+}
+
 static void add_attr(struct sb *out, const char *s)
 {
-	for (; s && *s; s++)
-		sb_addch(out, (unsigned char)*s < 0x20 ? '?' : *s);
+	rv_prompt_attr(out, s);
 }
 
 static void block_open(struct sb *out, const char *boundary, const char *kind)
@@ -633,10 +666,13 @@ static void past_fix_parts(struct parts *ps, const struct rv_context_in *in,
 		struct part *p = part_new(ps, PART_PAST_FIX, (int)i);
 		struct sb lb = SB_INIT;
 
-		block_open(&p->text, b, "past-fix");
-		sb_addf(&p->text, " bug=%s fix=%s kind=%s score=%.2f>>>\n",
-			s->bug_id, s->fix_id, s->kind ? s->kind : "fixes",
-			s->score);
+		block_open(&p->text, b, "past-fix bug=");
+		add_attr(&p->text, s->bug_id);
+		sb_adds(&p->text, " fix=");
+		add_attr(&p->text, s->fix_id);
+		sb_adds(&p->text, " kind=");
+		add_attr(&p->text, s->kind ? s->kind : "fixes");
+		sb_addf(&p->text, " score=%.2f>>>\n", s->score);
 		sb_addf(&p->text, "bug commit %s: %s\n", s->bug_id,
 			s->bug_subject ? s->bug_subject : "");
 		sb_addf(&p->text, "fixed by %s: %s\n", s->fix_id,
@@ -818,12 +854,14 @@ int rv_context_build(const struct rv_context_in *in, size_t budget,
 	for (i = 0; i < ps.n; i++)
 		if (ps.v[i].keep)
 			sb_add(user, ps.v[i].text.buf, ps.v[i].text.len);
-	sb_add(user, tail.buf ? tail.buf : "", tail.len);
+	/* It names paths and functions: data, so inside a block. */
 	if (notes.len) {
-		sb_addf(user, "Left out to fit the context budget: %s.\n",
-			notes.buf);
+		block_open(user, b, "left-out>>>\n");
+		sb_add(user, notes.buf, notes.len);
+		block_close(user, b);
 		sb_adds(left_out, notes.buf);
 	}
+	sb_add(user, tail.buf ? tail.buf : "", tail.len);
 	sb_addf(user, "\nAnswer with JSON only, as the schema says. Line "
 		      "numbers are post-image numbers as shown in the "
 		      "blocks.\n");

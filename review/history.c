@@ -848,6 +848,50 @@ out:
 	return ret;
 }
 
+int rv_history_fix_id(struct rv_history *h, const char *prefix,
+		      char out[RV_OID_HEXSZ + 1])
+{
+	char lower[RV_OID_HEXSZ + 2];
+	sqlite3_stmt *st = NULL;
+	size_t i, n = prefix ? strlen(prefix) : 0;
+	int rc, found = 0;
+
+	out[0] = '\0';
+	if (!h || n < 7 || n > RV_OID_HEXSZ)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!isxdigit((unsigned char)prefix[i]))
+			return 0;
+		lower[i] = (char)tolower((unsigned char)prefix[i]);
+	}
+	lower[n] = '*';
+	lower[n + 1] = '\0';
+	if (sqlite3_prepare_v2(
+		    h->db,
+		    "SELECT DISTINCT fix_oid FROM pairs"
+		    " WHERE fix_oid GLOB ?1 AND fix_seq < ?2 LIMIT 2",
+		    -1, &st, NULL) != SQLITE_OK)
+		return RV_ERR_INTERNAL;
+	sqlite3_bind_text(st, 1, lower, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, h->horizon);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *oid = (const char *)sqlite3_column_text(st, 0);
+
+		if (!oid || strlen(oid) != RV_OID_HEXSZ)
+			continue;
+		/* Two fixes share the prefix: it names neither. */
+		if (found++) {
+			out[0] = '\0';
+			break;
+		}
+		memcpy(out, oid, RV_OID_HEXSZ + 1);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return RV_ERR_INTERNAL;
+	return found == 1;
+}
+
 int rv_history_set_horizon(struct rv_history *h, const char *id)
 {
 	sqlite3_stmt *st = NULL;

@@ -152,6 +152,27 @@ static bool series_tip(struct rv_review *r, struct rv_repo *repo,
 }
 
 /*
+ * A finding may cite only past fixes of the history index: a prefix that
+ * names exactly one becomes its full id; a made-up, ambiguous or
+ * duplicate cite is dropped, and without an index every cite is.
+ */
+static void check_cites(struct rv_finding *f, struct rv_history *h)
+{
+	char full[RV_OID_HEXSZ + 1];
+	size_t i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(f->cites); i++) {
+		if (!f->cites[i][0] ||
+		    rv_history_fix_id(h, f->cites[i], full) != 1 ||
+		    (n && !strcmp(f->cites[0], full)))
+			continue;
+		memcpy(f->cites[n++], full, sizeof(full));
+	}
+	for (; n < ARRAY_SIZE(f->cites); n++)
+		f->cites[n][0] = '\0';
+}
+
+/*
  * diffs[] and pp[] hold np patches and, when tip, one more slot: the
  * whole series from its base to the tip. A finding on the tip is checked
  * against that diff and then belongs to the patch that added its lines.
@@ -208,6 +229,7 @@ static int verify_llm(struct rv_review *r, struct rv_repo *repo,
 			continue;
 		}
 		f->preexisting = v == RV_VERDICT_PREEXISTING;
+		check_cites(f, opts->history);
 		/* The function is ours to name, from the post-image. */
 		if (have_post) {
 			char name[128];

@@ -152,7 +152,9 @@ static cJSON *json_finding(const struct rv_review *r,
 	cJSON_AddNumberToObject(o, "line_end", f->line_end);
 	rv_json_put_str(o, "function", f->function);
 	cJSON_AddStringToObject(o, "severity", rv_severity_name(f->severity));
-	rv_json_put_str(o, "category", f->category);
+	/* A stable id; what the voter wrote is kept apart, as data. */
+	cJSON_AddStringToObject(o, "category", rv_category_id(f->category));
+	rv_json_put_str(o, "category_text", f->category);
 	rv_json_put_str(o, "title", f->title);
 	rv_json_put_str(o, "explanation", f->explanation);
 	rv_json_put_str(o, "quote", f->quote);

@@ -7,6 +7,7 @@
  * before the results refer to them.
  */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,10 +79,30 @@ static int sarif_rule(cJSON *rules, const char *id)
 	it = cJSON_CreateObject();
 	cJSON_AddItemToObject(it, "id", rv_json_str(id));
 	d = cJSON_CreateObject();
-	cJSON_AddItemToObject(d, "text", rv_json_str(id));
+	cJSON_AddItemToObject(d, "text", rv_json_str(rv_category_text(id)));
 	cJSON_AddItemToObject(it, "shortDescription", d);
 	cJSON_AddItemToArray(rules, it);
 	return n;
+}
+
+/*
+ * A path as a relative URI reference (RFC 3986, as SARIF's
+ * artifactLocation.uri wants it): every byte but the unreserved ones and
+ * the '/' between segments percent-encoded, so a space, '%', '#', '?',
+ * ':', UTF-8 or a control byte in a file name stays part of the path.
+ */
+static char *path_uri(const char *path)
+{
+	struct sb out = SB_INIT;
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)path; *p; p++) {
+		if (isalnum(*p) || strchr("-._~/", *p))
+			sb_addch(&out, (char)*p);
+		else
+			sb_addf(&out, "%%%02X", *p);
+	}
+	return sb_detach(&out, NULL);
 }
 
 /*
@@ -96,8 +117,8 @@ void rv_sarif_report_add(struct rv_sarif_report *sr, const struct rv_review *r,
 
 	for (i = 0; i < r->findings.n; i++) {
 		const struct rv_finding *f = &r->findings.items[i];
-		const char *cat =
-			f->category && *f->category ? f->category : "other";
+		/* The rule id is ours; the voter's words are message text. */
+		const char *cat = rv_category_id(f->category);
 		cJSON *res = cJSON_CreateObject(), *msg = cJSON_CreateObject();
 		cJSON *locs = cJSON_CreateArray(), *loc, *phys, *art, *reg;
 		cJSON *props;
@@ -118,15 +139,21 @@ void rv_sarif_report_add(struct rv_sarif_report *sr, const struct rv_review *r,
 		sb_adds(&text, f->title ? f->title : cat);
 		if (f->explanation && *f->explanation)
 			sb_addf(&text, "\n\n%s", f->explanation);
+		if (f->category && strcmp(f->category, cat))
+			sb_addf(&text, "\n\nCategory as the voter gave it: %s",
+				f->category);
 		cJSON_AddItemToObject(msg, "text", rv_json_str(sb_str(&text)));
 		sb_release(&text);
 		cJSON_AddItemToObject(res, "message", msg);
 		if (file) {
+			char *uri = path_uri(file);
+
 			loc = cJSON_CreateObject();
 			phys = cJSON_CreateObject();
 			art = cJSON_CreateObject();
 			reg = cJSON_CreateObject();
-			cJSON_AddItemToObject(art, "uri", rv_json_str(file));
+			cJSON_AddItemToObject(art, "uri", rv_json_str(uri));
+			free(uri);
 			cJSON_AddStringToObject(art, "uriBaseId", "%SRCROOT%");
 			cJSON_AddItemToObject(phys, "artifactLocation", art);
 			cJSON_AddNumberToObject(reg, "startLine", start);

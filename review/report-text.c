@@ -307,7 +307,7 @@ static void add_llm_after(struct sb *out, const struct rv_review *r)
 	if (r->hallucinated)
 		sb_addf(out,
 			"%zu finding%s dropped: quoting code the "
-			"post-image does not have.\n",
+			"post-image does not have, or lines past its end.\n",
 			r->hallucinated, r->hallucinated == 1 ? "" : "s");
 	if (r->fixed_later)
 		sb_addf(out,

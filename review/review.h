@@ -351,6 +351,17 @@ struct rv_findings {
 	size_t n, alloc;
 };
 
+/*
+ * The stable id of a category: one of quorum's own (null-deref, leak,
+ * lock-leak, use-after-free, double-free, bounds, integer-overflow,
+ * alloc-overflow, unsafe-string, error-handling, race, logic,
+ * api-misuse, history, risk, style), synonyms and case folded, else
+ * "other". A static string. rv_category_text(): its one-line
+ * description.
+ */
+const char *rv_category_id(const char *category);
+const char *rv_category_text(const char *id);
+
 /* Append a copy of f (strings are duplicated). */
 void rv_findings_add(struct rv_findings *fs, const struct rv_finding *f);
 void rv_findings_release(struct rv_findings *fs);
@@ -434,12 +445,18 @@ struct rv_review_opts {
 	 */
 	struct rv_ledger *ledger; /* borrowed; NULL: no caps, no cache */
 	const char *list;	  /* the list the series came from, or NULL */
-	const char *series_key;	  /* recorded in the ledger, or NULL */
-	double budget_review; /* USD per review (review.budget-per-review) */
-	double budget_day;    /* USD per UTC day for list */
-	double budget_run;    /* USD for this ledger handle (ci --budget) */
-	double budget_month;  /* USD per calendar month, all lists */
-	bool no_cache;	      /* ask the models even when an answer is cached */
+	/*
+	 * Answers are cached apart under this name, never reused by a
+	 * review without it nor it by one of theirs (an embargoed list's),
+	 * or NULL: the shared cache.
+	 */
+	const char *cache_scope;
+	const char *series_key; /* recorded in the ledger, or NULL */
+	double budget_review;	/* USD per review (review.budget-per-review) */
+	double budget_day;	/* USD per UTC day for list */
+	double budget_run;	/* USD for this ledger handle (ci --budget) */
+	double budget_month;	/* USD per calendar month, all lists */
+	bool no_cache; /* ask the models even when an answer is cached */
 	/*
 	 * Build every prompt, count its tokens where that is free, price
 	 * it and plan, but send nothing: r->dry gets the requests.
@@ -805,6 +822,34 @@ struct rv_index_stats {
 int rv_history_index(const char *repo_path, const struct rv_index_opts *opts,
 		     struct rv_index_stats *st, struct errmsg *err);
 
+/* What a symbol index run did (rv_symbols_index()). */
+struct rv_symbols_stats {
+	size_t files;	 /* .c and .h files in HEAD's tree */
+	size_t parsed;	 /* blobs parsed by this run */
+	size_t reused;	 /* files whose blob the index already held */
+	size_t too_big;	 /* files over the size cap, not parsed */
+	size_t failed;	 /* files the parser gave up on (time limit) */
+	size_t defs;	 /* definitions in the index */
+	size_t refs;	 /* calls and addresses taken in the index */
+	bool up_to_date; /* HEAD's tree is the one indexed: nothing read */
+	bool rebuilt;	 /* the db was corrupt or old: made anew */
+	char rebuilt_reason[256];
+	double seconds;
+};
+
+/*
+ * Build or update the symbol index (definitions, calls, functions taken
+ * as values) of the .c and .h files of HEAD's tree in
+ * <git dir>/quorum/symbols.db: only blobs it does not hold yet are
+ * parsed, and when HEAD's tree is the one indexed nothing is read.
+ * opts->rebuild throws it away first; opts->progress gets a line now and
+ * then. Returns 0, RV_ERR_REPO (not a repository, no HEAD) or
+ * RV_ERR_INTERNAL (the db cannot be written, the grammar cannot be
+ * loaded), with err filled. The queries are in review/llm.h.
+ */
+int rv_symbols_index(const char *repo_path, const struct rv_index_opts *opts,
+		     struct rv_symbols_stats *st, struct errmsg *err);
+
 /*
  * Open repo_path's index for reading. Returns 0 with *out set, or 0 with
  * *out NULL when the repository has no index yet; RV_ERR_REPO when
@@ -878,6 +923,13 @@ int rv_history_similar(struct rv_history *h, const struct rv_diff *d, size_t k,
 void rv_similar_list_release(struct rv_similar_list *l);
 
 /*
+ * Append l as `quorum similar` prints it (review/history-show.c): per
+ * pair its score, the bug and fix commits, where, and the lines that
+ * matched; subjects and code cleaned of control characters.
+ */
+void rv_similar_format(const struct rv_similar_list *l, struct sb *out);
+
+/*
  * Use an embeddings endpoint in rv_history_similar() (o is copied;
  * url NULL turns it off). When the endpoint fails, similar falls back to
  * lexical retrieval and rv_history_embed_error() says why.
@@ -893,6 +945,16 @@ const char *rv_history_embed_error(const struct rv_history *h);
  * history voter. An id the index does not hold hides nothing. Returns 0.
  */
 int rv_history_set_horizon(struct rv_history *h, const char *id);
+
+/*
+ * The full id of the one past fix of the index (a fix of a bug/fix pair,
+ * visible under the horizon) whose id starts with prefix (7 to 40 hex
+ * digits, any case), into out. Returns 1 when exactly one fix has that
+ * prefix, 0 when none or several do (out is then ""), or RV_ERR_INTERNAL
+ * on a db error. What a model cites is checked with it.
+ */
+int rv_history_fix_id(struct rv_history *h, const char *prefix,
+		      char out[RV_OID_HEXSZ + 1]);
 
 /*
  * The unified diff of commit rev against its first parent (diff), its

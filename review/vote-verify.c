@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * vote-verify.c - the guard against invented findings. A finding must point
- * at a file the patch has, at lines in its hunks or in the functions
- * around them, and any code it quotes must exist in the post-image. A
- * finding about code the patch did not touch is pre-existing, and one
- * whose lines a later patch of the series changes is fixed later.
+ * at a file the patch has, at lines that exist in it, in its hunks or in
+ * the functions around them, and any code it quotes must exist in the
+ * post-image. A finding about code the patch did not touch is
+ * pre-existing, and one whose lines a later patch of the series changes
+ * is fixed later.
  * Also how the vote tells that two voters mean the same problem.
  */
 #include <ctype.h>
@@ -149,6 +150,34 @@ static char *diff_lines(const struct rv_file *f, bool removed)
 	return sb_detach(&sb, NULL);
 }
 
+/*
+ * Do lines a..b exist? In the post-image when we have it. Without it, up
+ * to the last line the diff shows of the file: past it the model was
+ * shown nothing (for a new file that is the whole file).
+ */
+static bool lines_exist(const struct rv_file *f, int a, int b, const char *post,
+			size_t postlen)
+{
+	int n = 0;
+	size_t i;
+
+	if (a < 1 || b < a)
+		return false;
+	if (post) {
+		for (i = 0; i < postlen; i++)
+			n += post[i] == '\n';
+		n += postlen && post[postlen - 1] != '\n';
+		return b <= n;
+	}
+	for (i = 0; i < f->nhunks; i++) {
+		int end = f->hunks[i].new_start + f->hunks[i].new_lines - 1;
+
+		if (end > n)
+			n = end;
+	}
+	return b <= n;
+}
+
 enum rv_verdict rv_verify_finding(const struct rv_finding *f,
 				  const struct rv_diff *d, const char *post,
 				  size_t postlen)
@@ -169,6 +198,13 @@ enum rv_verdict rv_verify_finding(const struct rv_finding *f,
 	}
 	if (!inside)
 		return RV_VERDICT_OUTSIDE;
+	/*
+	 * Lines past the end of the file are made up. Dropped, not clamped:
+	 * the claim of where the problem is is wrong, and a clamped range
+	 * would still point at most of the file as if it were the place.
+	 */
+	if (!lines_exist(file, f->line_start, f->line_end, post, postlen))
+		return RV_VERDICT_HALLUCINATED;
 	if (f->quote && *f->quote) {
 		char *raw = post ? NULL : diff_lines(file, false);
 		char *gone = diff_lines(file, true);
@@ -412,6 +448,54 @@ void rv_category_normalise(const char *in, char *out, size_t outsz)
 			snprintf(out, outsz, "%s", synonyms[i].to);
 			break;
 		}
+}
+
+/*
+ * quorum's categories: what its own voters emit and review.md asks the
+ * models for. Anything else is "other" where a stable id is promised.
+ */
+static const struct {
+	const char *id, *text;
+} categories[] = {
+	{"null-deref", "NULL pointer dereference"},
+	{"leak", "memory or resource leak"},
+	{"lock-leak", "lock not released on a path"},
+	{"use-after-free", "use after free"},
+	{"double-free", "double free"},
+	{"bounds", "out-of-bounds access"},
+	{"integer-overflow", "integer overflow"},
+	{"alloc-overflow", "overflow in an allocation size"},
+	{"unsafe-string", "unbounded string copy"},
+	{"error-handling", "missing or wrong error handling"},
+	{"race", "race condition"},
+	{"logic", "logic error"},
+	{"api-misuse", "wrong use of an API"},
+	{"history", "code like a bug this tree fixed before"},
+	{"risk", "a change like those that needed fixes later"},
+	{"style", "the tree's coding style"},
+	{"other", "another kind of defect"},
+};
+
+const char *rv_category_id(const char *category)
+{
+	char norm[64];
+	size_t i;
+
+	rv_category_normalise(category, norm, sizeof(norm));
+	for (i = 0; i < ARRAY_SIZE(categories); i++)
+		if (!strcmp(norm, categories[i].id))
+			return categories[i].id;
+	return "other";
+}
+
+const char *rv_category_text(const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(categories); i++)
+		if (id && !strcmp(id, categories[i].id))
+			return categories[i].text;
+	return "another kind of defect";
 }
 
 #define MAX_WORDS 32

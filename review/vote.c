@@ -78,7 +78,12 @@ static bool has_voter(const struct rv_finding *f, const char *name)
 	return false;
 }
 
-/* Fold f's voters, range and severity into the cluster c. */
+/*
+ * Fold f's voters, range and severity into the cluster c. The place is
+ * the narrowest range a voter gave (the lower one of two as narrow):
+ * the most precise claim of where the problem is, and always one a voter
+ * made, so a sloppy wide range never widens a finding the others placed.
+ */
 static void cluster_merge(struct rv_finding *c, const struct rv_finding *f)
 {
 	size_t i;
@@ -90,10 +95,12 @@ static void cluster_merge(struct rv_finding *c, const struct rv_finding *f)
 				     (c->nvoters + 1) * sizeof(*c->voters));
 		c->voters[c->nvoters++] = xstrdup_or_null(f->voters[i]);
 	}
-	if (f->line_start < c->line_start)
+	if (f->line_end - f->line_start < c->line_end - c->line_start ||
+	    (f->line_end - f->line_start == c->line_end - c->line_start &&
+	     f->line_start < c->line_start)) {
 		c->line_start = f->line_start;
-	if (f->line_end > c->line_end)
 		c->line_end = f->line_end;
+	}
 	if (f->severity > c->severity)
 		c->severity = f->severity;
 	/* Untouched code only when every voter says so; keep cites. */

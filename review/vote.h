@@ -14,7 +14,8 @@
  * Cluster pool's findings (same patch, file, overlapping lines and the
  * same problem), weigh each cluster's distinct voters, and move it to
  * r->findings when it reaches r->quorum, else to r->minority (so is a
- * finding about code the patch did not touch). pool is only read: the
+ * finding about code the patch did not touch). A cluster is placed at
+ * the narrowest range one of its findings gave. pool is only read: the
  * caller still releases it.
  */
 void rv_vote(struct rv_review *r, struct rv_findings *pool);

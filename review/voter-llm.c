@@ -338,6 +338,9 @@ static bool cache_lookup(struct job *j, const struct rv_llm_voter *v,
 	    rv_prompts_system(opts->prompts, in->diff, CACHE_BOUNDARY, &sys) <
 		    0)
 		goto out;
+	/* An answer given with one list's mail in the prompt stays its. */
+	if (opts->cache_scope)
+		sb_addf(&sys, "\n\nquorum-cache-scope %s", opts->cache_scope);
 	if (rv_cache_key(v, in->patch->diff, in->patch->diff_len, sys.buf,
 			 j->key) < 0) {
 		j->key[0] = '\0';

@@ -216,12 +216,23 @@ struct rv_context_in {
 /*
  * Write the data blocks of one patch into user, fitted to budget bytes,
  * each block delimited by boundary. What was left out is appended to
- * left_out as "; "-separated phrases. 0 or RV_ERR_INPUT when the budget
- * cannot hold even the commit message and one hunk header.
+ * left_out as "; "-separated phrases, and named to the model in a
+ * left-out block: no text from mail or the tree is ever outside a block.
+ * 0 or RV_ERR_INPUT when the budget cannot hold even the commit message
+ * and one hunk header.
  */
 int rv_context_build(const struct rv_context_in *in, size_t budget,
 		     const char *boundary, struct sb *user,
 		     struct sb *left_out);
+
+/*
+ * Append s as an attribute value of a block's opening line: bare when it
+ * is letters, digits and ._/+,@~:- only, else in double quotes with C
+ * escapes as git quotes a path (\n, \", \\, \ooo for other control and
+ * non-ASCII bytes), '<' and '>' escaped too: no value can end the line,
+ * the attribute or the opening line, or look like a fence.
+ */
+void rv_prompt_attr(struct sb *out, const char *s);
 
 /*
  * A boundary token (32 hex digits from the kernel's random source) that
@@ -249,8 +260,9 @@ int rv_prompts_system(const struct rv_prompts *p, const struct rv_diff *d,
 enum rv_verdict {
 	RV_VERDICT_KEEP,
 	RV_VERDICT_OUTSIDE, /* not in the patch's files, hunks or functions */
-	RV_VERDICT_HALLUCINATED, /* quotes code the post-image does not have */
-	RV_VERDICT_PREEXISTING,	 /* inside, but not near a line it changed */
+	/* quotes code the post-image does not have, or lines past its end */
+	RV_VERDICT_HALLUCINATED,
+	RV_VERDICT_PREEXISTING, /* inside, but not near a line it changed */
 };
 
 /*

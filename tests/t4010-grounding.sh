@@ -199,8 +199,9 @@ test_expect_success 'the deleted lines are not in the prompt' '
 test_expect_success 'the added code is' '
 	test_grep "parse_more" "$TMP/prompt3"
 '
-test_expect_success 'the model is told what it does not see' '
-	test_grep "Left out to fit the context budget: deletion-only hunk" "$TMP/prompt3"
+test_expect_success 'the model is told what it does not see, in a block' '
+	grep -E -A1 "^<<<Q[0-9a-f]{32} left-out>>>$" "$TMP/prompt3" >"$TMP/left" &&
+	test_grep "^deletion-only hunk 1 of net\.c" "$TMP/left"
 '
 test_expect_success 'a function the patch calls is shown (same file)' '
 	voter a openai ma >"$TMP/config" &&

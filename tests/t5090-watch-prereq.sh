@@ -1,7 +1,8 @@
 #!/bin/sh
 # quorum watch applies a series on top of the prerequisite series its
 # cover names with prerequisite-message-id:, read from the notmuch
-# database (the watched list or another one), and says so in the reply;
+# database (the watched list, or another its prerequisites-from names;
+# t5130 shows that no other list is read), and says so in the reply;
 # the prerequisite is reviewed only when it is a series on the watched
 # list itself, its mail is never tagged otherwise; a prerequisite that
 # is not in the database is named when the series does not apply (and
@@ -14,6 +15,7 @@ command -v notmuch >/dev/null || skip_all "notmuch is not installed"
 
 watch_setup
 OTHER=other@lists.example.org
+watch_config '[list "devel"]' "	prerequisites-from = $OTHER"
 
 msgid() { sed -n 's/^Message-I[Dd]: *<\(.*\)>.*/\1/p' "$1"; }
 # posted_id FILE TAG: the Message-ID of a format-patch file once `post`
@@ -125,8 +127,9 @@ is "$rc" 0 "second run exits 0"
 is "$(outbox_count)" 2 "second run: no new mail"
 like "$TMP/out" '^watch: 0 reviewed' "second run reviews nothing"
 
-# 2. P on a list that is not watched: S is applied on it, P gets no
-# reply and none of its mail is tagged.
+# 2. P on a list that is not watched, which devel takes prerequisites
+# from: S is applied on it, P gets no reply and none of its mail is
+# tagged.
 pair two "$OTHER"
 P2=$(posted_id "$TMP"/ptwo/0000-cover-letter.patch ptwo)
 S2=$(posted_id "$TMP"/stwo/0000-cover-letter.patch stwo)

@@ -65,6 +65,52 @@ test_expect_success '#quorum explain 7 (no such finding): to the sender only, ne
 	test_grep -v "^(To|Cc):.*author@example.org" "$E"
 '
 
+# flat FILE: a mail's body on one line (replies wrap at 78 columns).
+flat() { sed '1,/^$/d' "$1" | tr '\n' ' ' | tr -s ' '; }
+
+test_expect_success '#quorum explain 4294967297 (past a 32-bit int): no such finding, not finding 1' '
+	command maint@example.org ex32 "#quorum explain 4294967297" &&
+	watch &&
+	E=$(reply_to ex32@example.org) &&
+	test -n "$E" &&
+	flat "$E" >"$TMP/body" &&
+	test_grep "there is no finding 4294967297 in this review; it has 1\." "$TMP/body" &&
+	test_grep -v "in detail" "$E" &&
+	test_grep "^To: .*<maint@example.org>$" "$E" &&
+	test_grep -v "^(To|Cc):.*$LIST" "$E"
+'
+
+test_expect_success '#quorum explain -1, and explain with no number: a note to the sender, not silence' '
+	command maint@example.org exneg "#quorum explain -1" &&
+	command maint@example.org exnone "#quorum explain" &&
+	watch &&
+	E=$(reply_to exneg@example.org) &&
+	test -n "$E" &&
+	flat "$E" >"$TMP/body" &&
+	test_grep "quorum: .-1. is not the number of a finding; .#quorum explain N. takes one from 1 to the findings of this review, which has 1\." "$TMP/body" &&
+	test_grep "^To: .*<maint@example.org>$" "$E" &&
+	test_grep -v "^(To|Cc):.*$LIST" "$E" &&
+	test_grep -v "in detail" "$E" &&
+	E=$(reply_to exnone@example.org) &&
+	test -n "$E" &&
+	flat "$E" >"$TMP/body" &&
+	test_grep "needs the number of a finding, as in .#quorum explain 1.; this review has 1\." "$TMP/body" &&
+	test_grep -v "^(To|Cc):.*$LIST" "$E"
+'
+
+test_expect_success '#quorum explain 0001 is finding 1; 1x and a control character in N are not numbers' '
+	command maint@example.org ex0001 "#quorum explain 0001" &&
+	command maint@example.org ex1x "#quorum explain 1x" &&
+	command maint@example.org exctl "$(printf "#quorum explain 1\0331")" &&
+	watch &&
+	test_grep "finding 1 in detail" "$(reply_to ex0001@example.org)" &&
+	flat "$(reply_to ex1x@example.org)" >"$TMP/body" &&
+	test_grep "quorum: .1x. is not the number of a finding" "$TMP/body" &&
+	flat "$(reply_to exctl@example.org)" >"$TMP/body" &&
+	test_grep "quorum: .1\?1. is not the number of a finding" "$TMP/body" &&
+	test_grep "no finding .1x. to explain" "$TMP/out"
+'
+
 test_expect_success '#quorum mute is acknowledged, to the one who asked' '
 	command author@example.org mu1 "#quorum mute" &&
 	watch &&

@@ -6,6 +6,7 @@
 #   voter NAME PROVIDER MODEL [KEY=VALUE...]   print a [voter] section
 #   prompt_of FILE      the user message of a recorded request body
 #   requests MODEL      how many requests MODEL got
+#   spent, billed, nusage   what the server billed (below)
 
 FAKE_PIDS=
 FAKE_N=0
@@ -62,6 +63,19 @@ requests() {
 spent() {
 	cat "$REC"/*.usage 2>/dev/null |
 		awk '{ s += $1 * 3 / 1e6 + $2 * 15 / 1e6 } END { printf "%.6f", s }'
+}
+
+# billed PRICE_IN PRICE_OUT [PRICE_READ [PRICE_WRITE]]: what the fake
+# server billed so far, in USD at those prices per million tokens, input
+# read from the prompt cache at PRICE_READ and written to it at
+# PRICE_WRITE (both default to PRICE_IN, which makes it spent's sum).
+# A .usage file is "IN OUT READ WRITE", IN counting all input tokens.
+billed() {
+	cat "$REC"/*.usage 2>/dev/null |
+		awk -v pin="$1" -v pout="$2" -v pread="${3:-$1}" \
+			-v pwrite="${4:-$1}" '
+		{ s += (($1 - $3 - $4) * pin + $2 * pout + $3 * pread + $4 * pwrite) / 1e6 }
+		END { printf "%.6f", s }'
 }
 
 # nusage: how many answers the fake server billed.

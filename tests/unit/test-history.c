@@ -943,6 +943,52 @@ static void test_db_not_a_db(void **state)
 	assert_null(db);
 }
 
+/* What a model cites: a prefix of one fix of the index, else nothing. */
+static void test_fix_id(void **state)
+{
+	struct rv_history h;
+	char out[RV_OID_HEXSZ + 1];
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	assert_int_equal(sqlite3_open(":memory:", &h.db), SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(h.db,
+			     "CREATE TABLE pairs(fix_seq INTEGER, fix_oid TEXT,"
+			     " bug_oid TEXT);"
+			     "INSERT INTO pairs VALUES"
+			     " (5, '1234567aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',"
+			     "  'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'),"
+			     " (6, '1234567ccccccccccccccccccccccccccccccccc',"
+			     "  'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'),"
+			     " (7, '1234567ccccccccccccccccccccccccccccccccc',"
+			     "  'dddddddddddddddddddddddddddddddddddddddd'),"
+			     " (9, 'feedface00000000000000000000000000000000',"
+			     "  'dddddddddddddddddddddddddddddddddddddddd');",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
+	h.horizon = INT64_MAX;
+	/* One fix (twice in the index, for two bugs): its full id. */
+	assert_int_equal(rv_history_fix_id(&h, "1234567c", out), 1);
+	assert_string_equal(out, "1234567ccccccccccccccccccccccccccccccccc");
+	assert_int_equal(rv_history_fix_id(&h, "FEEDFACE", out), 1);
+	assert_string_equal(out, "feedface00000000000000000000000000000000");
+	/* Two fixes share the prefix: it names neither. */
+	assert_int_equal(rv_history_fix_id(&h, "1234567", out), 0);
+	assert_string_equal(out, "");
+	/* Made up, a bug not a fix, too short, not hex, or no index. */
+	assert_int_equal(rv_history_fix_id(&h, "deadbeefdead", out), 0);
+	assert_int_equal(rv_history_fix_id(&h, "bbbbbbbbbbbb", out), 0);
+	assert_int_equal(rv_history_fix_id(&h, "feedfa", out), 0);
+	assert_int_equal(rv_history_fix_id(&h, "feedface*", out), 0);
+	assert_int_equal(rv_history_fix_id(&h, "feedfac?", out), 0);
+	assert_int_equal(rv_history_fix_id(NULL, "feedface", out), 0);
+	/* A fix past the horizon (a replay of the past) is not there yet. */
+	h.horizon = 9;
+	assert_int_equal(rv_history_fix_id(&h, "feedface", out), 0);
+	sqlite3_close(h.db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -964,6 +1010,7 @@ int main(void)
 		cmocka_unit_test(test_risk_words),
 		cmocka_unit_test(test_content_counts),
 		cmocka_unit_test(test_db_not_a_db),
+		cmocka_unit_test(test_fix_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

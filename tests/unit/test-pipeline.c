@@ -30,12 +30,13 @@ static char diff_text[] =
 	" \treturn 0;\n"
 	" }\n";
 
-/* What each scripted voter says: file, first line, category. */
+/* What each scripted voter says: file, first line, category, last line. */
 struct script {
 	const char *file;
 	int line;
 	const char *category;
 	enum rv_severity sev;
+	int end; /* 0: line */
 };
 
 static int scripted_review(const struct rv_voter *v,
@@ -52,6 +53,8 @@ static int scripted_review(const struct rv_voter *v,
 		f.patch = ctx->patch_index;
 		f.file = (char *)s->file;
 		f.line_start = f.line_end = s->line;
+		if (s->end)
+			f.line_end = s->end;
 		f.category = (char *)s->category;
 		f.severity = s->sev;
 		f.title = (char *)"title";
@@ -63,15 +66,15 @@ static int scripted_review(const struct rv_voter *v,
 }
 
 static const struct script agree_a[] = {
-	{"lib/list.c", 13, "null-deref", RV_SEV_HIGH},
-	{"lib/list.c", 15, "style", RV_SEV_LOW}, /* only a says this */
-	{NULL, 0, NULL, 0},
+	{"lib/list.c", 13, "null-deref", RV_SEV_HIGH, 0},
+	{"lib/list.c", 15, "style", RV_SEV_LOW, 0}, /* only a says this */
+	{NULL, 0, NULL, 0, 0},
 };
 static const struct script agree_b[] = {
-	{"lib/list.c", 14, "null-deref", RV_SEV_MEDIUM},
-	{"lib/nothere.c", 13, "null-deref", RV_SEV_HIGH}, /* invented */
-	{"lib/list.c", 400, "null-deref", RV_SEV_HIGH},	  /* no such hunk */
-	{NULL, 0, NULL, 0},
+	{"lib/list.c", 14, "null-deref", RV_SEV_MEDIUM, 0},
+	{"lib/nothere.c", 13, "null-deref", RV_SEV_HIGH, 0}, /* invented */
+	{"lib/list.c", 400, "null-deref", RV_SEV_HIGH, 0},   /* no such hunk */
+	{NULL, 0, NULL, 0, 0},
 };
 
 static void run_review(struct rv_review **r, const struct rv_voter *const *v,
@@ -112,8 +115,9 @@ static void test_two_voters_agree(void **state)
 	assert_int_equal(r->findings.n, 1);
 	assert_string_equal(r->findings.items[0].file, "lib/list.c");
 	assert_int_equal(r->findings.items[0].nvoters, 2);
+	/* Placed where one voter put it, never wider than that. */
 	assert_int_equal(r->findings.items[0].line_start, 13);
-	assert_int_equal(r->findings.items[0].line_end, 14);
+	assert_int_equal(r->findings.items[0].line_end, 13);
 	/* The cluster keeps the worst severity either voter gave. */
 	assert_int_equal(r->findings.items[0].severity, RV_SEV_HIGH);
 	/* a's lone style remark is kept below quorum, not reported. */
@@ -153,6 +157,27 @@ static void test_abstaining_voter(void **state)
 	rv_review_free(r);
 }
 
+/* b's range covers the whole hunk and more: it does not move a's place. */
+static const struct script wide_b[] = {
+	{"lib/list.c", 10, "null-deref", RV_SEV_HIGH, 18},
+	{NULL, 0, NULL, 0, 0},
+};
+
+static void test_wide_range_does_not_widen(void **state)
+{
+	struct rv_voter a = {"a", 1.0, scripted_review, (void *)agree_a};
+	struct rv_voter b = {"b", 1.0, scripted_review, (void *)wide_b};
+	const struct rv_voter *v[] = {&b, &a};
+	struct rv_review *r;
+
+	run_review(&r, v, 2, 2);
+	assert_int_equal(r->findings.n, 1);
+	assert_int_equal(r->findings.items[0].nvoters, 2);
+	assert_int_equal(r->findings.items[0].line_start, 13);
+	assert_int_equal(r->findings.items[0].line_end, 13);
+	rv_review_free(r);
+}
+
 static void test_report_text(void **state)
 {
 	struct rv_voter a = {"a", 1.0, scripted_review, (void *)agree_a};
@@ -164,7 +189,7 @@ static void test_report_text(void **state)
 	run_review(&r, v, 2, 0);
 	assert_int_equal(rv_report_text(r, &out), 0);
 	assert_non_null(strstr(sb_str(&out), "1 finding at quorum"));
-	assert_non_null(strstr(sb_str(&out), "lib/list.c:13-14"));
+	assert_non_null(strstr(sb_str(&out), "lib/list.c:13, patch 1/1"));
 	assert_non_null(strstr(sb_str(&out), "votes: 2/2 (a, b)"));
 	assert_non_null(strstr(sb_str(&out), "1 more below quorum"));
 	assert_non_null(strstr(sb_str(&out), "2 findings dropped"));
@@ -179,6 +204,7 @@ int main(void)
 		cmocka_unit_test(test_two_voters_agree),
 		cmocka_unit_test(test_explicit_quorum_one),
 		cmocka_unit_test(test_abstaining_voter),
+		cmocka_unit_test(test_wide_range_does_not_widen),
 		cmocka_unit_test(test_report_text),
 	};
 

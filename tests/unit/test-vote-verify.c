@@ -124,6 +124,12 @@ static void test_verdicts(void **state)
 	assert_int_equal(check(d, "a.c", 400, 401, NULL, true),
 			 RV_VERDICT_OUTSIDE);
 	assert_int_equal(check(d, "a.c", 1, 1, NULL, true), RV_VERDICT_OUTSIDE);
+	/* A range that meets the hunk but runs past the file's end: made up. */
+	assert_int_equal(check(d, "a.c", 16, 401, NULL, true),
+			 RV_VERDICT_HALLUCINATED);
+	assert_int_equal(check(d, "a.c", 16, 25, NULL, true),
+			 RV_VERDICT_HALLUCINATED);
+	assert_int_equal(check(d, "a.c", 16, 24, NULL, true), RV_VERDICT_KEEP);
 	/* In f(), which the hunk reaches, but untouched: pre-existing. */
 	assert_int_equal(check(d, "a.c", 5, 5, "int i, s = 0;", true),
 			 RV_VERDICT_PREEXISTING);
@@ -141,6 +147,10 @@ static void test_verdicts(void **state)
 	/* Without the tree, the diff's lines are the reference. */
 	assert_int_equal(check(d, "a.c", 16, 16, "p[i] = 0;", false),
 			 RV_VERDICT_KEEP);
+	/* ... and its last line shown the end of what exists. */
+	assert_int_equal(check(d, "a.c", 16, 22, NULL, false), RV_VERDICT_KEEP);
+	assert_int_equal(check(d, "a.c", 16, 23, NULL, false),
+			 RV_VERDICT_HALLUCINATED);
 	assert_int_equal(check(d, "a.c", 16, 16, "memset(p, 0, n);", false),
 			 RV_VERDICT_HALLUCINATED);
 	rv_diff_free(d);
@@ -232,6 +242,24 @@ static void test_tip_owner(void **state)
 	rv_diff_free(d[1]);
 }
 
+/* A category as a stable id: quorum's own list, synonyms folded, else other. */
+static void test_category_id(void **state)
+{
+	(void)state;
+	assert_string_equal(rv_category_id("null-deref"), "null-deref");
+	assert_string_equal(rv_category_id("Buffer_Overflow"), "bounds");
+	assert_string_equal(rv_category_id("NULL pointer"), "null-deref");
+	assert_string_equal(rv_category_id("unsafe-string"), "unsafe-string");
+	assert_string_equal(rv_category_id("null-deref??Bcc: x@evil.example"),
+			    "other");
+	assert_string_equal(rv_category_id("general"), "other");
+	assert_string_equal(rv_category_id(""), "other");
+	assert_string_equal(rv_category_id(NULL), "other");
+	assert_string_equal(rv_category_text("race"), "race condition");
+	assert_string_equal(rv_category_text("nonsense"),
+			    "another kind of defect");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_fixed_later),
 		cmocka_unit_test(test_tip_owner),
 		cmocka_unit_test(test_at_tip),
+		cmocka_unit_test(test_category_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
