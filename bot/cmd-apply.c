@@ -37,6 +37,10 @@ const struct cmd cmd_apply_def = {
 	"review` decides: prerequisite-patch-id:, -message-id:, -change-id:,\n"
 	"else the series just before it) is applied on top of it, and the\n"
 	"note says so; the prerequisite is not listed on its own.\n"
+	"An input of more than 10000 series is refused: split it. A series\n"
+	"whose patches write more than 64 MB of trees in all (each patch\n"
+	"writes every directory above the files it changes, whole) stops at\n"
+	"the patch that passes it; a real series writes a few MB.\n"
 	"\n"
 	"Options:\n"
 	"  -C REPO          the repository (default: the current directory)\n"
@@ -267,6 +271,13 @@ static int apply_read_input(const char *path, struct mp_set **set)
 
 	if (mp_read_path(set, path, NULL, &err) < 0) {
 		error("%s", err.msg);
+		return EXIT_USAGE;
+	}
+	if ((*set)->nseries > RV_MAX_SERIES_PER_INPUT) {
+		error("%s holds %zu series, more than the %d one run applies; "
+		      "split it (a thread or a series a file) and apply the "
+		      "parts",
+		      name, (*set)->nseries, RV_MAX_SERIES_PER_INPUT);
 		return EXIT_USAGE;
 	}
 	if ((*set)->nseries)

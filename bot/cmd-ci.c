@@ -415,7 +415,8 @@ static int report_run(struct ci_review *cr, struct ci_run *run,
 
 	if (rr < 0 && !r) {
 		error("commit %.12s: %s", run->ids[0], err->msg);
-		return rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
+		return rr == RV_ERR_REPO || rr == RV_ERR_DEADLINE ? EXIT_ENV
+								  : EXIT_USAGE;
 	}
 	if (cr->dry && rr == 0) {
 		struct errmsg werr = {""};

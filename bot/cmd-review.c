@@ -40,7 +40,8 @@ const struct cmd cmd_review_def = {
 	"it\n"
 	"with prerequisite-patch-id:, b4 with prerequisite-change-id: or\n"
 	"-message-id:) is applied on top of it, and only the series that\n"
-	"needs it is reviewed.\n"
+	"needs it is reviewed. An input of more than 10000 series is refused:\n"
+	"split it.\n"
 	"\n"
 	"Options:\n"
 	"  -C REPO        the repository to apply to (default: the current\n"
@@ -113,8 +114,12 @@ const struct cmd cmd_review_def = {
 	"context-tokens,\n"
 	"max-parallel, count-tokens: auto, anthropic, tokenize or none)\n"
 	"reviews every patch and the series tip, all at once;\n"
-	"review.deadline, review.retries and review.backoff bound the "
-	"requests.\n"
+	"review.retries and review.backoff bound the requests.\n"
+	"review.deadline (seconds, default 600) bounds the whole review,\n"
+	"from reading the input to checking the answers: a review that passes\n"
+	"it stops there with one line and exit 3, except the requests: those\n"
+	"not answered by a tenth of it (0.25 s to 10 s) before its end "
+	"abstain.\n"
 	"A model that fails abstains and the report says why;\n"
 	"a finding then needs a majority (by weight) of the models that "
 	"answered;\n"
@@ -149,7 +154,7 @@ const struct cmd cmd_review_def = {
 	"message that is not in the local database, a malformed config, a key\n"
 	"quorum does not know, a [voter] without url or model), 3 environment\n"
 	"error (repository, a revision that does not resolve, a missing API\n"
-	"key, no notmuch database).",
+	"key, no notmuch database, the review's deadline passed).",
 };
 
 /* The ledger's name for a series: its first message's id. */
@@ -240,6 +245,14 @@ static int review_read_input(struct session *s, const char *path,
 	}
 	if (!(*set)->nseries)
 		return explain_no_series(path, *set);
+	if ((*set)->nseries > RV_MAX_SERIES_PER_INPUT) {
+		error("%s holds %zu series, more than the %d one review takes; "
+		      "split it (a thread or a series a file) and review the "
+		      "parts",
+		      strcmp(path, "-") ? path : "standard input",
+		      (*set)->nseries, RV_MAX_SERIES_PER_INPUT);
+		return EXIT_USAGE;
+	}
 	return 0;
 }
 
@@ -274,7 +287,8 @@ static int review_one_series(struct session *s, const struct mp_series *ser,
 	rr = rv_review_series(&r, s->repo, ser, &s->opts, &err);
 	if (rr < 0 && !r) {
 		error("%s", err.msg);
-		return rr == RV_ERR_REPO ? EXIT_ENV : EXIT_USAGE;
+		return rr == RV_ERR_REPO || rr == RV_ERR_DEADLINE ? EXIT_ENV
+								  : EXIT_USAGE;
 	}
 	if (dry && rr == 0) {
 		/* What would be sent, instead of a report. */
@@ -375,6 +389,10 @@ static int cmd_review(int argc, char **argv)
 				    SESSION_VOTERS | SESSION_COST);
 	if (ret)
 		goto out;
+	/* The deadline covers reading the input too. */
+	s.opts.deadline_at =
+		rv_now() + (s.opts.deadline > 0 ? s.opts.deadline : 600);
+	s.opts.apply.deadline_at = s.opts.deadline_at;
 	ret = review_read_input(&s, path, &set, &target);
 	if (ret)
 		goto out;

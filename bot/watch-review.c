@@ -535,6 +535,7 @@ int watch_series_dry(struct thread_ctx *t, const struct mp_series *s,
 	 * the pass's plan is what shares the caps out.
 	 */
 	opts.dry_run = true;
+	opts.keep_built = true;
 	opts.budget_review = opts.budget_day = 0;
 	opts.budget_run = opts.budget_month = 0;
 	plan_prereqs(t, s, l->rv, &opts.apply, &pq);
@@ -615,6 +616,8 @@ static int series_review_run(struct thread_ctx *t, struct series_review *sr)
 		 * and the offline voters vote alone.
 		 */
 		g = watch_grant(l, sr->key.buf);
+		if (g)
+			opts.reuse = g->built;
 		if (g && !g->caps) {
 			bool planned = g->models;
 			double cap = grant_cap(l, &opts, g);

@@ -775,8 +775,10 @@ static void plan_free(struct wlist *l)
 {
 	size_t i;
 
-	for (i = 0; i < l->ngrants; i++)
+	for (i = 0; i < l->ngrants; i++) {
 		free(l->grants[i].key);
+		rv_built_free(l->grants[i].built);
+	}
 	free(l->grants);
 	l->grants = NULL;
 	l->ngrants = 0;
@@ -1147,6 +1149,11 @@ static void plan_pass(struct watch *w, struct wlist *l,
 		g->caps = by[i]->kind == PLAN_CAPS;
 		g->rest = by[i]->kind == PLAN_REST;
 		g->models = by[i]->kind != PLAN_OFFLINE;
+		/* Built once: the review sends what the plan priced. */
+		if (by[i]->dry) {
+			g->built = by[i]->dry->built;
+			by[i]->dry->built = NULL;
+		}
 	}
 	if (!w->dry_run)
 		plan_defer(l, by, items, n, cmds, threads->n, order);

@@ -62,6 +62,8 @@ struct pass_grant {
 	bool rest;   /* the plan gave it what was left, however little */
 	bool models; /* the models review it (the plan, then the re-plan) */
 	bool done;   /* reviewed in this pass: its promise is spent */
+	/* The requests its dry review built: its review sends them. */
+	struct rv_built *built;
 };
 
 struct wlist {

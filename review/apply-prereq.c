@@ -6,9 +6,12 @@
  * review` (the series of one input) and `quorum watch` (a thread and the
  * threads its prerequisite-message-id: lines name).
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <glib.h>
 
 #include "review.h"
 
@@ -46,25 +49,6 @@ static const char *plan_pid(struct rv_prereq_plan *pl, size_t j, size_t k)
 	return pl->pid[j][k];
 }
 
-/* Does d name q (k: a patch of series j, else its cover) as a prereq? */
-static bool names_prereq(struct rv_prereq_plan *pl, const struct mp_patch *d,
-			 const struct mp_patch *q, size_t j, size_t k)
-{
-	const char *pid;
-	size_t i;
-
-	for (i = 0; q->message_id && i < d->nprereq_message_ids; i++)
-		if (!strcmp(d->prereq_message_ids[i], q->message_id))
-			return true;
-	if (!k || !d->nprereq_patch_ids)
-		return false;
-	pid = plan_pid(pl, j, k - 1);
-	for (i = 0; *pid && i < d->nprereq_patch_ids; i++)
-		if (!strcasecmp(d->prereq_patch_ids[i], pid))
-			return true;
-	return false;
-}
-
 /* The change-id of series p (b4's, in the cover or a patch), or NULL. */
 static const char *series_change_id(const struct mp_series *p)
 {
@@ -76,30 +60,6 @@ static const char *series_change_id(const struct mp_series *p)
 		if (p->patches[k] && p->patches[k]->change_id)
 			return p->patches[k]->change_id;
 	return NULL;
-}
-
-/*
- * Does d name series p by b4's `prerequisite-change-id: ID[:vN]`? Without
- * a version any version of p is it; with one, only that version.
- */
-static bool names_change_id(const struct mp_patch *d, const struct mp_series *p)
-{
-	const char *cid = series_change_id(p), *v;
-	size_t i, n;
-
-	if (!cid)
-		return false;
-	for (i = 0; i < d->nprereq_change_ids; i++) {
-		const char *want = d->prereq_change_ids[i];
-
-		v = strstr(want, ":v");
-		n = v ? (size_t)(v - want) : strlen(want);
-		if (strlen(cid) != n || strncmp(cid, want, n))
-			continue;
-		if (!v || atoi(v + 2) == (p->version > 0 ? p->version : 1))
-			return true;
-	}
-	return false;
 }
 
 bool rv_prereq_declares_any(const struct mp_series *s)
@@ -117,76 +77,232 @@ bool rv_prereq_declares_any(const struct mp_series *s)
 }
 
 /*
- * Does series i declare series j a prerequisite, by patch-id, message-id
- * or change-id?
+ * The candidates by what a declaration names: message-id (of a patch or
+ * a cover), patch-id (of a patch), change-id (of the series). Each key
+ * maps to the candidates that carry it, in order.
  */
-static bool declares(struct rv_prereq_plan *pl, size_t i, size_t j)
-{
-	const struct mp_series *s = pl->series[i], *p = pl->series[j];
-	size_t k, m;
+struct rv_prereq_index {
+	GHashTable *msgid, *pid, *change; /* char * -> GArray of size_t */
+	GHashTable *at;			  /* series pointer -> 1 + index */
+	bool pids;			  /* pid filled */
+	unsigned *mark;			  /* mark[j] == gen: seen this call */
+	unsigned gen;
+	size_t *found; /* scratch: what one series declares */
+	size_t nfound, afound;
+};
 
+static void index_add(GHashTable *h, const char *key, size_t j)
+{
+	GArray *a;
+
+	if (!key || !*key)
+		return;
+	a = g_hash_table_lookup(h, key);
+	if (!a) {
+		a = g_array_new(FALSE, FALSE, sizeof(size_t));
+		g_hash_table_insert(h, g_strdup(key), a);
+	}
+	/* A candidate once per key, however many of its mails carry it. */
+	if (!a->len || g_array_index(a, size_t, a->len - 1) != j)
+		g_array_append_val(a, j);
+}
+
+static void free_array(gpointer a)
+{
+	g_array_free(a, TRUE);
+}
+
+static struct rv_prereq_index *plan_index(struct rv_prereq_plan *pl)
+{
+	struct rv_prereq_index *ix = pl->ix;
+	size_t j, k;
+
+	if (ix)
+		return ix;
+	ix = pl->ix = xcalloc(1, sizeof(*ix));
+	ix->msgid = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					  free_array);
+	ix->pid = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					free_array);
+	ix->change = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					   free_array);
+	ix->at = g_hash_table_new(g_direct_hash, g_direct_equal);
+	ix->mark = xcalloc(pl->n + 1, sizeof(*ix->mark));
+	for (j = 0; j < pl->n; j++) {
+		const struct mp_series *p = pl->series[j];
+
+		g_hash_table_insert(ix->at, (gpointer)p,
+				    GSIZE_TO_POINTER(j + 1));
+		index_add(ix->change, series_change_id(p), j);
+		for (k = 0; k <= p->npatches; k++) {
+			const struct mp_patch *q =
+				k ? p->patches[k - 1] : p->cover;
+
+			if (q)
+				index_add(ix->msgid, q->message_id, j);
+		}
+	}
+	return ix;
+}
+
+/* Patch-ids are worked out only when some series declares one. */
+static void index_pids(struct rv_prereq_plan *pl, struct rv_prereq_index *ix)
+{
+	size_t j, k;
+
+	if (ix->pids)
+		return;
+	ix->pids = true;
+	for (j = 0; j < pl->n; j++)
+		for (k = 0; k < pl->series[j]->npatches; k++) {
+			char *low;
+			size_t c;
+
+			if (!pl->series[j]->patches[k])
+				continue;
+			low = g_strdup(plan_pid(pl, j, k));
+			for (c = 0; low[c]; c++)
+				low[c] = (char)tolower((unsigned char)low[c]);
+			index_add(ix->pid, low, j);
+			g_free(low);
+		}
+}
+
+static void found_add(struct rv_prereq_index *ix, GArray *a)
+{
+	guint x;
+
+	for (x = 0; a && x < a->len; x++) {
+		ALLOC_GROW(ix->found, ix->nfound + 1, ix->afound);
+		ix->found[ix->nfound++] = g_array_index(a, size_t, x);
+	}
+}
+
+/* Those of change-id want ("ID" or "ID:vN") whose version matches. */
+static void found_change(struct rv_prereq_plan *pl, struct rv_prereq_index *ix,
+			 const char *want)
+{
+	const char *v = strstr(want, ":v");
+	char *cid = g_strndup(want, v ? (size_t)(v - want) : strlen(want));
+	GArray *a = g_hash_table_lookup(ix->change, cid);
+	guint x;
+
+	for (x = 0; a && x < a->len; x++) {
+		size_t j = g_array_index(a, size_t, x);
+		const struct mp_series *p = pl->series[j];
+
+		if (v && atoi(v + 2) != (p->version > 0 ? p->version : 1))
+			continue;
+		ALLOC_GROW(ix->found, ix->nfound + 1, ix->afound);
+		ix->found[ix->nfound++] = j;
+	}
+	g_free(cid);
+}
+
+static int by_index(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The candidates series i declares (by patch-id, message-id or
+ * change-id), each once, in the order of the candidates: a copy the
+ * caller frees; *n gets how many.
+ */
+static size_t *declared_by(struct rv_prereq_plan *pl, size_t i, size_t *n)
+{
+	struct rv_prereq_index *ix = plan_index(pl);
+	const struct mp_series *s = pl->series[i];
+	size_t k, m, x, *out;
+
+	ix->nfound = 0;
 	for (k = 0; k <= s->npatches; k++) {
 		const struct mp_patch *d = k ? s->patches[k - 1] : s->cover;
 
-		if (!d || (!d->nprereq_patch_ids && !d->nprereq_message_ids &&
-			   !d->nprereq_change_ids))
+		if (!d)
 			continue;
-		if (names_change_id(d, p))
-			return true;
-		for (m = 0; m <= p->npatches; m++) {
-			const struct mp_patch *q =
-				m ? p->patches[m - 1] : p->cover;
+		for (m = 0; m < d->nprereq_message_ids; m++)
+			found_add(ix,
+				  g_hash_table_lookup(
+					  ix->msgid, d->prereq_message_ids[m]));
+		for (m = 0; m < d->nprereq_change_ids; m++)
+			found_change(pl, ix, d->prereq_change_ids[m]);
+		if (d->nprereq_patch_ids)
+			index_pids(pl, ix);
+		for (m = 0; m < d->nprereq_patch_ids; m++) {
+			char *low = g_ascii_strdown(d->prereq_patch_ids[m], -1);
 
-			if (q && names_prereq(pl, d, q, j, m))
-				return true;
+			found_add(ix, g_hash_table_lookup(ix->pid, low));
+			g_free(low);
 		}
 	}
-	return false;
+	if (ix->nfound)
+		qsort(ix->found, ix->nfound, sizeof(*ix->found), by_index);
+	out = xcalloc(ix->nfound + 1, sizeof(*out));
+	for (x = *n = 0; x < ix->nfound; x++)
+		if (!*n || out[*n - 1] != ix->found[x])
+			out[(*n)++] = ix->found[x];
+	return out;
 }
 
 /*
  * Append to v[*n] the series that series i declares, each after the
- * ones it declares itself (so they apply in that order); seen marks what
- * is in v already, or on the way, so a loop ends.
+ * ones it declares itself (so they apply in that order); the marks of
+ * this call say what is in v already, or on the way, so a loop ends.
  */
 static void add_declared(struct rv_prereq_plan *pl, size_t i,
-			 const struct mp_series **v, size_t *n, bool *seen,
-			 int depth)
+			 const struct mp_series **v, size_t *n, int depth)
 {
-	size_t j;
+	struct rv_prereq_index *ix = pl->ix;
+	size_t *js, nj, x;
 
 	if (depth > PREREQ_MAX_DEPTH)
 		return;
-	for (j = 0; j < pl->n; j++) {
-		if (seen[j] || pl->series[j]->superseded || !declares(pl, i, j))
+	js = declared_by(pl, i, &nj);
+	for (x = 0; x < nj; x++) {
+		size_t j = js[x];
+
+		if (ix->mark[j] == ix->gen || pl->series[j]->superseded)
 			continue;
-		seen[j] = true;
-		add_declared(pl, j, v, n, seen, depth + 1);
+		ix->mark[j] = ix->gen;
+		add_declared(pl, j, v, n, depth + 1);
 		v[(*n)++] = pl->series[j];
 	}
+	free(js);
 }
 
 size_t rv_prereq_declared(struct rv_prereq_plan *pl, size_t i,
 			  const struct mp_series **v)
 {
-	bool *seen = xcalloc(pl->n + 1, sizeof(*seen));
+	struct rv_prereq_index *ix;
 	size_t n = 0;
 
-	seen[i] = true;
-	add_declared(pl, i, v, &n, seen, 0);
-	free(seen);
+	if (!rv_prereq_declares_any(pl->series[i]))
+		return 0;
+	ix = plan_index(pl);
+	if (!++ix->gen) { /* wrapped: the old marks are ambiguous */
+		memset(ix->mark, 0, pl->n * sizeof(*ix->mark));
+		ix->gen = 1;
+	}
+	ix->mark[i] = ix->gen;
+	add_declared(pl, i, v, &n, 0);
 	return n;
 }
 
 void rv_prereq_plan_set(struct rv_prereq_plan *pl, size_t i,
 			const struct mp_series **v, size_t n)
 {
-	size_t j, k;
+	size_t k;
 
-	for (j = 0; j < pl->n; j++)
-		for (k = 0; k < n; k++)
-			if (pl->series[j] == v[k])
-				pl->used[j] = true;
+	for (k = 0; k < n; k++) {
+		size_t at = GPOINTER_TO_SIZE(
+			g_hash_table_lookup(plan_index(pl)->at, v[k]));
+
+		if (at)
+			pl->used[at - 1] = true;
+	}
 	free(pl->of[i]);
 	pl->of[i] = v;
 	pl->nof[i] = n;
@@ -223,6 +339,15 @@ void rv_prereq_plan_release(struct rv_prereq_plan *pl)
 	free(pl->pid);
 	free(pl->nof);
 	free(pl->used);
+	if (pl->ix) {
+		g_hash_table_destroy(pl->ix->msgid);
+		g_hash_table_destroy(pl->ix->pid);
+		g_hash_table_destroy(pl->ix->change);
+		g_hash_table_destroy(pl->ix->at);
+		free(pl->ix->mark);
+		free(pl->ix->found);
+		free(pl->ix);
+	}
 	memset(pl, 0, sizeof(*pl));
 }
 
@@ -277,15 +402,25 @@ static void plan_series(struct rv_prereq_plan *pl, struct rv_repo *repo,
 			const struct rv_apply_opts *aopts)
 {
 	const struct mp_series *s = set->series[i];
-	const struct mp_series **v = xcalloc(set->nseries + 1, sizeof(*v));
-	size_t n;
+	const struct mp_series **v = NULL;
+	size_t n, room = PREREQ_MAX_SERIES;
 
+	/* Room for what it declares only when it declares any. */
+	if (rv_prereq_declares_any(s))
+		room = pl->n;
+	v = xcalloc(room + 1, sizeof(*v));
 	n = rv_prereq_declared(pl, i, v);
 	if (n && repo && !rv_prereq_applies(repo, s, aopts, v, n) &&
 	    rv_prereq_applies(repo, s, aopts, NULL, 0))
 		n = 0; /* already in the base */
 	else if (!n && repo && i && !rv_prereq_applies(repo, s, aopts, NULL, 0))
 		n = guess_prereqs(repo, set, i, aopts, v);
+	if (!n) { /* most series: nothing kept for them */
+		free(v);
+		v = NULL;
+	} else if (n < room) {
+		v = xrealloc(v, (n + 1) * sizeof(*v));
+	}
 	rv_prereq_plan_set(pl, i, v, n);
 }
 

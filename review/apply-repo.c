@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib.h>
 #include <git2/sys/mempack.h>
 #include <git2/sys/odb_backend.h>
 
@@ -165,4 +166,109 @@ out:
 	git_tree_free(tree);
 	git_object_free(obj);
 	return ret;
+}
+
+struct rv_tree_reader {
+	struct rv_repo *repo;
+	git_tree *root;
+	GHashTable *dirs; /* "a/b" -> git_tree *, each read once */
+};
+
+static void tree_free(gpointer t)
+{
+	git_tree_free(t);
+}
+
+struct rv_tree_reader *rv_tree_reader_new(struct rv_repo *repo,
+					  const char *tree_or_commit)
+{
+	struct rv_tree_reader *tr;
+	git_object *obj = NULL;
+	git_oid oid;
+
+	if (!repo || !tree_or_commit ||
+	    strlen(tree_or_commit) != RV_OID_HEXSZ ||
+	    git_oid_fromstrn(&oid, tree_or_commit, RV_OID_HEXSZ) < 0 ||
+	    git_object_lookup(&obj, repo->git, &oid, GIT_OBJECT_ANY) < 0)
+		return NULL;
+	tr = xcalloc(1, sizeof(*tr));
+	tr->repo = repo;
+	if (git_object_peel((git_object **)&tr->root, obj, GIT_OBJECT_TREE) <
+	    0) {
+		git_object_free(obj);
+		free(tr);
+		return NULL;
+	}
+	git_object_free(obj);
+	tr->dirs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					 tree_free);
+	return tr;
+}
+
+/* The tree of directory dir ("" is the root), or NULL. */
+static git_tree *reader_dir(struct rv_tree_reader *tr, const char *dir)
+{
+	const char *slash, *name;
+	git_tree *parent, *t;
+	const git_tree_entry *e;
+	char *up;
+
+	if (!*dir)
+		return tr->root;
+	t = g_hash_table_lookup(tr->dirs, dir);
+	if (t)
+		return t;
+	slash = strrchr(dir, '/');
+	up = g_strndup(dir, slash ? (size_t)(slash - dir) : 0);
+	name = slash ? slash + 1 : dir;
+	parent = reader_dir(tr, up);
+	g_free(up);
+	if (!parent || !(e = git_tree_entry_byname(parent, name)) ||
+	    git_tree_entry_type(e) != GIT_OBJECT_TREE ||
+	    git_tree_lookup(&t, tr->repo->git, git_tree_entry_id(e)) < 0)
+		return NULL;
+	g_hash_table_insert(tr->dirs, g_strdup(dir), t);
+	return t;
+}
+
+int rv_tree_reader_read(struct rv_tree_reader *tr, const char *path,
+			struct sb *out, struct errmsg *err)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	const git_tree_entry *e = NULL;
+	git_blob *blob = NULL;
+	git_tree *dir;
+	char *d;
+	int ret = 0;
+
+	/* As git_tree_entry_bypath() would: no empty component. */
+	if (!path || !*path || *path == '/' || strstr(path, "//") ||
+	    (slash && !slash[1]))
+		return errmsg_set(err, RV_ERR_REPO, "%.200s is not a file",
+				  path ? path : "(null)");
+	d = g_strndup(path, slash ? (size_t)(slash - path) : 0);
+	dir = reader_dir(tr, d);
+	g_free(d);
+	if (!dir ||
+	    !(e = git_tree_entry_byname(dir, slash ? slash + 1 : path)) ||
+	    git_tree_entry_type(e) != GIT_OBJECT_BLOB)
+		return errmsg_set(err, RV_ERR_REPO, "%.200s is not a file",
+				  path);
+	if (git_blob_lookup(&blob, tr->repo->git, git_tree_entry_id(e)) < 0)
+		return rv__git_error(err, RV_ERR_REPO, "cannot read a blob");
+	if (sb_add(out, git_blob_rawcontent(blob),
+		   (size_t)git_blob_rawsize(blob)) < 0)
+		ret = errmsg_set(err, RV_ERR_NOMEM,
+				 "%.200s is too large to read", path);
+	git_blob_free(blob);
+	return ret;
+}
+
+void rv_tree_reader_free(struct rv_tree_reader *tr)
+{
+	if (!tr)
+		return;
+	g_hash_table_destroy(tr->dirs);
+	git_tree_free(tr->root);
+	free(tr);
 }

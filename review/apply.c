@@ -16,6 +16,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include <git2/sys/commit.h>
+
 #include "apply-int.h"
 
 /* How far back prerequisite-patch-id: lines are looked for. */
@@ -41,6 +43,7 @@ struct pctx {
 	bool used_three_way;
 	const struct ap_patch *ap; /* the patch being applied */
 	struct sb why; /* reason of a failure, without the "patch n/m" part */
+	size_t tree_bytes; /* of the trees written so far (the cap) */
 };
 
 static struct upd *upd_find(struct pctx *c, const char *path)
@@ -688,6 +691,70 @@ static const char *patch_title(const struct mp_patch *p)
 	return t ? t : "(no subject)";
 }
 
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Count the trees the patch just wrote (root is its new root: the
+ * directories above every file it changed, each once) against the cap.
+ */
+static int count_trees(struct pctx *c, const git_oid *root, struct errmsg *err)
+{
+	git_tree *t = NULL;
+	char **dirs = NULL;
+	size_t nd = 0, ad = 0, i, big = 0;
+	int ret = 0;
+
+	for (i = 0; i < c->nu; i++) {
+		const char *p = c->u[i].path, *slash;
+
+		for (slash = strchr(p, '/'); slash;
+		     slash = strchr(slash + 1, '/')) {
+			ALLOC_GROW(dirs, nd + 1, ad);
+			dirs[nd++] = xstrndup(p, (size_t)(slash - p));
+		}
+	}
+	if (nd)
+		qsort(dirs, nd, sizeof(*dirs), by_str);
+	if (nd && git_tree_lookup(&t, c->repo->git, root) < 0) {
+		ret = rv__git_error(err, RV_ERR_REPO, "cannot read a new tree");
+		goto out;
+	}
+	for (i = 0; i <= nd; i++) {
+		git_tree_entry *e = NULL;
+		const git_oid *oid = root;
+		size_t len = 0;
+		git_object_t type;
+
+		if (i && (i > 1 && !strcmp(dirs[i - 1], dirs[i - 2])))
+			continue;
+		if (i && git_tree_entry_bypath(&e, t, dirs[i - 1]) < 0)
+			continue; /* a directory the patch emptied */
+		if (e)
+			oid = git_tree_entry_id(e);
+		if (git_odb_read_header(&len, &type, c->repo->odb, oid) == 0) {
+			c->tree_bytes += len;
+			if (len > big)
+				big = len;
+		}
+		git_tree_entry_free(e);
+	}
+	if (c->tree_bytes > RV_APPLY_MAX_TREE_BYTES)
+		ret = errmsg_set(err, RV_ERR_INPUT,
+				 "the series rewrites more than %zu MB of "
+				 "directory listings (one of %zu KB with this "
+				 "patch); apply it in parts",
+				 RV_APPLY_MAX_TREE_BYTES >> 20, big >> 10);
+out:
+	for (i = 0; i < nd; i++)
+		free(dirs[i]);
+	free(dirs);
+	git_tree_free(t);
+	return ret;
+}
+
 static int patch_apply(struct pctx *c, const struct mp_patch *mp,
 		       git_oid *tree_out, struct errmsg *err)
 {
@@ -731,6 +798,8 @@ static int patch_apply(struct pctx *c, const struct mp_patch *mp,
 				    ups) < 0)
 		ret = rv__git_error(err, RV_ERR_APPLY,
 				    "cannot build the patched tree");
+	else
+		ret = count_trees(c, tree_out, err);
 out:
 	free(ups);
 	ap_patch_release(&ap);
@@ -744,9 +813,7 @@ static int make_commit(struct rv_repo *repo, const struct mp_patch *mp,
 		       git_oid *out, struct errmsg *err)
 {
 	git_signature *author = NULL, *committer = NULL;
-	git_tree *tree = NULL;
-	git_commit *parent = NULL;
-	const git_commit *parents[1];
+	const git_oid *parents[1];
 	struct sb msg = SB_INIT;
 	int ret = 0;
 	git_time_t when = mp->timestamp > 0 ? (git_time_t)mp->timestamp : 0;
@@ -776,19 +843,14 @@ static int make_commit(struct rv_repo *repo, const struct mp_patch *mp,
 		sb_adds(&msg, patch_title(mp));
 	if (!msg.len || msg.buf[msg.len - 1] != '\n')
 		sb_addch(&msg, '\n');
-	if (git_tree_lookup(&tree, repo->git, tree_oid) < 0 ||
-	    git_commit_lookup(&parent, repo->git, parent_oid) < 0) {
-		ret = rv__git_error(err, RV_ERR_REPO, "cannot read a commit");
-		goto out;
-	}
-	parents[0] = parent;
-	if (git_commit_create(out, repo->git, NULL, author, committer, NULL,
-			      sb_str(&msg), tree, 1, parents) < 0)
+	/* By ids: the tree (a directory of thousands) is not parsed again. */
+	parents[0] = parent_oid;
+	if (git_commit_create_from_ids(out, repo->git, NULL, author, committer,
+				       NULL, sb_str(&msg), tree_oid, 1,
+				       parents) < 0)
 		ret = rv__git_error(err, RV_ERR_REPO, "cannot make a commit");
 out:
 	sb_release(&msg);
-	git_commit_free(parent);
-	git_tree_free(tree);
 	git_signature_free(author);
 	git_signature_free(committer);
 	return ret;
@@ -863,6 +925,13 @@ static int apply_prereqs(struct pctx *c, const struct rv_apply_opts *opts,
 
 			if (!mp)
 				continue;
+			if (opts->deadline_at > 0 &&
+			    rv_now() > opts->deadline_at) {
+				sb_adds(why,
+					"the deadline passed while applying "
+					"the prerequisite series");
+				return RV_ERR_DEADLINE;
+			}
 			ret = apply_step(c, mp, cur, &tree_oid, &commit_oid,
 					 &perr);
 			if (ret < 0) {
@@ -934,6 +1003,15 @@ static int apply_on(struct rv_repo *repo, const git_oid *base,
 				errmsg_set(err, ret, "%s", sb_str(&pwhy));
 			}
 			continue; /* after a failure: listed, not tried */
+		}
+		if (opts->deadline_at > 0 && rv_now() > opts->deadline_at) {
+			ret = errmsg_set(err, RV_ERR_DEADLINE,
+					 "the deadline passed while applying "
+					 "the series, before patch %d/%d",
+					 pr->index, series_total(s));
+			pr->error = xstrdup_or_null(err ? err->msg : "");
+			r->failed = (int)(slot - 1);
+			continue;
 		}
 		ret = apply_step(&c, mp, &cur_commit, &tree_oid, &commit_oid,
 				 &perr);

@@ -644,7 +644,8 @@ void cl_releases(struct rv_classifier *c)
 
 	tw.c = c;
 	git_tag_foreach(c->repo, tag_cb, &tw);
-	qsort(tw.v, tw.n, sizeof(*tw.v), cmp_tag);
+	if (tw.n) /* no tags: tw.v is NULL */
+		qsort(tw.v, tw.n, sizeof(*tw.v), cmp_tag);
 	c->tags = xcalloc(tw.n + 1, sizeof(*c->tags));
 	for (i = 0; i < tw.n; i++) {
 		char hex[RV_OID_HEXSZ + 1];

@@ -979,3 +979,158 @@ size_t rv_source_function(const char *src, size_t len, int line, char *buf,
 	}
 	return 0;
 }
+
+/* ---- every line's function, in one pass ----------------------------- */
+
+/* How far rv_function_range() walks up and down from a line. */
+#define RANGE_SCAN_MAX 4000
+/* Names longer than this are not looked for (callers hold 128 bytes). */
+#define INDEX_NAME_MAX 128
+
+bool rv_line_is_header(const char *s, size_t n)
+{
+	if (!n || !(isalpha((unsigned char)*s) || *s == '_'))
+		return false;
+	if (s[n - 1] == ';' || s[n - 1] == ':')
+		return false;
+	return memchr(s, '(', n) != NULL;
+}
+
+size_t rv_source_index_line_len(const struct rv_source_index *ix, size_t i)
+{
+	const char *s = ix->start[i];
+	const char *e = i + 1 < ix->n ? ix->start[i + 1] : ix->src + ix->len;
+
+	while (e > s && (e[-1] == '\n' || e[-1] == '\r'))
+		e--;
+	return (size_t)(e - s);
+}
+
+/*
+ * What rv_source_function() makes of line i when it walks over it: '}'
+ * ends the walk, 'f' is a header (its name into buf), 0 is neither.
+ */
+static int source_line_kind(const struct rv_source_index *ix, size_t i,
+			    char *buf, size_t bufsz)
+{
+	const char *ls = ix->start[i], *end = ix->src + ix->len, *le;
+	char copy[FUNC_LINE_MAX + 1];
+	size_t n;
+
+	if (*ls == '}')
+		return '}';
+	le = memchr(ls, '\n', (size_t)(end - ls));
+	if (!le)
+		return 0; /* the last line: never above another one */
+	n = (size_t)(le - ls);
+	if (!n || n > FUNC_LINE_MAX || isspace((unsigned char)*ls))
+		return 0;
+	memcpy(copy, ls, n);
+	copy[n] = '\0';
+	if (copy[n - 1] == '\r')
+		copy[n - 1] = '\0';
+	return function_name_of(copy, buf, bufsz) ? 'f' : 0;
+}
+
+void rv_source_index_init(struct rv_source_index *ix, const char *src,
+			  size_t len)
+{
+	const char *p = src, *end = src + len, *nl;
+	size_t alloc = 0, i;
+	char name[INDEX_NAME_MAX];
+	int last_fn = -1, last_hdr = -1, next = 0;
+
+	memset(ix, 0, sizeof(*ix));
+	ix->src = src;
+	ix->len = len;
+	while (src && p < end) {
+		ALLOC_GROW(ix->start, ix->n + 1, alloc);
+		ix->start[ix->n++] = p;
+		nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
+	}
+	ix->fn_mark = xcalloc(ix->n + 1, sizeof(*ix->fn_mark));
+	ix->hdr_mark = xcalloc(ix->n + 1, sizeof(*ix->hdr_mark));
+	ix->close_next = xcalloc(ix->n + 1, sizeof(*ix->close_next));
+	for (i = 0; i < ix->n; i++) {
+		size_t n = rv_source_index_line_len(ix, i);
+		bool close = n && *ix->start[i] == '}';
+
+		if (source_line_kind(ix, i, name, sizeof(name)))
+			last_fn = (int)i;
+		if (close || rv_line_is_header(ix->start[i], n))
+			last_hdr = (int)i;
+		ix->fn_mark[i] = last_fn;
+		ix->hdr_mark[i] = last_hdr;
+	}
+	next = (int)ix->n;
+	for (i = ix->n; i-- > 0;) {
+		size_t n = rv_source_index_line_len(ix, i);
+
+		if (n && *ix->start[i] == '}')
+			next = (int)i;
+		ix->close_next[i] = next;
+	}
+}
+
+void rv_source_index_release(struct rv_source_index *ix)
+{
+	free(ix->start);
+	free(ix->fn_mark);
+	free(ix->hdr_mark);
+	free(ix->close_next);
+	memset(ix, 0, sizeof(*ix));
+}
+
+size_t rv_source_index_function(const struct rv_source_index *ix, int line,
+				char *buf, size_t bufsz)
+{
+	int above, mark;
+
+	if (!buf || !bufsz)
+		return 0;
+	buf[0] = '\0';
+	/* Another buffer size changes which headers count: walk as it did. */
+	if (bufsz != INDEX_NAME_MAX)
+		return rv_source_function(ix->src, ix->len, line, buf, bufsz);
+	if (line < 2 || (size_t)line > ix->n)
+		return 0;
+	above = line - 2; /* the line just above, 0-based */
+	mark = ix->fn_mark[above];
+	if (mark < 0 || above - mark >= SOURCE_FUNC_MAX_LINES)
+		return 0;
+	if (source_line_kind(ix, (size_t)mark, buf, bufsz) != 'f') {
+		buf[0] = '\0';
+		return 0;
+	}
+	return strlen(buf);
+}
+
+int rv_source_index_range(const struct rv_source_index *ix, int line,
+			  int *start, int *end)
+{
+	size_t i;
+	int mark;
+
+	if (line < 1 || (size_t)line > ix->n)
+		return -1;
+	*start = *end = 0;
+	i = (size_t)line - 1;
+	/* Up to the header; a column-0 '}' above the line ends the search. */
+	if (rv_line_is_header(ix->start[i], rv_source_index_line_len(ix, i))) {
+		*start = line;
+	} else if (i) {
+		mark = ix->hdr_mark[i - 1];
+		if (mark >= 0 && i - (size_t)mark < RANGE_SCAN_MAX &&
+		    *ix->start[mark] != '}')
+			*start = mark + 1;
+	}
+	if (!*start)
+		return -1;
+	/* Down to the column-0 '}', the line itself included. */
+	mark = ix->close_next[i];
+	if ((size_t)mark >= ix->n || (size_t)mark - i >= RANGE_SCAN_MAX)
+		return -1;
+	*end = mark + 1;
+	return 0;
+}

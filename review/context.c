@@ -29,92 +29,40 @@
 /* A function longer than this is shown only around the change. */
 #define FUNC_MAX_LINES 400
 #define COMMIT_MSG_MAX 8192
-#define FUNC_SCAN_MAX 4000
 
 /* ---- functions ------------------------------------------------------ */
 
+/* A post-image file split into lines once, its functions worked out once. */
 struct lines {
 	const char **start; /* start[i] is line i+1 */
 	size_t n;
+	struct rv_source_index ix;
 };
 
 static void split_lines(const char *src, size_t len, struct lines *l)
 {
-	const char *p = src, *end = src + len, *nl;
-	size_t alloc = 0;
-
-	l->start = NULL;
-	l->n = 0;
-	while (p < end) {
-		ALLOC_GROW(l->start, l->n + 1, alloc);
-		l->start[l->n++] = p;
-		nl = memchr(p, '\n', (size_t)(end - p));
-		p = nl ? nl + 1 : end;
-	}
+	rv_source_index_init(&l->ix, src, len);
+	l->start = l->ix.start;
+	l->n = l->ix.n;
 }
 
 static size_t line_len(const struct lines *l, const char *end, size_t i)
 {
-	const char *s = l->start[i];
-	const char *e = i + 1 < l->n ? l->start[i + 1] : end;
-
-	while (e > s && (e[-1] == '\n' || e[-1] == '\r'))
-		e--;
-	return (size_t)(e - s);
-}
-
-static bool is_header(const char *s, size_t n)
-{
-	if (!n || !(isalpha((unsigned char)*s) || *s == '_'))
-		return false;
-	if (s[n - 1] == ';' || s[n - 1] == ':')
-		return false;
-	return memchr(s, '(', n) != NULL;
+	(void)end;
+	return rv_source_index_line_len(&l->ix, i);
 }
 
 int rv_function_range(const char *src, size_t len, int line, int *start,
 		      int *end)
 {
-	struct lines l;
-	const char *stop = src + len;
-	size_t i, walked;
-	int ret = -1;
+	struct rv_source_index ix;
+	int ret;
 
 	if (!src || line < 1)
 		return -1;
-	split_lines(src, len, &l);
-	if ((size_t)line > l.n)
-		goto out;
-	*start = *end = 0;
-	/* Back to the header; a column-0 '}' above the line ends the search. */
-	for (i = (size_t)line - 1, walked = 0; walked < FUNC_SCAN_MAX;
-	     walked++) {
-		const char *s = l.start[i];
-		size_t n = line_len(&l, stop, i);
-
-		if (n && *s == '}' && i + 1 != (size_t)line)
-			goto out;
-		if (is_header(s, n)) {
-			*start = (int)i + 1;
-			break;
-		}
-		if (!i)
-			goto out;
-		i--;
-	}
-	if (!*start)
-		goto out;
-	for (i = (size_t)line - 1, walked = 0;
-	     i < l.n && walked < FUNC_SCAN_MAX; i++, walked++) {
-		if (line_len(&l, stop, i) && *l.start[i] == '}') {
-			*end = (int)i + 1;
-			break;
-		}
-	}
-	if (*end)
-		ret = 0;
-out:
-	free(l.start);
+	rv_source_index_init(&ix, src, len);
+	ret = rv_source_index_range(&ix, line, start, end);
+	rv_source_index_release(&ix);
 	return ret;
 }
 
@@ -502,7 +450,7 @@ static void add_function_part(struct parts *ps, enum part_kind kind, int order,
 	char name[128];
 	int x;
 
-	rv_source_function(src->buf, src->len, s + 1, name, sizeof(name));
+	rv_source_index_function(&l->ix, s + 1, name, sizeof(name));
 	p = part_new(ps, kind, order);
 	block_open(&p->text, b,
 		   kind == PART_CALLEE ? "callee file=" : "function file=");
@@ -525,28 +473,23 @@ static void add_function_part(struct parts *ps, enum part_kind kind, int order,
 	p->label = sb_detach(&lb, NULL);
 }
 
-/* Line ranges already shown, so a function is shown once. */
+/*
+ * The functions already shown, by header line, so a function is shown
+ * once however many of its lines the patch adds: at[s] for line s.
+ */
 struct shown {
-	int s[64], e[64];
-	size_t n;
+	bool *at;
 };
 
 static bool was_shown(const struct shown *sh, int s)
 {
-	size_t i;
-
-	for (i = 0; i < sh->n; i++)
-		if (sh->s[i] == s)
-			return true;
-	return false;
+	return sh->at[s];
 }
 
 static void mark_shown(struct shown *sh, int s, int e)
 {
-	if (sh->n < ARRAY_SIZE(sh->s)) {
-		sh->s[sh->n] = s;
-		sh->e[sh->n++] = e;
-	}
+	(void)e;
+	sh->at[s] = true;
 }
 
 #define MAX_CALLEES 8
@@ -616,15 +559,15 @@ static int find_definition(const struct lines *l, const struct sb *src,
 		const char *hit;
 		char fn[128];
 
-		if (!is_header(s, n))
+		if (!rv_line_is_header(s, n))
 			continue;
 		hit = memmem(s, n, name, nlen);
 		if (!hit || hit[nlen] != '(' ||
 		    (hit > s &&
 		     (isalnum((unsigned char)hit[-1]) || hit[-1] == '_')))
 			continue;
-		if (rv_source_function(src->buf, src->len, (int)i + 2, fn,
-				       sizeof(fn)) &&
+		if (rv_source_index_function(&l->ix, (int)i + 2, fn,
+					     sizeof(fn)) &&
 		    !strcmp(fn, name))
 			return (int)i + 1;
 	}
@@ -639,26 +582,30 @@ static void function_parts(struct parts *ps, const struct rv_context_in *in,
 			   const char *b, struct sb *notes)
 {
 	const struct rv_diff *d = in->diff;
+	struct rv_tree_reader *tr = NULL;
 	size_t i, j, k;
 	int order = 0, corder = 0;
 
+	/* Each directory of the post-image read once for all its files. */
+	if (in->repo && in->post_tree && *in->post_tree)
+		tr = rv_tree_reader_new(in->repo, in->post_tree);
 	for (i = 0; i < d->nfiles; i++) {
 		const struct rv_file *f = &d->files[i];
 		struct sb src = SB_INIT;
-		struct shown sh = {{0}, {0}, 0};
+		struct shown sh = {NULL};
 		char names[MAX_CALLEES][64];
 		struct lines l;
 		size_t nc;
 
 		if (!f->new_path || f->binary || !f->nhunks)
 			continue;
-		if (!in->repo || !in->post_tree || !*in->post_tree ||
-		    rv_repo_read_file(in->repo, in->post_tree, f->new_path,
-				      &src, NULL) < 0) {
+		if (!tr ||
+		    rv_tree_reader_read(tr, f->new_path, &src, NULL) < 0) {
 			sb_release(&src);
 			continue;
 		}
 		split_lines(src.buf ? src.buf : "", src.len, &l);
+		sh.at = xcalloc(l.n + 2, sizeof(*sh.at));
 		for (j = 0; j < f->nhunks; j++) {
 			const struct rv_hunk *h = &f->hunks[j];
 
@@ -668,8 +615,8 @@ static void function_parts(struct parts *ps, const struct rv_context_in *in,
 
 				if (ln->origin != '+')
 					continue;
-				if (rv_function_range(src.buf, src.len,
-						      ln->new_no, &s, &e) < 0 ||
+				if (rv_source_index_range(&l.ix, ln->new_no, &s,
+							  &e) < 0 ||
 				    was_shown(&sh, s))
 					continue;
 				mark_shown(&sh, s, e);
@@ -694,17 +641,18 @@ static void function_parts(struct parts *ps, const struct rv_context_in *in,
 			int s = find_definition(&l, &src, names[j]), e;
 
 			if (!s || was_shown(&sh, s) ||
-			    rv_function_range(src.buf, src.len, s, &s, &e) <
-				    0 ||
+			    rv_source_index_range(&l.ix, s, &s, &e) < 0 ||
 			    e - s + 1 > FUNC_MAX_LINES)
 				continue;
 			mark_shown(&sh, s, e);
 			add_function_part(ps, PART_CALLEE, corder++, b,
 					  f->new_path, &l, &src, s, e);
 		}
-		free(l.start);
+		free(sh.at);
+		rv_source_index_release(&l.ix);
 		sb_release(&src);
 	}
+	rv_tree_reader_free(tr);
 }
 
 static void past_fix_parts(struct parts *ps, const struct rv_context_in *in,
@@ -779,32 +727,56 @@ static size_t kept_size(const struct parts *ps)
 	return n;
 }
 
-/* The kept part of kind to drop next: the largest, or the last ranked. */
-static struct part *next_drop(struct parts *ps, enum part_kind kind,
-			      bool largest)
+/* A part of one kind, as the next to drop: the largest, or the last ranked. */
+struct drop_key {
+	size_t idx;
+	size_t len;
+	int order;
+};
+
+static int by_size(const void *a, const void *b)
 {
-	struct part *best = NULL;
-	size_t i;
+	const struct drop_key *x = a, *y = b;
 
-	for (i = 0; i < ps->n; i++) {
-		struct part *p = &ps->v[i];
-
-		if (!p->keep || p->kind != kind)
-			continue;
-		if (!best || (largest ? p->text.len > best->text.len
-				      : p->order > best->order))
-			best = p;
-	}
-	return best;
+	if (x->len != y->len)
+		return x->len > y->len ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static size_t count_kept(const struct parts *ps, enum part_kind kind)
+static int by_rank(const void *a, const void *b)
 {
-	size_t i, n = 0;
+	const struct drop_key *x = a, *y = b;
 
-	for (i = 0; i < ps->n; i++)
-		n += ps->v[i].keep && ps->v[i].kind == kind;
-	return n;
+	if (x->order != y->order)
+		return x->order > y->order ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * The kept parts of kind in the order they are dropped: the largest (or
+ * the last ranked) first, the earlier of equals first. Sorted once, so
+ * fitting many parts to the budget is not quadratic. *n gets how many.
+ */
+static size_t *drop_order(const struct parts *ps, enum part_kind kind,
+			  bool largest, size_t *n)
+{
+	struct drop_key *k = xcalloc(ps->n + 1, sizeof(*k));
+	size_t *out, i;
+
+	*n = 0;
+	for (i = 0; i < ps->n; i++) {
+		if (!ps->v[i].keep || ps->v[i].kind != kind)
+			continue;
+		k[*n].idx = i;
+		k[*n].len = ps->v[i].text.len;
+		k[(*n)++].order = ps->v[i].order;
+	}
+	qsort(k, *n, sizeof(*k), largest ? by_size : by_rank);
+	out = xcalloc(*n + 1, sizeof(*out));
+	for (i = 0; i < *n; i++)
+		out[i] = k[i].idx;
+	free(k);
+	return out;
 }
 
 int rv_context_build(const struct rv_context_in *in, size_t budget,
@@ -825,7 +797,7 @@ int rv_context_build(const struct rv_context_in *in, size_t budget,
 	const char *msg = in->patch && in->patch->commit_message
 				  ? in->patch->commit_message
 				  : "";
-	size_t i, msglen = strlen(msg), fixed;
+	size_t i, msglen = strlen(msg), fixed, kept;
 	struct part *p;
 	int ret = 0;
 
@@ -858,17 +830,23 @@ int rv_context_build(const struct rv_context_in *in, size_t budget,
 		sb_adds(&tail, "The history index holds no past fix similar "
 			       "to this patch.\n");
 	fixed = head.len + tail.len + 512;
-	for (i = 0; i < ARRAY_SIZE(policy); i++) {
-		while (fixed + kept_size(&ps) > budget &&
-		       count_kept(&ps, policy[i].kind) >
-			       policy[i].keep_at_least) {
-			p = next_drop(&ps, policy[i].kind, policy[i].largest);
+	kept = kept_size(&ps);
+	for (i = 0; i < ARRAY_SIZE(policy) && fixed + kept > budget; i++) {
+		size_t nk, x = 0;
+		size_t *drop =
+			drop_order(&ps, policy[i].kind, policy[i].largest, &nk);
+
+		while (fixed + kept > budget &&
+		       nk - x > policy[i].keep_at_least) {
+			p = &ps.v[drop[x++]];
 			p->keep = false;
+			kept -= p->text.len;
 			sb_addf(&notes, "%s%s", notes.len ? "; " : "",
 				p->label);
 		}
+		free(drop);
 	}
-	if (fixed + kept_size(&ps) > budget) {
+	if (fixed + kept > budget) {
 		ret = RV_ERR_INPUT;
 		goto out;
 	}

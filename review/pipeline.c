@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "voter-llm.h"
 #include "review.h"
@@ -15,6 +16,33 @@
 static const struct rv_voter *const default_voters[] = {
 	&rv_voter_rules,
 };
+
+double rv_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The review's seconds, as the config gives them. */
+static double deadline_secs(const struct rv_review_opts *opts)
+{
+	return opts->deadline > 0 ? opts->deadline : 600;
+}
+
+bool rv_review_past_deadline(const struct rv_review_opts *opts,
+			     const char *stage, struct errmsg *err)
+{
+	if (rv_now() <= opts->deadline_at)
+		return false;
+	errmsg_set(err, RV_ERR_DEADLINE,
+		   "the review passed its deadline of %g s (review.deadline) "
+		   "while %s; raise review.deadline or review the series in "
+		   "parts",
+		   deadline_secs(opts), stage);
+	return true;
+}
 
 /*
  * The default offline set grows with what the repo has:
@@ -149,10 +177,12 @@ static void check_cites(struct rv_finding *f, struct rv_history *h)
  * whole series from its base to the tip. A finding on the tip is checked
  * against that diff and then belongs to the patch that added its lines.
  */
-static void verify_llm(struct rv_review *r, struct rv_repo *repo,
-		       struct rv_history *history, struct rv_diff *const *diffs,
-		       const struct rv_ensemble_patch *pp, size_t np, bool tip,
-		       struct rv_findings *llm, struct rv_findings *pool)
+static int verify_llm(struct rv_review *r, struct rv_repo *repo,
+		      const struct rv_review_opts *opts,
+		      struct rv_diff *const *diffs,
+		      const struct rv_ensemble_patch *pp, size_t np, bool tip,
+		      struct rv_findings *llm, struct rv_findings *pool,
+		      struct errmsg *err)
 {
 	struct sb post = SB_INIT;
 	const char *have_file = NULL;
@@ -165,6 +195,11 @@ static void verify_llm(struct rv_review *r, struct rv_repo *repo,
 		const struct rv_diff *d;
 		enum rv_verdict v;
 
+		if (rv_review_past_deadline(
+			    opts, "checking the models' answers", err)) {
+			sb_release(&post);
+			return RV_ERR_DEADLINE;
+		}
 		if (f->patch < 0 || (size_t)f->patch >= np + tip ||
 		    !(d = diffs[f->patch])) {
 			r->dropped++;
@@ -194,7 +229,7 @@ static void verify_llm(struct rv_review *r, struct rv_repo *repo,
 			continue;
 		}
 		f->preexisting = v == RV_VERDICT_PREEXISTING;
-		check_cites(f, history);
+		check_cites(f, opts->history);
 		/* The function is ours to name, from the post-image. */
 		if (have_post) {
 			char name[128];
@@ -218,6 +253,7 @@ static void verify_llm(struct rv_review *r, struct rv_repo *repo,
 		rv_findings_add(pool, f);
 	}
 	sb_release(&post);
+	return 0;
 }
 
 /* The tree each patch starts from and ends at, "" when not applied. */
@@ -328,12 +364,12 @@ static const char *review_patch_offline(struct rv_review *r,
  * Parse each patch's diff into diffs[k] and pp[k] (a diff we cannot read
  * gets no findings, not a crash) and run the offline voters on it.
  */
-static void review_patches_offline(struct rv_review *r, struct rv_repo *repo,
-				   const struct rv_review_opts *opts,
-				   const struct rv_voter *const *voters,
-				   size_t nvoters, struct rv_diff **diffs,
-				   struct rv_ensemble_patch *pp,
-				   struct rv_findings *pool)
+static int review_patches_offline(struct rv_review *r, struct rv_repo *repo,
+				  const struct rv_review_opts *opts,
+				  const struct rv_voter *const *voters,
+				  size_t nvoters, struct rv_diff **diffs,
+				  struct rv_ensemble_patch *pp,
+				  struct rv_findings *pool, struct errmsg *err)
 {
 	const struct mp_series *s = r->series;
 	size_t k, present = 0;
@@ -346,6 +382,9 @@ static void review_patches_offline(struct rv_review *r, struct rv_repo *repo,
 
 		if (!p)
 			continue;
+		if (rv_review_past_deadline(opts, "running the offline voters",
+					    err))
+			return RV_ERR_DEADLINE;
 		slot = present++; /* apply results list present patches only */
 		if (!p->diff)
 			continue;
@@ -358,6 +397,7 @@ static void review_patches_offline(struct rv_review *r, struct rv_repo *repo,
 		diffs[k] = d;
 		pp[k].diff = d;
 	}
+	return 0;
 }
 
 /*
@@ -386,19 +426,26 @@ static void drop_fixed_later(struct rv_review *r, struct rv_findings *pool,
  * their verified findings to pool; llm keeps what they said. tip_patch
  * and tip_diff hold the tip for as long as the findings point at it.
  */
-static void review_llm(struct rv_review *r, struct rv_repo *repo,
-		       const struct rv_review_opts *opts,
-		       struct rv_diff **diffs, struct rv_ensemble_patch *pp,
-		       struct mp_patch *tip_patch, struct sb *tip_diff,
-		       struct rv_findings *llm, struct rv_findings *pool)
+static int review_llm(struct rv_review *r, struct rv_repo *repo,
+		      const struct rv_review_opts *opts, struct rv_diff **diffs,
+		      struct rv_ensemble_patch *pp, struct mp_patch *tip_patch,
+		      struct sb *tip_diff, struct rv_findings *llm,
+		      struct rv_findings *pool, struct errmsg *err)
 {
 	size_t np = r->series->npatches;
 	char tip_label[64];
 	bool tip = series_tip(r, repo, diffs, pp, tip_patch, tip_diff,
 			      tip_label, sizeof(tip_label));
+	int ret;
 
-	rv_ensemble_run(r, repo, opts, pp, np + tip, llm);
-	verify_llm(r, repo, opts->history, diffs, pp, np, tip, llm, pool);
+	if (rv_review_past_deadline(opts, "comparing the series tip", err))
+		return RV_ERR_DEADLINE;
+	ret = rv_ensemble_run(r, repo, opts, pp, np + tip, llm, err);
+	if (ret < 0)
+		return ret;
+	ret = verify_llm(r, repo, opts, diffs, pp, np, tip, llm, pool, err);
+	if (ret < 0)
+		return ret;
 	/*
 	 * A majority (by weight) of the LLM voters that answered; the
 	 * offline voters add their votes but look at too little to raise
@@ -406,6 +453,7 @@ static void review_llm(struct rv_review *r, struct rv_repo *repo,
 	 */
 	if (opts->quorum <= 0 && r->llm_answered)
 		r->quorum = (int)(rv_vote_answered_weight(r) / 2) + 1;
+	return 0;
 }
 
 /* Where the findings' lines are at the series tip. */
@@ -427,6 +475,7 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 	const struct rv_voter *const *voters;
 	const struct rv_voter *offline[4];
 	struct rv_findings pool = {0}, llm = {0};
+	struct rv_review_opts o;
 	struct rv_ensemble_patch *pp;
 	struct mp_patch tip_patch = {0};
 	struct sb tip_diff = SB_INIT;
@@ -436,8 +485,15 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 	int ret = 0;
 
 	*out = NULL;
-	if (!opts)
-		opts = &defaults;
+	/* One deadline for every stage, applying included. */
+	o = opts ? *opts : defaults;
+	if (o.deadline_at <= 0)
+		o.deadline_at = rv_now() + deadline_secs(&o);
+	if (o.apply.deadline_at <= 0 || o.apply.deadline_at > o.deadline_at)
+		o.apply.deadline_at = o.deadline_at;
+	opts = &o;
+	if (rv_review_past_deadline(opts, "reading the input", err))
+		return RV_ERR_DEADLINE;
 	voters = opts->voters ? opts->voters : default_voters;
 	nvoters = opts->voters ? opts->nvoters : ARRAY_SIZE(default_voters);
 	if (!opts->voters) {
@@ -456,6 +512,11 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 	}
 	if (repo) {
 		ret = rv_apply_series(&r->apply, repo, s, &opts->apply, err);
+		/* Also when apply stopped at it (RV_ERR_DEADLINE). */
+		if (rv_review_past_deadline(opts, "applying the series", err)) {
+			rv_review_free(r);
+			return RV_ERR_DEADLINE;
+		}
 		if (ret < 0) {
 			if (ret == RV_ERR_APPLY && r->apply) {
 				*out = r;
@@ -470,14 +531,20 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 
 	diffs = xcalloc(s->npatches + 1, sizeof(*diffs));
 	pp = xcalloc(s->npatches + 1, sizeof(*pp));
-	review_patches_offline(r, repo, opts, voters, nvoters, diffs, pp,
-			       &pool);
-	drop_fixed_later(r, &pool, diffs, s->npatches);
-	if (opts->nllm && opts->prompts)
-		review_llm(r, repo, opts, diffs, pp, &tip_patch, &tip_diff,
-			   &llm, &pool);
-	rv_vote(r, &pool);
-	place_at_tip(r, diffs);
+	ret = review_patches_offline(r, repo, opts, voters, nvoters, diffs, pp,
+				     &pool, err);
+	if (!ret) {
+		drop_fixed_later(r, &pool, diffs, s->npatches);
+		if (opts->nllm && opts->prompts)
+			ret = review_llm(r, repo, opts, diffs, pp, &tip_patch,
+					 &tip_diff, &llm, &pool, err);
+	}
+	if (!ret && !rv_review_past_deadline(opts, "voting", err)) {
+		rv_vote(r, &pool);
+		place_at_tip(r, diffs);
+	} else if (!ret) {
+		ret = RV_ERR_DEADLINE;
+	}
 	rv_findings_release(&pool);
 	rv_findings_release(&llm);
 	for (k = 0; k <= s->npatches; k++)
@@ -486,6 +553,10 @@ int rv_review_series(struct rv_review **out, struct rv_repo *repo,
 	free(pp);
 	free(tip_patch.commit_message);
 	sb_release(&tip_diff);
+	if (ret < 0) {
+		rv_review_free(r);
+		return ret;
+	}
 	*out = r;
 	return 0;
 }
@@ -535,5 +606,6 @@ void rv_review_free(struct rv_review *r)
 		free(r->dry[i].body);
 	}
 	free(r->dry);
+	rv_built_free(r->built);
 	free(r);
 }

@@ -26,7 +26,11 @@ enum rv_status {
 	RV_ERR_INPUT = -4,  /* a malformed or hostile diff */
 	RV_ERR_UNSAFE = -5, /* a path outside the repo, .git/, a symlink */
 	RV_ERR_INTERNAL = -6,
+	RV_ERR_DEADLINE = -7, /* the review's deadline passed */
 };
+
+/* Seconds on the monotonic clock, what deadlines are measured on. */
+double rv_now(void);
 
 #define RV_OID_HEXSZ 40
 
@@ -125,6 +129,44 @@ size_t rv_hunk_function(const struct rv_hunk *h, size_t idx, char *buf,
 size_t rv_source_function(const char *src, size_t len, int line, char *buf,
 			  size_t bufsz);
 
+/*
+ * A source text split into lines once, with what rv_source_function()
+ * and the function ranges of context.c look for worked out for every
+ * line in one pass, so that asking about each line of a file is linear
+ * in the file, not quadratic. It borrows src, which must outlive it.
+ */
+struct rv_source_index {
+	const char *src;
+	size_t len;
+	const char **start; /* start[i] is line i+1 */
+	size_t n;
+	/* The nearest line at or above i that is a function header as
+	 * rv_source_function() sees one, or a column-0 '}'; -1 when none. */
+	int *fn_mark;
+	/* The same for a header as rv_function_range() sees one. */
+	int *hdr_mark;
+	/* The nearest line at or below i that starts with '}', or n. */
+	int *close_next;
+};
+
+/* Index src[0..len); release with rv_source_index_release(). */
+void rv_source_index_init(struct rv_source_index *ix, const char *src,
+			  size_t len);
+void rv_source_index_release(struct rv_source_index *ix);
+/* Bytes of line i (0-based) without its newline and trailing CRs. */
+size_t rv_source_index_line_len(const struct rv_source_index *ix, size_t i);
+/* rv_source_function() of the indexed text, in constant time. */
+size_t rv_source_index_function(const struct rv_source_index *ix, int line,
+				char *buf, size_t bufsz);
+/* rv_function_range() of the indexed text, in constant time. */
+int rv_source_index_range(const struct rv_source_index *ix, int line,
+			  int *start, int *end);
+/*
+ * Does the line s[0..n) (no newline) look like the header of a function
+ * to rv_function_range(): column 0, a name, a '(', no ';' or ':' at the end?
+ */
+bool rv_line_is_header(const char *s, size_t n);
+
 /* ---- repository and apply ------------------------------------------- */
 
 struct rv_repo;
@@ -143,6 +185,19 @@ int rv_repo_resolve(struct rv_repo *repo, const char *rev,
  */
 int rv_repo_read_file(struct rv_repo *repo, const char *tree_or_commit,
 		      const char *path, struct sb *out, struct errmsg *err);
+
+/*
+ * Many files of one tree: each directory is read and parsed once, where
+ * rv_repo_read_file() reads every directory above the file each time
+ * (libgit2 keeps no tree above 4 KB). _new() returns NULL when the id
+ * is not a tree or commit; _read() is rv_repo_read_file() of that tree.
+ */
+struct rv_tree_reader;
+struct rv_tree_reader *rv_tree_reader_new(struct rv_repo *repo,
+					  const char *tree_or_commit);
+int rv_tree_reader_read(struct rv_tree_reader *tr, const char *path,
+			struct sb *out, struct errmsg *err);
+void rv_tree_reader_free(struct rv_tree_reader *tr);
 
 enum rv_base_source {
 	RV_BASE_OPTION, /* --base REV */
@@ -167,6 +222,11 @@ struct rv_apply_opts {
 	/* How to apply. */
 	bool three_way;	 /* fall back like git am -3 (default: on) */
 	bool store_refs; /* write refs/quorum/... for each commit */
+	/*
+	 * rv_now() past which no patch is applied: the patch that would be
+	 * next fails with RV_ERR_DEADLINE. 0: no deadline.
+	 */
+	double deadline_at;
 };
 
 #define RV_APPLY_OPTS_INIT                                                     \
@@ -182,6 +242,14 @@ struct rv_patch_result {
 	char commit_id[RV_OID_HEXSZ + 1]; /* in-memory commit, "" if none */
 	char *error; /* why it did not apply, one sentence, or NULL */
 };
+
+/*
+ * Bytes of trees one series may write (each patch writes every directory
+ * above the files it changes, whole). A real series writes a few MB; a
+ * hostile one that adds a file to a directory of thousands with each of
+ * 9,999 patches writes gigabytes: past this its patch fails (input).
+ */
+#define RV_APPLY_MAX_TREE_BYTES ((size_t)64 << 20)
 
 struct rv_apply_result {
 	/* The base chosen, and why. */
@@ -340,6 +408,11 @@ extern const struct rv_voter rv_voter_rules;
 
 /* ---- the review pipeline -------------------------------------------- */
 
+/* Requests built by a dry run, for the review that sends them. */
+struct rv_built;
+/* Free what rv_review_series() kept in r->built (NULL is fine). */
+void rv_built_free(struct rv_built *b);
+
 struct rv_review_opts {
 	struct rv_apply_opts apply;
 	/* The vote. */
@@ -354,9 +427,20 @@ struct rv_review_opts {
 	const struct rv_llm_voter *llm;
 	size_t nllm;
 	const struct rv_prompts *prompts; /* required when nllm > 0 */
-	double deadline; /* seconds for all LLM requests; 0: 600 */
-	int retries;	 /* per request on 429/5xx/reset; 0: 2; < 0: none */
-	double backoff;	 /* first retry delay in seconds; 0: 1.0 */
+	/*
+	 * The whole review's time, in seconds (0: 600): applying, the
+	 * offline voters, building the prompts, the requests and checking
+	 * their answers. Past it the review stops with RV_ERR_DEADLINE, but
+	 * for the requests: those not answered by then abstain (they end a
+	 * tenth of it early, at least 0.25 s and at most 10 s, so that the
+	 * answers can be checked in time).
+	 */
+	double deadline;
+	/* rv_now() when the deadline passes; 0: deadline seconds from the
+	 * call (a caller that also reads the input starts it earlier). */
+	double deadline_at;
+	int retries;	/* per request on 429/5xx/reset; 0: 2; < 0: none */
+	double backoff; /* first retry delay in seconds; 0: 1.0 */
 	/*
 	 * Money. With a ledger, every LLM request reserves its worst case
 	 * against each cap that applies (a cap <= 0 does not), is recorded,
@@ -381,6 +465,17 @@ struct rv_review_opts {
 	 * it and plan, but send nothing: r->dry gets the requests.
 	 */
 	bool dry_run;
+	/*
+	 * With dry_run: keep the requests built (r->built), so that the
+	 * review that sends them (opts.reuse) does not build them again.
+	 */
+	bool keep_built;
+	/*
+	 * Requests a dry run of the same series built (borrowed): one is
+	 * sent as it is when its voter and patch match and the patch
+	 * applied to the same tree; the others are built as usual.
+	 */
+	const struct rv_built *reuse;
 	/*
 	 * What a run (ci range, watch pass) learns across its reviews: the
 	 * voters whose circuit is open, those without a token counter.
@@ -476,6 +571,7 @@ struct rv_review {
 	 */
 	struct rv_dry_request *dry;
 	size_t ndry;
+	struct rv_built *built; /* opts->keep_built: the requests, kept */
 	char *stepdown;	   /* the step taken because the budget was short */
 	size_t ncached;	   /* calls whose answer came from the cache */
 	double day_left;   /* USD left today for the list; < 0: no daily cap */
@@ -486,7 +582,8 @@ struct rv_review {
 /*
  * Apply s on repo (may be NULL: review the diff alone) and run the voters.
  * Returns 0 (the review is complete, findings may be empty),
- * RV_ERR_APPLY (*out filled with the apply result; no voting), or another
+ * RV_ERR_APPLY (*out filled with the apply result; no voting),
+ * RV_ERR_DEADLINE (*out NULL; err says at which stage), or another
  * rv_status. Caller frees *out with rv_review_free().
  */
 int rv_review_series(struct rv_review **out, struct rv_repo *repo,
@@ -1012,6 +1109,8 @@ int rv_history_eval(const char *repo_path, const struct rv_eval_opts *opts,
  * it), prerequisite-message-id: (its cover or a patch) or b4's
  * prerequisite-change-id: ID[:vN]; shared by review and watch.
  */
+struct rv_prereq_index;
+
 struct rv_prereq_plan {
 	const struct mp_series **series; /* candidates (array owned) */
 	size_t n;
@@ -1019,6 +1118,10 @@ struct rv_prereq_plan {
 	size_t *nof;
 	bool *used;  /* used[j]: series j is applied for another one */
 	char ***pid; /* pid[j][k]: patch-id of patch k of series j, or "" */
+	/* The candidates by message-id, patch-id and change-id, made when
+	 * first needed, so that what one series declares is found without
+	 * looking at every other one. */
+	struct rv_prereq_index *ix;
 };
 
 /* Plan over the n series (borrowed); release with rv_prereq_plan_release(). */
@@ -1041,6 +1144,13 @@ bool rv_prereq_applies(struct rv_repo *repo, const struct mp_series *s,
 		       const struct rv_apply_opts *aopts,
 		       const struct mp_series *const *pre, size_t n);
 void rv_prereq_plan_release(struct rv_prereq_plan *pl);
+/*
+ * Series one input (an mbox, a thread) may hold for `quorum review` and
+ * `quorum apply`: a real mbox (b4 am, format-patch, a list's month) has a
+ * few hundred; past this it is refused with one line, not planned.
+ */
+#define RV_MAX_SERIES_PER_INPUT 10000
+
 /*
  * Plan every series of an input (review, apply), latest first; a series
  * another needs is not planned itself and is marked used. A series

@@ -344,15 +344,24 @@ int rv_llm_req_prepare(const struct rv_llm_voter *v, const char *system,
 		       const char *user, struct rv_llm_req *r,
 		       const char **reason)
 {
-	struct sb body = SB_INIT, hdr = SB_INIT;
+	struct sb body = SB_INIT;
 
 	if (rv_llm_request_body(v, system, user, &body) < 0) {
 		sb_release(&body);
 		*reason = "cannot build the request";
 		return -1;
 	}
+	rv_llm_req_with_body(v, sb_detach(&body, NULL), r);
+	return 0;
+}
+
+void rv_llm_req_with_body(const struct rv_llm_voter *v, char *body,
+			  struct rv_llm_req *r)
+{
+	struct sb hdr = SB_INIT;
+
 	r->url = rv_llm_endpoint(v);
-	r->body = sb_detach(&body, NULL);
+	r->body = body;
 	r->timeout = v->timeout > 0 ? v->timeout : 120;
 	r->group_max = v->max_parallel > 0 ? v->max_parallel : 4;
 	r->headers = curl_slist_append(NULL, "Content-Type: application/json");
@@ -369,5 +378,4 @@ int rv_llm_req_prepare(const struct rv_llm_voter *v, const char *system,
 	if (v->provider == RV_PROVIDER_ANTHROPIC)
 		r->headers = curl_slist_append(r->headers,
 					       "anthropic-version: 2023-06-01");
-	return 0;
 }

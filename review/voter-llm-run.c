@@ -365,7 +365,8 @@ void rv_llm_run(struct rv_llm_req *reqs, size_t n,
 				snprintf(r->error, sizeof(r->error),
 					 "no answer within the review's "
 					 "deadline of %.1f s",
-					 o->deadline);
+					 o->deadline_said > 0 ? o->deadline_said
+							      : o->deadline);
 				r->seconds = r->attempts ? now - r->started : 0;
 				r->state = REQ_DONE;
 			}

@@ -42,7 +42,54 @@ struct job {
 	int max_out;  /* the answer's max_tokens it is priced and sent at */
 	bool planned; /* in the plan: fits the caps after those before it */
 	bool clamped; /* sent with a smaller max_tokens than the voter's */
+	bool built;   /* went through build_job(), or was reused */
+	char *left;   /* what its prompt left out, or NULL */
 };
+
+/* A request a dry run built, kept for the review that sends it. */
+struct rv_built_job {
+	char *voter;
+	size_t patch;
+	char post_tree[RV_OID_HEXSZ + 1];
+	char *body; /* NULL: not sent, for reason */
+	char *reason;
+	char *left; /* what its prompt left out, or NULL */
+};
+
+struct rv_built {
+	struct rv_built_job *v;
+	size_t n;
+};
+
+void rv_built_free(struct rv_built *b)
+{
+	size_t i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->n; i++) {
+		free(b->v[i].voter);
+		free(b->v[i].body);
+		free(b->v[i].reason);
+		free(b->v[i].left);
+	}
+	free(b->v);
+	free(b);
+}
+
+/* The kept request of voter for patch k on post_tree, or NULL. */
+static const struct rv_built_job *built_find(const struct rv_built *b,
+					     const char *voter, size_t k,
+					     const char *post_tree)
+{
+	size_t i;
+
+	for (i = 0; b && i < b->n; i++)
+		if (b->v[i].patch == k && !strcmp(b->v[i].voter, voter) &&
+		    post_tree && !strcmp(b->v[i].post_tree, post_tree))
+			return &b->v[i];
+	return NULL;
+}
 
 static void patch_label(const struct mp_series *s, size_t k, char *buf,
 			size_t n)
@@ -1005,7 +1052,7 @@ static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
 			 struct rv_llm_state *st,
 			 const struct rv_ensemble_patch *pp, size_t np,
 			 struct job *jobs, struct note **notes, size_t *nnotes,
-			 size_t *nalloc)
+			 size_t *nalloc, int *ret, struct errmsg *err)
 {
 	const struct mp_series *s = r->series;
 	size_t njobs = 0, i, k;
@@ -1015,12 +1062,25 @@ static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
 		size_t hits = 0;
 
 		for (k = 0; k < np; k++) {
+			const struct rv_built_job *reused;
 			struct rv_context_in in;
 			struct sb left = SB_INIT;
 			char label[64];
 
 			if (!job_in(r, repo, pp, k, &in, label, sizeof(label)))
 				continue;
+			if (opts->deadline_at > 0 &&
+			    rv_now() > opts->deadline_at) {
+				char stage[160];
+
+				snprintf(stage, sizeof(stage),
+					 "building the prompts (patch %.40s, "
+					 "voter %.40s)",
+					 label, opts->llm[i].name);
+				rv_review_past_deadline(opts, stage, err);
+				*ret = RV_ERR_DEADLINE;
+				return njobs;
+			}
 			/*
 			 * An unchanged patch reuses the answer; its series
 			 * tip differs but is not worth paying for.
@@ -1059,8 +1119,30 @@ static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
 				njobs++;
 				continue;
 			}
-			build_job(&jobs[njobs], &opts->llm[i], &in,
-				  opts->prompts, &left);
+			reused = built_find(opts->reuse, opts->llm[i].name, k,
+					    in.post_tree);
+			if (reused) {
+				/* Built by the dry run of the plan: as it was.
+				 */
+				if (reused->body) {
+					rv_llm_req_with_body(
+						&opts->llm[i],
+						xstrdup_or_null(reused->body),
+						&jobs[njobs].req);
+					jobs[njobs].sent = true;
+				} else {
+					jobs[njobs].reason =
+						xstrdup_or_null(reused->reason);
+				}
+				if (reused->left)
+					sb_adds(&left, reused->left);
+			} else {
+				build_job(&jobs[njobs], &opts->llm[i], &in,
+					  opts->prompts, &left);
+			}
+			jobs[njobs].built = true;
+			if (left.len)
+				jobs[njobs].left = xstrdup_or_null(left.buf);
 			if (left.len) {
 				char where[48];
 
@@ -1074,6 +1156,28 @@ static size_t build_jobs(struct rv_review *r, struct rv_repo *repo,
 		}
 	}
 	return njobs;
+}
+
+/*
+ * The time the requests have: what is left of the review's deadline but
+ * a tenth of it (at least 0.25 s, at most 10 s), in which the answers
+ * are checked.
+ */
+static double request_time(const struct rv_review_opts *opts)
+{
+	double secs = opts->deadline > 0 ? opts->deadline : 600;
+	double reserve = secs / 10, left;
+
+	if (opts->deadline_at <= 0)
+		return secs;
+	if (reserve < 0.25)
+		reserve = 0.25;
+	if (reserve > 10)
+		reserve = 10;
+	if (reserve > secs / 2)
+		reserve = secs / 2;
+	left = opts->deadline_at - reserve - rv_now();
+	return left > 0.001 ? left : 0.001;
 }
 
 /* Send the jobs that have a request, in order, within the caps. */
@@ -1092,7 +1196,8 @@ static void send_jobs(const struct rv_review_opts *opts, struct job *jobs,
 			cr->map[x] = order[i];
 			reqs[x++] = jobs[order[i]].req;
 		}
-	ro.deadline = opts->deadline > 0 ? opts->deadline : 600;
+	ro.deadline = request_time(opts);
+	ro.deadline_said = opts->deadline > 0 ? opts->deadline : 600;
 	ro.retries = opts->retries > 0	 ? opts->retries
 		     : opts->retries < 0 ? 0
 					 : 2;
@@ -1129,6 +1234,7 @@ static void record_jobs(struct rv_review *r, const struct rv_review_opts *opts,
 		rv_llm_req_release(&jobs[i].req);
 		free(jobs[i].reason);
 		free(jobs[i].cached);
+		free(jobs[i].left);
 	}
 	r->nllm = opts->nllm;
 	for (i = 0; i < opts->nllm; i++)
@@ -1151,8 +1257,42 @@ static void left_out(struct rv_review *r, const struct rv_llm_voter *v,
 	memset(c, 0, sizeof(*c));
 	c->voter = xstrdup_or_null(v->name);
 	c->patch = (int)j->patch;
-	c->reason = j->reason;
-	j->reason = NULL;
+	/* A copy: keep_built() may still hand the reason to the real run. */
+	c->reason = xstrdup_or_null(j->reason);
+}
+
+/* Move the requests the jobs built into r->built, for opts.reuse. */
+static void keep_built(struct rv_review *r, const struct rv_review_opts *opts,
+		       struct job *jobs, size_t njobs,
+		       const struct rv_ensemble_patch *pp)
+{
+	struct rv_built *b = xcalloc(1, sizeof(*b));
+	size_t i;
+
+	b->v = xcalloc(njobs + 1, sizeof(*b->v));
+	for (i = 0; i < njobs; i++) {
+		struct job *j = &jobs[i];
+		struct rv_built_job *k;
+
+		if (!j->built || !pp[j->patch].post_tree ||
+		    strlen(pp[j->patch].post_tree) != RV_OID_HEXSZ)
+			continue;
+		k = &b->v[b->n++];
+		k->voter = xstrdup_or_null(opts->llm[j->voter].name);
+		k->patch = j->patch;
+		memcpy(k->post_tree, pp[j->patch].post_tree, RV_OID_HEXSZ + 1);
+		if (j->sent) {
+			k->body = j->req.body;
+			j->req.body = NULL;
+		} else {
+			k->reason = j->reason;
+			j->reason = NULL;
+		}
+		k->left = j->left;
+		j->left = NULL;
+	}
+	rv_built_free(r->built);
+	r->built = b;
 }
 
 /* A dry run: what would be sent, priced; nothing is. Frees the jobs. */
@@ -1200,10 +1340,13 @@ static void dry_run(struct cost_run *cr, struct job *jobs, size_t njobs,
 		d->floor = job_bound(cr, j, cr->floor[j->voter]);
 		d->planned = j->planned;
 	}
+	if (opts->keep_built)
+		keep_built(r, opts, jobs, njobs, pp);
 	for (i = 0; i < njobs; i++) {
 		rv_llm_req_release(&jobs[i].req);
 		free(jobs[i].reason);
 		free(jobs[i].cached);
+		free(jobs[i].left);
 	}
 	r->nllm = opts->nllm;
 }
@@ -1245,10 +1388,23 @@ static void take_notes(struct rv_review *r, struct note *notes, size_t nnotes)
 	free(notes);
 }
 
-void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
-		     const struct rv_review_opts *opts,
-		     const struct rv_ensemble_patch *pp, size_t np,
-		     struct rv_findings *pool)
+/* Free jobs that were built but never sent. */
+static void jobs_free(struct job *jobs, size_t njobs)
+{
+	size_t i;
+
+	for (i = 0; i < njobs; i++) {
+		rv_llm_req_release(&jobs[i].req);
+		free(jobs[i].reason);
+		free(jobs[i].cached);
+		free(jobs[i].left);
+	}
+}
+
+int rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
+		    const struct rv_review_opts *opts,
+		    const struct rv_ensemble_patch *pp, size_t np,
+		    struct rv_findings *pool, struct errmsg *err)
 {
 	struct rv_llm_state *st =
 		opts->state ? opts->state : rv_llm_state_new();
@@ -1256,11 +1412,22 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 	size_t nnotes = 0, nalloc = 0, njobs, *order;
 	struct cost_run cr = {0};
 	struct job *jobs;
+	int ret = 0;
 
 	jobs = xcalloc(opts->nllm * np + 1, sizeof(*jobs));
 	cost_run_init(&cr, r, opts, jobs, st);
 	njobs = build_jobs(r, repo, opts, st, pp, np, jobs, &notes, &nnotes,
-			   &nalloc);
+			   &nalloc, &ret, err);
+	if (ret < 0) {
+		/* Nothing was sent, nothing reserved: the review stops. */
+		jobs_free(jobs, njobs);
+		free(jobs);
+		cost_run_release(&cr);
+		take_notes(r, notes, nnotes);
+		if (st != opts->state)
+			rv_llm_state_free(st);
+		return ret;
+	}
 	order = job_order(r, jobs, njobs, np);
 	plan_spend(&cr, repo, pp, jobs, njobs, order);
 	if (opts->dry_run) {
@@ -1277,4 +1444,5 @@ void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
 	take_notes(r, notes, nnotes);
 	if (st != opts->state)
 		rv_llm_state_free(st);
+	return 0;
 }

@@ -37,6 +37,9 @@ int rv_llm_request_body(const struct rv_llm_voter *v, const char *system,
 int rv_llm_req_prepare(const struct rv_llm_voter *v, const char *system,
 		       const char *user, struct rv_llm_req *r,
 		       const char **reason);
+/* The same, with a body already built (taken over: freed with r). */
+void rv_llm_req_with_body(const struct rv_llm_voter *v, char *body,
+			  struct rv_llm_req *r);
 
 /*
  * Take the model's text and token usage out of an HTTP answer body.
@@ -131,10 +134,11 @@ void rv_llm_req_settle(struct rv_ledger *l, int64_t *resv,
 		       struct rv_charge *c, double worst);
 
 struct rv_llm_run_opts {
-	double deadline;   /* seconds from now for everything */
-	int retries;	   /* retries per request on 429, 5xx, reset */
-	double backoff;	   /* first retry delay; doubles, with jitter */
-	size_t max_answer; /* bytes per answer */
+	double deadline;      /* seconds from now for everything */
+	double deadline_said; /* the deadline messages name; 0: deadline */
+	int retries;	      /* retries per request on 429, 5xx, reset */
+	double backoff;	      /* first retry delay; doubles, with jitter */
+	size_t max_answer;    /* bytes per answer */
 	/*
 	 * Both may be NULL. admit is called just before request i is first
 	 * sent, in order of i; RV_ADMIT_SEND: send it; RV_ADMIT_REFUSE: it
@@ -327,11 +331,18 @@ struct rv_ensemble_patch {
 /*
  * Ask every LLM voter of opts about every prepared patch, concurrently;
  * record the calls, abstentions and left-out context in r and append
- * the parsed findings to pool (unverified).
+ * the parsed findings to pool (unverified). 0, or RV_ERR_DEADLINE when
+ * the deadline passed while the prompts were built (nothing was sent).
  */
-void rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
-		     const struct rv_review_opts *opts,
-		     const struct rv_ensemble_patch *pp, size_t np,
-		     struct rv_findings *pool);
+int rv_ensemble_run(struct rv_review *r, struct rv_repo *repo,
+		    const struct rv_review_opts *opts,
+		    const struct rv_ensemble_patch *pp, size_t np,
+		    struct rv_findings *pool, struct errmsg *err);
+/*
+ * Past opts->deadline_at? Then err says so ("... while STAGE") and it
+ * returns true (pipeline.c).
+ */
+bool rv_review_past_deadline(const struct rv_review_opts *opts,
+			     const char *stage, struct errmsg *err);
 
 #endif

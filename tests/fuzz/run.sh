@@ -91,6 +91,34 @@ cp "$seeds"/mbox/* "$seeds/message/"
 # The diff parser and rules voter start from the same patch mail.
 mkdir -p "$seeds/diff" && cp "$seeds"/message/* "$seeds/diff/"
 cp "$seeds"/message/* "$seeds/mbox/" 2>/dev/null
+# The prompt builder: a C file, a NUL, and a patch naming it (main.c).
+mkdir -p "$seeds/prompt"
+i=0
+for m in "$seeds"/message/0*.patch "$seeds/message/git-show.txt"; do
+	[ -e "$m" ] || continue
+	i=$((i + 1))
+	{
+		printf '#include <stdlib.h>\n\nint main(void)\n{\n\tchar *p = malloc(8);\n\n\treturn helper(p);\n}\n\nstatic int helper(char *p)\n{\n\treturn *p;\n}\n'
+		printf '\0'
+		cat "$m"
+	} >"$seeds/prompt/$i"
+done
+# Many series in one mbox, some declaring others (the first byte says
+# how many times the mbox is read).
+mkdir -p "$seeds/series"
+for m in "$seeds"/mbox/*.mbox; do
+	{ printf '\003'; cat "$m"; } >"$seeds/series/$(basename "$m")"
+done
+{
+	printf '\001'
+	for i in 1 2 3 4 5 6 7 8; do
+		printf 'From x Mon Sep 17 00:00:00 2001\nFrom: A <a@example.org>\n'
+		printf 'Subject: [PATCH] s%d\nMessage-Id: <s%d@example.org>\n\n' $i $i
+		printf 's%d\n\nprerequisite-message-id: <s%d@example.org>\n' $i $((i % 3 + 1))
+		printf 'prerequisite-change-id: c%d:v1\nchange-id: c%d\n---\n' $((i % 4)) $i
+		printf 'diff --git a/f%d b/f%d\n--- a/f%d\n+++ b/f%d\n@@ -1 +1 @@\n-a\n+b\n\n' $i $i $i $i
+	done
+} >"$seeds/series/declared.mbox"
 [ -d tests/fuzz/regress ] && cp tests/fuzz/regress/* "$seeds/mbox/" 2>/dev/null
 [ -d tests/fuzz/regress ] && cp tests/fuzz/regress/* "$seeds/message/" 2>/dev/null
 
@@ -101,7 +129,7 @@ extra=
 
 status=0
 # FUZZ_TARGETS: which targets to run (default: all of them).
-for t in ${FUZZ_TARGETS:-message mbox diff msgid shown}; do
+for t in ${FUZZ_TARGETS:-message mbox diff msgid shown prompt series}; do
 	mkdir -p "$out/corpus-$t"
 	echo "fuzz: fuzz-$t for $secs s"
 	# shellcheck disable=SC2086
@@ -113,7 +141,7 @@ for t in ${FUZZ_TARGETS:-message mbox diff msgid shown}; do
 		-timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$out/artifacts/fuzz-$t-" \
 		"$out/corpus-$t" "$seeds/$t" \
-		$([ "$t" = msgid ] || [ "$t" = shown ] || echo "$extra") \
+		$(case $t in msgid | shown | prompt) ;; *) echo "$extra" ;; esac) \
 		>"$out/fuzz-$t.log" 2>&1
 	rc=$?
 	grep -E '^#[0-9]+: cov: .* exec/s' "$out/fuzz-$t.log" | tail -1 |

@@ -748,6 +748,93 @@ static void test_source_function(void **state)
 	assert_int_equal(rv_source_function(src, n, 6, buf, 3), 0);
 }
 
+/*
+ * The index answers what rv_source_function() walks for, on every line
+ * of sources made of the pieces that matter (headers, braces, CRLF,
+ * blank and over-long lines, prototypes), and a header more than 4000
+ * lines up is too far for both.
+ */
+static void test_source_index(void **state)
+{
+	static const char *const piece[] = {
+		"int f(int a)\n",
+		"{\n",
+		"}\n",
+		"\tx = g(1);\n",
+		"\n",
+		"};\r\n",
+		"void h(void) {\r\n",
+		"out:\n",
+		"int p(int);\n",
+		"static struct s o = {\n",
+		" int k(void)\n",
+		"#define M(x) x\n",
+		"(void)\n",
+		"}",
+	};
+	struct sb src = SB_INIT, longl = SB_INIT;
+	unsigned seed = 7;
+	int round, line;
+
+	(void)state;
+	for (line = 0; line < 600; line++)
+		sb_addch(&longl, 'a');
+	sb_adds(&longl, "(x)\n");
+	for (round = 0; round < 200; round++) {
+		struct rv_source_index ix;
+		int k, n = 1 + round % 40;
+
+		sb_reset(&src);
+		for (k = 0; k < n; k++) {
+			seed = seed * 1103515245 + 12345;
+			if ((seed >> 16) % 23 == 0)
+				sb_adds(&src, longl.buf);
+			else
+				sb_adds(&src, piece[(seed >> 16) %
+						    ARRAY_SIZE(piece)]);
+		}
+		rv_source_index_init(&ix, src.buf, src.len);
+		for (line = 0; line <= (int)ix.n + 2; line++) {
+			char a[128], b[128];
+			size_t x = rv_source_function(src.buf, src.len, line, a,
+						      sizeof(a));
+			size_t y = rv_source_index_function(&ix, line, b,
+							    sizeof(b));
+
+			assert_int_equal(x, y);
+			assert_string_equal(a, b);
+		}
+		rv_source_index_release(&ix);
+	}
+	/* 4001 lines between the header and the line: too far for both */
+	sb_reset(&src);
+	sb_adds(&src, "int far(void)\n{\n");
+	for (line = 0; line < 4001; line++)
+		sb_adds(&src, "\tx++;\n");
+	{
+		struct rv_source_index ix;
+		char a[128], b[128];
+		int s, e;
+
+		rv_source_index_init(&ix, src.buf, src.len);
+		assert_int_equal(rv_source_function(src.buf, src.len, 4000, a,
+						    sizeof(a)),
+				 3);
+		assert_int_equal(
+			rv_source_index_function(&ix, 4000, b, sizeof(b)), 3);
+		assert_int_equal(rv_source_function(src.buf, src.len, 4003, a,
+						    sizeof(a)),
+				 0);
+		assert_int_equal(
+			rv_source_index_function(&ix, 4003, b, sizeof(b)), 0);
+		/* no closing brace: no range */
+		assert_int_equal(rv_source_index_range(&ix, 5, &s, &e), -1);
+		rv_source_index_release(&ix);
+	}
+	sb_release(&src);
+	sb_release(&longl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -777,6 +864,7 @@ int main(void)
 		cmocka_unit_test(test_hunk_function),
 		cmocka_unit_test(test_hunk_function_section_not_function),
 		cmocka_unit_test(test_source_function),
+		cmocka_unit_test(test_source_index),
 	};
 
 	return cmocka_run_group_tests_name("diff", tests, NULL, NULL);
