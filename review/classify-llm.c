@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * classify-llm.c - the LLM voters of a question: each (voter, commit) is
- * one request on the shared runner (voter-llm-run.c), with the question's
+ * one request on the shared runner (llm-run.c), with the question's
  * prompt file as instructions and the commit, the functions it touches
  * and the similar past commits with their labels as data blocks behind a
  * random boundary. Answers are YES/NO with an explanation; every request
@@ -20,7 +20,7 @@
 
 #include "classify-int.h"
 #include "cost.h"
-#include "voter-llm.h"
+#include "llm.h"
 
 #define PROMPT_MAX ((size_t)64 << 10)
 #define MSG_MAX 16000

@@ -7,7 +7,7 @@
 #include <git2.h>
 
 #include "apply-int.h"
-#include "voter-llm.h"
+#include "llm.h"
 
 static int lookup_tree(git_repository *git, const char *hex, git_tree **out)
 {

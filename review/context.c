@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "voter-llm.h"
+#include "llm.h"
 
 /* Prompt files are small; anything larger is not ours. */
 #define PROMPT_FILE_MAX ((size_t)256 << 10)

@@ -24,7 +24,7 @@
 
 #include "apply-int.h"
 #include "llm.h"
-#include "voter-llm.h"
+#include "llm.h"
 
 #define TOOLS_FILE "tools.json"
 #define TOOLS_FILE_MAX ((size_t)64 << 10)

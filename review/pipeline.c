@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "voter-llm.h"
+#include "llm.h"
 #include "review.h"
 #include "vote.h"
 

@@ -672,7 +672,7 @@ void rv_sarif_report_add(struct rv_sarif_report *sr, const struct rv_review *r,
 char *rv_sarif_report_print(const struct rv_sarif_report *sr);
 void rv_sarif_report_free(struct rv_sarif_report *sr);
 
-/* ---- LLM voters (review/voter-llm*.c, context*.c, vote*.c) -------------
+/* ---- LLM voters (review/llm-*.c, context*.c, vote*.c) -------------
  *
  * Every (LLM voter, patch) pair is one HTTP request; all of a series'
  * requests run concurrently on one curl multi handle. A voter that fails

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "voter-llm.h"
+#include "llm.h"
 
 /* Lines from a changed line that still count as touching it. */
 #define TOUCH_SLACK 3

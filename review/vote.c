@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "voter-llm.h"
+#include "llm.h"
 #include "review.h"
 #include "vote.h"
 

@@ -20,7 +20,7 @@
 #include <git2.h>
 
 #include "review/apply-int.h"
-#include "review/voter-llm.h"
+#include "review/llm.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "review/voter-llm.h"
+#include "review/llm.h"
 
 static const char src[] = "#include <x.h>\n" /* 1 */
 			  "\n"		     /* 2 */

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "review/voter-llm.h"
+#include "review/llm.h"
 
 /* The post-image: f() untouched at 3-10, g() added at 12-18. */
 static const char post[] = "#include <stdlib.h>\n"	  /* 1 */

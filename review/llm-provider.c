@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * voter-llm-provider.c - the two LLM APIs quorum speaks: OpenAI chat
+ * llm-provider.c - the two LLM APIs quorum speaks: OpenAI chat
  * completions (vLLM, llama.cpp server, Ollama and hosted ones) and Anthropic
  * messages. Only request bodies and answer extraction live here; the
- * transfer is voter-llm-run.c's.
+ * transfer is llm-run.c's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
-#include "voter-llm.h"
+#include "llm.h"
 
 int rv_provider_parse(const char *s)
 {

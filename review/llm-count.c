@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * voter-llm-count.c - what an LLM request may cost, known before it is
+ * llm-count.c - what an LLM request may cost, known before it is
  * sent: its input tokens from the provider's free counter (Anthropic's
  * count_tokens, the /tokenize of llama.cpp and vLLM), else a token per
  * byte; and what a run learns across its reviews (which voters have a
@@ -12,7 +12,7 @@
 
 #include <curl/curl.h>
 
-#include "voter-llm.h"
+#include "llm.h"
 
 /* A counter's answer: a count, or llama.cpp's array of tokens. */
 #define COUNT_MAX_ANSWER ((size_t)4 << 20)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * voter-llm-run.c - every LLM request of a review at once on one curl multi
+ * llm-run.c - every LLM request of a review at once on one curl multi
  * handle: a timeout per attempt, one deadline for all, retries with
  * exponential backoff and jitter on 429, 5xx and dropped connections
  * (honouring Retry-After), and a cap on each answer's size.
@@ -17,7 +17,7 @@
 #include <curl/curl.h>
 
 #include "cost.h"
-#include "voter-llm.h"
+#include "llm.h"
 
 enum { REQ_WAITING, REQ_RUNNING, REQ_DONE };
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * voter-llm.c - ask every LLM voter about every patch of a series at
+ * llm-ensemble.c - ask every LLM voter about every patch of a series at
  * once. Each (voter, patch) pair is one request with its own grounded
  * prompt and its own random data boundary; all run on one curl multi
- * handle (voter-llm-run.c). A voter whose request fails or whose answer does
+ * handle (llm-run.c). A voter whose request fails or whose answer does
  * not parse abstains on that patch, with the reason recorded.
  */
 #include <stdio.h>
@@ -17,7 +17,7 @@
 #include <curl/curl.h>
 
 #include "cost.h"
-#include "voter-llm.h"
+#include "llm.h"
 
 #define DEFAULT_CONTEXT_TOKENS 24000
 #define BYTES_PER_TOKEN 4

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * voter-llm-answer.c - a model's answer -> findings. Every answer is hostile:
+ * llm-answer.c - a model's answer -> findings. Every answer is hostile:
  * it is looked for inside code fences and prose, parsed with cJSON,
  * checked field by field against prompts/schema.json's shape, and
  * rejected whole when it does not fit (the voter then abstains).
@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "voter-llm.h"
+#include "llm.h"
 
 /* How many '{' or '[' we try as the start of the JSON. */
 #define MAX_STARTS 32

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "review/voter-llm.h"
+#include "review/llm.h"
 
 static int parse(const char *text, struct rv_findings *out, struct errmsg *err)
 {
